@@ -1,0 +1,41 @@
+# typed-mcp. First commands on a fresh clone: `make generate`, then `make test`.
+# The Makefile creates its own virtual environment (.venv) and installs what it needs.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SPEC := specs/weather-api.json
+OUT := generated/weather-mcp
+PACKAGE := weather-mcp
+SPEC_URL ?=
+
+.PHONY: generate test demo check clean venv
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit("typed-mcp needs Python 3.10 or newer" if sys.version_info < (3, 10) else 0)'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## generate: regenerate generated/ from the snapshot in specs/ (or from SPEC_URL=..., refreshing the snapshot)
+generate: $(STAMP)
+ifeq ($(SPEC_URL),)
+	$(BIN)/typed-mcp generate $(SPEC) --out $(OUT) --package-name $(PACKAGE)
+else
+	$(BIN)/typed-mcp generate '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --snapshot $(SPEC)
+endif
+
+## test: the whole test suite
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+## demo: start the demo API, generate from its live spec, serve the package and call every tool
+demo: $(STAMP)
+	$(BIN)/python -m generator.demo.run
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,36 @@
+"""Command line: `python -m weather_mcp` serves MCP over stdio (or streamable HTTP)."""
+
+import argparse
+import logging
+import sys
+
+from ._about import GENERATOR, SPEC_SHA256, VERSION, API_VERSION
+from .upstream import api
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog='weather_mcp', description='MCP server for Weather API')
+    parser.add_argument("--base-url", help="upstream API base URL (default: $WEATHER_MCP_BASE_URL or the spec's server)")
+    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="streamable-http: address to bind")
+    parser.add_argument("--port", type=int, default=8000, help="streamable-http: port to bind")
+    parser.add_argument("--version", action="store_true", help="print versions and the spec's sha256, then exit")
+    args = parser.parse_args(argv)
+    if args.version:
+        print(f"weather-mcp {VERSION} (API {API_VERSION}; spec sha256 {SPEC_SHA256}; {GENERATOR})")
+        return
+    # stdout carries protocol messages only: everything else goes to stderr.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    if args.base_url:
+        api.base_url = args.base_url
+    from .server import build_server
+
+    server = build_server()
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=args.host, port=args.port)
+
+
+if __name__ == "__main__":
+    main()

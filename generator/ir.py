@@ -1,0 +1,109 @@
+"""The one intermediate representation between parsing (plan) and rendering.
+
+Everything here is already safe to render: names are identifiers, and spec text is carried as
+plain strings that the templates only ever emit through escaping filters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Location = Literal["path", "query", "header", "cookie"]
+ResponseKind = Literal["json", "text", "image", "binary", "empty"]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    wire_name: str  # the name on the wire, from the spec
+    location: Location
+    arg_name: str  # the Python and MCP argument name
+    required: bool
+    annotation: str  # a Python type expression built by the generator (never spec text)
+    description: str | None = None
+    has_default: bool = False
+    default: Any = None  # a JSON value, rendered with repr()
+    style: str | None = None  # only when it differs from the location's default
+    explode: bool | None = None
+    constraints: tuple[tuple[str, Any], ...] = ()  # pydantic Field keywords: ge, le, max_length, ...
+
+
+@dataclass(frozen=True)
+class Body:
+    arg_name: str
+    required: bool
+    schema_key: str  # key of the body schema among the models
+    media_type: str  # application/json or application/x-www-form-urlencoded
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class Response:
+    status: str
+    kind: ResponseKind
+    media_type: str | None
+    schema_key: str | None = None  # for kind == "json"
+
+
+@dataclass(frozen=True)
+class Operation:
+    key: str  # "GET /weather/{city}": stable identity across regenerations
+    tool_name: str
+    func_name: str
+    method: str  # upper case
+    path: str
+    operation_id: str | None
+    title: str | None
+    description: str
+    parameters: tuple[Parameter, ...]
+    body: Body | None
+    response: Response
+    security: tuple[tuple[str, ...], ...]  # alternatives; () = none needed
+    tags: tuple[str, ...] = ()
+    deprecated: bool = False
+
+    @property
+    def read_only(self) -> bool:
+        return self.method in ("GET", "HEAD", "OPTIONS")
+
+    @property
+    def destructive(self) -> bool:
+        return self.method == "DELETE"
+
+    @property
+    def idempotent(self) -> bool:
+        return self.method in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE")
+
+
+@dataclass(frozen=True)
+class SecurityScheme:
+    key: str  # the name under components.securitySchemes
+    kind: Literal["bearer", "basic", "apiKey"]
+    env_vars: tuple[str, ...]  # bearer/apiKey: (token,), basic: (username, password)
+    location: str | None = None  # apiKey: header, query or cookie
+    param_name: str | None = None  # apiKey: the header/query/cookie name
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    key: str
+    reason: str
+
+
+@dataclass
+class ApiPlan:
+    title: str
+    api_version: str
+    description: str
+    openapi_version: str
+    default_base_url: str | None
+    package_name: str  # distribution name
+    module: str  # import name
+    env_prefix: str
+    operations: list[Operation]
+    schemes: dict[str, SecurityScheme]
+    # schema_key -> (JSON pointer of an existing schema) or an inline schema to add under that key
+    schemas: dict[str, str | dict[str, Any]] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)

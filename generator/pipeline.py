@@ -1,0 +1,142 @@
+"""The whole run: load -> normalize -> plan -> models -> render -> verify -> write."""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from generator import __version__, names
+from generator.errors import OutputError, SpecError, StrictModeError
+from generator.ir import ApiPlan
+from generator.load import LoadedSpec, load
+from generator.models import build_models
+from generator.normalize import normalize
+from generator.plan import plan as build_plan
+from generator.render import render_package
+from generator.verify import verify_package
+from generator.write import MANIFEST, write_file_atomically, write_tree
+
+_PACKAGE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+
+
+@dataclass
+class Result:
+    plan: ApiPlan
+    spec: LoadedSpec
+    files: dict[str, str | bytes]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def package_names(requested: str | None, title: str) -> tuple[str, str]:
+    """(distribution name, module name). The default comes from the API title."""
+    if requested is not None:
+        if not _PACKAGE_NAME.match(requested):
+            raise SpecError(f"invalid package name {requested!r}: use letters, digits, '.', '_' and '-'")
+        name = requested
+    else:
+        slug = names.snake_case(title).replace("_", "-")[:50].strip("-") or "api"
+        name = slug if slug.endswith("mcp") else f"{slug}-mcp"
+    module = names.snake_case(name) or "api_mcp"
+    if not module[0].isalpha():
+        module = "mcp_" + module
+    return name, module
+
+
+def package_version(api_version: str) -> str:
+    """The API's `info.version` as a PEP 440 version (e.g. `2022-11-28` -> `2022.11.28`)."""
+    text = api_version.strip().lstrip("vV")
+    for candidate in (text, text.replace("-", ".")):
+        try:
+            return str(Version(candidate))
+        except InvalidVersion:
+            continue
+    numbers = re.findall(r"\d+", text)
+    return ".".join(str(int(n)) for n in numbers[:4]) if numbers else "0.0.0"
+
+
+def generate(
+    source: str,
+    out: Path,
+    *,
+    package_name: str | None = None,
+    headers: dict[str, str] | None = None,
+    snapshot: Path | None = None,
+    strict: bool = False,
+    verify: bool = True,
+    step: Callable[[str], None] = lambda _: None,
+) -> Result:
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal started
+        now = time.perf_counter()
+        timings[name] = round(now - started, 3)
+        started = now
+
+    step("loading the spec")
+    spec = load(source, headers=headers)
+    lap("load")
+    doc = normalize(spec)
+    info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
+    name, module = package_names(package_name, str(info.get("title") or "api"))
+    step("planning tools")
+    api = build_plan(doc, package_name=name, module=module, spec_url=spec.url)
+    if strict and api.skipped:
+        first = api.skipped[0]
+        raise StrictModeError(f"{len(api.skipped)} operation(s) would be skipped (--strict); first: {first.key}: {first.reason}")
+    lap("plan")
+    step(f"generating models for {len(api.schemas)} schemas")
+    models = build_models(doc, api)
+    lap("models")
+    step(f"rendering {len(api.operations)} tools")
+    spec_name = snapshot.name if snapshot else Path(spec.origin).name
+    files: dict[str, str | bytes] = dict(
+        render_package(api, models, spec_sha256=spec.sha256, spec_filename=spec_name, package_version=package_version(api.api_version))
+    )
+    for relative, text in files.items():
+        if relative.endswith(".py"):
+            try:
+                compile(text, relative, "exec")
+            except SyntaxError as exc:  # a generator bug, never the user's: say where
+                raise OutputError(f"internal error: generated {relative} line {exc.lineno} does not compile: {exc.msg}") from None
+    files[MANIFEST] = manifest(api, spec, spec_name)
+    lap("render")
+    if verify:
+        step("starting the generated server to verify its tools")
+        with tempfile.TemporaryDirectory(prefix="typed-mcp-verify-") as temp:
+            for relative, content in files.items():
+                if relative.startswith("src/"):
+                    target = Path(temp) / relative
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(content) if isinstance(content, str) else target.write_bytes(content)
+            verify_package(Path(temp) / "src", api)
+        lap("verify")
+    step("writing")
+    write_tree(out, files)
+    if snapshot is not None:
+        write_file_atomically(snapshot, spec.raw)
+    lap("write")
+    return Result(plan=api, spec=spec, files=files, timings=timings)
+
+
+def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str) -> str:
+    """What was generated from what: read by the drift check and by people. No timestamps."""
+    data = {
+        "generator": f"typed-mcp {__version__}",
+        "package": api.package_name,
+        "module": api.module,
+        "api": {"title": api.title, "version": api.api_version, "openapi": api.openapi_version},
+        "spec": {"sha256": spec.sha256, "file": spec_name},
+        "operations": len(api.operations) + len(api.skipped),
+        "tools": {op.tool_name: op.key for op in api.operations},
+        "skipped": [{"operation": s.key, "reason": s.reason} for s in api.skipped],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

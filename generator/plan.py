@@ -1,0 +1,402 @@
+"""Step 3: turn the document into the IR (`ApiPlan`): one `Operation` per path x method.
+
+An operation this generator cannot express is skipped with its reason recorded in the plan's
+report; nothing disappears silently.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urljoin
+
+from generator import names
+from generator.errors import NoOperationsError, SpecError
+from generator.ir import ApiPlan, Body, Operation, Parameter, Response, SecurityScheme, Skipped
+from generator.normalize import HTTP_METHODS, Document
+
+COMPONENT_SCHEMA = re.compile(r"^#/components/schemas/([^/]+)$")
+_STATUS_ORDER = ("200", "201", "202", "203", "206", "2XX", "204", "205", "default")
+DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
+_IGNORED_HEADERS = {"accept", "content-type", "authorization"}
+
+
+class Unsupported(Exception):
+    """This operation cannot be generated; the message is the reason shown in the report."""
+
+
+def plan(doc: Document, *, package_name: str, module: str, spec_url: str | None = None) -> ApiPlan:
+    data = doc.data
+    info = data.get("info") if isinstance(data.get("info"), dict) else {}
+    schemes = _security_schemes(doc, module.upper())
+    result = ApiPlan(
+        title=_text(info.get("title")) or module,
+        api_version=_text(info.get("version")) or "0",
+        description=_text(info.get("description")) or "",
+        openapi_version=doc.version,
+        default_base_url=_default_base_url(data, spec_url),
+        package_name=package_name,
+        module=module,
+        env_prefix=module.upper(),
+        operations=[],
+        schemes=schemes,
+    )
+    raw_ops = list(_iter_operations(doc))
+    if not raw_ops:
+        webhooks = data.get("webhooks")
+        extra = f" (it has {len(webhooks)} webhooks, which are not callable)" if isinstance(webhooks, dict) and webhooks else ""
+        raise NoOperationsError(f"the document has no operations under 'paths'{extra}", source=doc.origin)
+
+    tool_names = names.unique_tool_names(
+        (key, names.base_tool_name(op.get("operationId") if isinstance(op.get("operationId"), str) else None, method, path))
+        for key, path, method, _, op in raw_ops
+    )
+    component_names = set((data.get("components") or {}).get("schemas") or {})
+    taken_keys = set(component_names)
+    root_security = data.get("security")
+    for key, path, method, path_item, op in raw_ops:
+        tool = tool_names[key]
+        try:
+            result.operations.append(
+                _operation(doc, key, path, method, path_item, op, tool, root_security, schemes, result, taken_keys)
+            )
+        except Unsupported as exc:
+            result.skipped.append(Skipped(key, str(exc)))
+    if not result.operations:
+        reasons = "; ".join(f"{s.key}: {s.reason}" for s in result.skipped[:3])
+        raise NoOperationsError(f"no operation could be generated ({reasons})", source=doc.origin)
+    return result
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _default_base_url(data: dict[str, Any], spec_url: str | None) -> str | None:
+    servers = data.get("servers")
+    url = "/"
+    if isinstance(servers, list) and servers and isinstance(servers[0], dict) and isinstance(servers[0].get("url"), str):
+        server = servers[0]
+        url = server["url"]
+        for name, variable in (server.get("variables") or {}).items():
+            if isinstance(variable, dict) and "default" in variable:
+                url = url.replace("{" + str(name) + "}", str(variable["default"]))
+    if url.startswith(("http://", "https://")):
+        return url.rstrip("/") or url
+    if spec_url:
+        return urljoin(spec_url, url).rstrip("/")
+    return None
+
+
+def _iter_operations(doc: Document):
+    paths = doc.data.get("paths") or {}
+    for path, path_item in paths.items():
+        pointer = "#/paths/" + path.replace("~", "~0").replace("/", "~1")
+        if not isinstance(path_item, dict):
+            raise SpecError("a path item must be an object", source=doc.origin, pointer=pointer)
+        path_item, _ = doc.deref(path_item, pointer)
+        for method in HTTP_METHODS:
+            op = path_item.get(method)
+            if isinstance(op, dict):
+                yield f"{method.upper()} {path}", path, method, path_item, op
+
+
+def _operation(
+    doc: Document,
+    key: str,
+    path: str,
+    method: str,
+    path_item: dict[str, Any],
+    op: dict[str, Any],
+    tool: str,
+    root_security: Any,
+    schemes: dict[str, SecurityScheme],
+    result: ApiPlan,
+    taken_keys: set[str],
+) -> Operation:
+    if not path.startswith("/") or any(c in path for c in "?#\r\n") or "//" in path:
+        raise Unsupported(f"path {path!r} is not a plain absolute path")
+    params = _parameters(doc, path, path_item, op)
+    body = _body(doc, op, tool, result, taken_keys, {p.arg_name for p in params})
+    response = _response(doc, op, tool, result, taken_keys)
+    summary = _text(op.get("summary"))
+    description = _text(op.get("description"))
+    text = "\n\n".join(part for part in (summary, description if description != summary else None) if part)
+    if op.get("deprecated") is True:
+        text = ("Deprecated. " + text) if text else "Deprecated."
+    return Operation(
+        key=key,
+        tool_name=tool,
+        func_name=names.python_name(tool),
+        method=method.upper(),
+        path=path,
+        operation_id=op.get("operationId") if isinstance(op.get("operationId"), str) else None,
+        title=summary,
+        description=text or key,
+        parameters=params,
+        body=body,
+        response=response,
+        security=_security(op.get("security", root_security), schemes),
+        tags=tuple(t for t in op.get("tags", []) if isinstance(t, str)),
+        deprecated=op.get("deprecated") is True,
+    )
+
+
+# --- parameters -------------------------------------------------------------------------------
+
+
+def _parameters(doc: Document, path: str, path_item: dict[str, Any], op: dict[str, Any]) -> tuple[Parameter, ...]:
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for source in (path_item.get("parameters") or [], op.get("parameters") or []):
+        for raw in source:
+            param, _ = doc.deref(raw, "#")
+            if not isinstance(param, dict) or not isinstance(param.get("name"), str):
+                raise Unsupported("a parameter without a name")
+            location = param.get("in")
+            if location not in DEFAULT_STYLE:
+                raise Unsupported(f"parameter {param['name']!r} is in {location!r}")
+            if location == "header" and param["name"].lower() in _IGNORED_HEADERS:
+                continue  # OpenAPI: these are set by the content negotiation and auth instead
+            merged[(param["name"], location)] = param
+    template_names = set(re.findall(r"{([^{}]+)}", path))
+    missing = template_names - {name for name, loc in merged if loc == "path"}
+    if missing:
+        raise Unsupported(f"path parameter(s) {', '.join(sorted(missing))} not declared")
+    arg_names = names.unique_argument_names(
+        [(name, loc, names.argument_name(name)) for (name, loc) in merged]
+    )
+    params = []
+    for (name, location), param in merged.items():
+        if location == "path" and name not in template_names:
+            continue  # declared but not in the template: nothing to substitute
+        params.append(_parameter(doc, param, location, arg_names[(name, location)]))
+    # Required first, so the function signature is valid Python without reordering defaults.
+    params.sort(key=lambda p: not p.required or p.has_default)
+    return tuple(params)
+
+
+def _parameter(doc: Document, param: dict[str, Any], location: str, arg_name: str) -> Parameter:
+    schema = param.get("schema")
+    if schema is None and isinstance(param.get("content"), dict) and param["content"]:
+        schema = next(iter(param["content"].values())).get("schema")
+    schema = schema if isinstance(schema, dict) else {}
+    resolved, _ = doc.deref(schema, "#")
+    required = location == "path" or param.get("required") is True
+    annotation = python_type(doc, schema)
+    has_default = isinstance(resolved, dict) and "default" in resolved and not required
+    style = param.get("style") if isinstance(param.get("style"), str) else None
+    explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
+    if style == DEFAULT_STYLE[location]:
+        style = None
+    if explode is not None and explode == ((style or DEFAULT_STYLE[location]) == "form"):
+        explode = None
+    if style not in (None, "form", "simple", "spaceDelimited", "pipeDelimited", "deepObject", "label", "matrix"):
+        raise Unsupported(f"parameter {param['name']!r} has style {style!r}")
+    return Parameter(
+        wire_name=param["name"],
+        location=location,  # type: ignore[arg-type]
+        arg_name=arg_name,
+        required=required,
+        annotation=annotation if required or has_default else f"{annotation} | None",
+        description=_text(param.get("description")) or _text(resolved.get("description") if isinstance(resolved, dict) else None),
+        has_default=has_default,
+        default=resolved.get("default") if has_default else None,
+        style=style,
+        explode=explode,
+        constraints=_constraints(resolved) if isinstance(resolved, dict) else (),
+    )
+
+
+_CONSTRAINTS = {
+    "minimum": "ge", "maximum": "le", "minLength": "min_length", "maxLength": "max_length",
+    "minItems": "min_length", "maxItems": "max_length",
+}
+
+
+def _constraints(schema: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """Numeric bounds and lengths, as pydantic Field keywords; only real numbers are taken."""
+    found: dict[str, Any] = {}
+    for keyword, argument in _CONSTRAINTS.items():
+        value = schema.get(keyword)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            found[argument] = value
+    for keyword, argument in (("exclusiveMinimum", "gt"), ("exclusiveMaximum", "lt")):
+        value = schema.get(keyword)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):  # OpenAPI 3.1 spelling
+            found[argument] = value
+        elif value is True and ("ge" if argument == "gt" else "le") in found:  # OpenAPI 3.0 spelling
+            found[argument] = found.pop("ge" if argument == "gt" else "le")
+    return tuple(sorted(found.items()))
+
+
+_SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
+
+
+def python_type(doc: Document, schema: Any, depth: int = 0) -> str:
+    """A Python annotation for a parameter schema. Built from a fixed vocabulary: spec text only
+    ever enters as `repr()` of enum values."""
+    if depth > 8 or not isinstance(schema, dict):
+        return "Any"
+    schema, _ = doc.deref(schema, "#")
+    if not isinstance(schema, dict):
+        return "Any"
+    types = schema.get("type")
+    nullable = schema.get("nullable") is True or schema.get("x-nullable") is True
+    if isinstance(types, list):
+        nullable = nullable or "null" in types
+        types = [t for t in types if t != "null"]
+        types = types[0] if len(types) == 1 else None
+    enum = schema.get("enum")
+    if "const" in schema and enum is None:
+        enum = [schema["const"]]
+    if isinstance(enum, list) and enum:
+        values = [v for v in enum if v is not None]
+        nullable = nullable or len(values) != len(enum)
+        if values and all(isinstance(v, (str, int, float)) for v in values):
+            text = f"Literal[{', '.join(repr(v) for v in dict.fromkeys(values))}]"
+            return f"{text} | None" if nullable else text
+    if types in _SCALARS:
+        text = _SCALARS[types]
+    elif types == "array":
+        text = f"list[{python_type(doc, schema.get('items'), depth + 1)}]"
+    elif types == "object" or "properties" in schema:
+        text = "dict[str, Any]"
+    elif isinstance(schema.get("anyOf") or schema.get("oneOf"), list):
+        parts = [python_type(doc, s, depth + 1) for s in (schema.get("anyOf") or schema.get("oneOf"))]
+        parts = list(dict.fromkeys(parts))
+        text = "Any" if "Any" in parts else " | ".join(parts)
+    else:
+        text = "Any"
+    return f"{text} | None" if nullable and text != "Any" else text
+
+
+# --- request body -------------------------------------------------------------------------------
+
+_JSON = re.compile(r"^application/(?:[\w.+-]+\+)?json(?:;.*)?$|^application/json", re.I)
+
+
+def _is_json(media_type: str) -> bool:
+    return bool(_JSON.match(media_type.strip()))
+
+
+def _schema_key(doc: Document, schema: Any, wanted: str, result: ApiPlan, taken: set[str]) -> str:
+    """The models key for a schema: a component's own name, or a new key for an inline schema."""
+    if isinstance(schema, dict) and set(schema) == {"$ref"} and isinstance(schema["$ref"], str):
+        match = COMPONENT_SCHEMA.match(schema["$ref"])
+        if match:
+            name = match.group(1).replace("~1", "/").replace("~0", "~")
+            doc.resolve_pointer(schema["$ref"])  # fail now, with the pointer, when it dangles
+            result.schemas.setdefault(name, schema["$ref"])
+            return name
+    key = wanted
+    if key in taken:
+        key = f"{wanted}{names.short_hash(wanted, 6).upper()}"
+    taken.add(key)
+    result.schemas[key] = schema if isinstance(schema, dict) else {}
+    return key
+
+
+def _body(
+    doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, taken: set[str], arg_names: set[str]
+) -> Body | None:
+    raw = op.get("requestBody")
+    if raw is None:
+        return None
+    body, _ = doc.deref(raw, "#")
+    content = body.get("content") if isinstance(body, dict) else None
+    if not isinstance(content, dict) or not content:
+        return None
+    media_type = next((m for m in content if _is_json(m)), None)
+    if media_type is None and "application/x-www-form-urlencoded" in content:
+        media_type = "application/x-www-form-urlencoded"
+    if media_type is None:
+        raise Unsupported(f"request body media type(s) {', '.join(sorted(content))} not supported yet")
+    schema = (content[media_type] or {}).get("schema", {})
+    key = _schema_key(doc, schema, names.pascal_case(tool) + "Request", result, taken)
+    arg_name = "body" if "body" not in arg_names else "request_body"
+    return Body(
+        arg_name=arg_name,
+        required=body.get("required") is True,
+        schema_key=key,
+        media_type=media_type,
+        description=_text(body.get("description")),
+    )
+
+
+# --- response -------------------------------------------------------------------------------------
+
+
+def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, taken: set[str]) -> Response:
+    responses = op.get("responses") or {}
+    if not isinstance(responses, dict):
+        raise Unsupported("'responses' is not an object")
+    codes = [c for c in _STATUS_ORDER if c in responses]
+    codes += sorted(c for c in responses if c.startswith("2") and c not in codes)
+    if not codes:
+        return Response(status="2XX", kind="empty", media_type=None)
+    status = next((c for c in codes if c != "default" and c not in ("204", "205")), codes[0])
+    response, _ = doc.deref(responses[status], "#")
+    content = response.get("content") if isinstance(response, dict) else None
+    if not isinstance(content, dict) or not content:
+        return Response(status=status, kind="empty", media_type=None)
+    media_type = next((m for m in content if _is_json(m)), None)
+    if media_type is None and "*/*" in content and isinstance((content["*/*"] or {}).get("schema"), dict):
+        media_type = "*/*"
+    if media_type is not None:
+        schema = (content[media_type] or {}).get("schema")
+        key = _schema_key(doc, schema, names.pascal_case(tool) + "Response", result, taken) if schema else None
+        return Response(status=status, kind="json", media_type=media_type, schema_key=key)
+    media_type = next(iter(content))
+    if media_type.startswith("text/"):
+        kind = "text"
+    elif media_type.startswith("image/"):
+        kind = "image"
+    else:
+        kind = "binary"
+    return Response(status=status, kind=kind, media_type=media_type)  # type: ignore[arg-type]
+
+
+# --- security -------------------------------------------------------------------------------------
+
+
+def _security_schemes(doc: Document, prefix: str) -> dict[str, SecurityScheme]:
+    raw = ((doc.data.get("components") or {}).get("securitySchemes")) or {}
+    schemes: dict[str, SecurityScheme] = {}
+    used_vars: set[str] = set()
+    for key, value in raw.items():
+        scheme, _ = doc.deref(value, f"#/components/securitySchemes/{key}")
+        if not isinstance(scheme, dict):
+            continue
+        kind_raw = scheme.get("type")
+        base = f"{prefix}_{names.snake_case(key).upper() or names.short_hash(key).upper()}"
+        if base in used_vars:
+            base = f"{base}_{names.short_hash(key, 4).upper()}"
+        used_vars.add(base)
+        description = _text(scheme.get("description"))
+        if kind_raw == "http" and str(scheme.get("scheme", "")).lower() == "basic":
+            schemes[key] = SecurityScheme(key, "basic", (f"{base}_USERNAME", f"{base}_PASSWORD"), description=description)
+        elif kind_raw == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
+            schemes[key] = SecurityScheme(key, "bearer", (f"{base}_TOKEN",), description=description)
+        elif kind_raw in ("oauth2", "openIdConnect"):
+            # An access token obtained out of band is sent as a bearer token.
+            schemes[key] = SecurityScheme(key, "bearer", (f"{base}_TOKEN",), description=description)
+        elif kind_raw == "apiKey" and scheme.get("in") in ("header", "query", "cookie") and isinstance(scheme.get("name"), str):
+            schemes[key] = SecurityScheme(
+                key, "apiKey", (f"{base}_KEY",), location=scheme["in"], param_name=scheme["name"], description=description
+            )
+    return schemes
+
+
+def _security(raw: Any, schemes: dict[str, SecurityScheme]) -> tuple[tuple[str, ...], ...]:
+    if not isinstance(raw, list):
+        return ()
+    alternatives: list[tuple[str, ...]] = []
+    for requirement in raw:
+        if not isinstance(requirement, dict):
+            continue
+        if any(name not in schemes for name in requirement):
+            continue  # a scheme we cannot apply (e.g. mutual TLS): this alternative is unavailable
+        alternatives.append(tuple(requirement))
+    if raw and not alternatives:
+        return (("<unsupported>",),)
+    return tuple(alternatives)

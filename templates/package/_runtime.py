@@ -1,0 +1,478 @@
+"""Runtime of a typed-mcp package: turns a tool call into one HTTP request and the response into
+an MCP tool result. Copied verbatim into every generated package (no templating), so it is plain,
+tested Python.
+
+Guarantees:
+- the host, scheme and base path always come from the configured base URL; path parameters are
+  percent-encoded so no value can add a segment, a query or a fragment;
+- a 2xx JSON body is validated with the response model, and `structuredContent` is that body
+  itself (wrapped as {"result": ...} where the MCP SDK's rules say so), never a re-serialization;
+- every failure is an `isError` result with a bounded, secret-free message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from mcp.types import (
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+    ToolAnnotations,
+)
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+logger = logging.getLogger(__name__)
+
+PROVENANCE_KEY = "typed-mcp/source"
+EXCERPT_CHARS = 500
+MAX_ERRORS_SHOWN = 10
+
+
+# --- configuration ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """A securityScheme: how a credential from the environment goes on the request."""
+
+    kind: str  # "bearer", "basic" or "apiKey"
+    env: tuple[str, ...]
+    location: str | None = None  # apiKey: header, query or cookie
+    name: str | None = None  # apiKey: header, query or cookie name
+
+    def configured(self) -> bool:
+        return all(os.environ.get(var) for var in self.env)
+
+
+@dataclass
+class Api:
+    """The upstream API: base URL, credentials and one shared HTTP client."""
+
+    env_prefix: str
+    default_base_url: str | None
+    schemes: dict[str, Scheme] = field(default_factory=dict)
+    user_agent: str = "typed-mcp"
+    base_url: str | None = None  # set by --base-url; wins over the environment
+    _client: httpx.AsyncClient | None = field(default=None, repr=False)
+
+    @property
+    def effective_base_url(self) -> str | None:
+        return self.base_url or os.environ.get(f"{self.env_prefix}_BASE_URL") or self.default_base_url
+
+    @property
+    def timeout(self) -> float:
+        return _env_float(f"{self.env_prefix}_TIMEOUT", 30.0)
+
+    @property
+    def max_response_bytes(self) -> int:
+        return int(_env_float(f"{self.env_prefix}_MAX_RESPONSE_BYTES", 16 * 1024 * 1024))
+
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None or self._client.is_closed:
+            self._client = httpx.AsyncClient(
+                timeout=self.timeout, follow_redirects=False, headers={"user-agent": self.user_agent}
+            )
+        return self._client
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        path_params: dict[str, Any] | None = None,
+        query: dict[str, Any] | None = None,
+        headers: dict[str, Any] | None = None,
+        cookies: dict[str, Any] | None = None,
+        styles: dict[str, tuple[str | None, bool | None]] | None = None,
+        json_body: Any = None,
+        form_body: Any = None,
+        security: tuple[tuple[str, ...], ...] = (),
+        accept: str | None = None,
+        returns: Any = None,
+        wrap: bool = False,
+        kind: str = "json",
+    ) -> CallToolResult:
+        """Send one request and build the tool result. Never raises."""
+        source: dict[str, Any] = {"method": method}
+        try:
+            request = self._build(
+                method, path, path_params or {}, query or {}, headers or {}, cookies or {}, styles or {},
+                json_body, form_body, security, accept,
+            )
+            source["url"] = _public_url(request.url, self._secret_query_names())
+            response = await self._send(request)
+            source["status"] = response.status_code
+            body = response.content
+            if response.status_code >= 400:
+                return _error(_http_error(method, path, response, body), source)
+            return _success(response, body, returns, wrap, kind, source)
+        except UpstreamError as exc:
+            return _error(str(exc), source)
+        except Exception as exc:  # last line of defence: a tool call must never crash the server
+            logger.warning("tool call failed: %s %s: %s", method, path, type(exc).__name__)
+            return _error(f"{method} {path} failed: unexpected {type(exc).__name__}", source)
+
+    # -- request ---------------------------------------------------------------------------------
+
+    def _build(
+        self,
+        method: str,
+        path: str,
+        path_params: dict[str, Any],
+        query: dict[str, Any],
+        headers: dict[str, Any],
+        cookies: dict[str, Any],
+        styles: dict[str, tuple[str | None, bool | None]],
+        json_body: Any,
+        form_body: Any,
+        security: tuple[tuple[str, ...], ...],
+        accept: str | None,
+    ) -> httpx.Request:
+        base = self.effective_base_url
+        if not base:
+            raise UpstreamError(
+                f"no base URL for the upstream API: set {self.env_prefix}_BASE_URL or pass --base-url"
+            )
+        base_url = httpx.URL(base)
+        url = base_url.copy_with(path=base_url.path.rstrip("/") + expand_path(path, path_params, styles))
+        query_pairs = [pair for name, value in query.items() for pair in encode_query(name, value, *styles.get(name, (None, None)))]
+        header_pairs = {name: encode_simple(value) for name, value in headers.items() if value is not None}
+        cookie_pairs = {name: encode_simple(value) for name, value in cookies.items() if value is not None}
+        if accept:
+            header_pairs.setdefault("accept", accept)
+        self._apply_security(security, header_pairs, query_pairs, cookie_pairs)
+        content: bytes | None = None
+        if json_body is not None:
+            content = json.dumps(_jsonable(json_body), ensure_ascii=False, separators=(",", ":")).encode()
+            header_pairs["content-type"] = "application/json"
+        elif form_body is not None:
+            form = _jsonable(form_body)
+            content = httpx.QueryParams(
+                [(k, encode_simple(v)) for k, v in (form.items() if isinstance(form, dict) else []) if v is not None]
+            ).__str__().encode()
+            header_pairs["content-type"] = "application/x-www-form-urlencoded"
+        if cookie_pairs:
+            header_pairs["cookie"] = "; ".join(f"{k}={quote(v, safe='')}" for k, v in cookie_pairs.items())
+        try:
+            request = httpx.Request(method, url.copy_with(params=query_pairs or None), headers=header_pairs, content=content)
+        except (httpx.InvalidURL, ValueError, TypeError) as exc:
+            raise UpstreamError(f"{method} {path}: invalid request ({type(exc).__name__})") from None
+        # Defence in depth: nothing above may move the request off the configured API.
+        if (request.url.scheme, request.url.host, request.url.port) != (base_url.scheme, base_url.host, base_url.port):
+            raise UpstreamError(f"{method} {path}: refusing a request outside the configured base URL")
+        return request
+
+    def _secret_query_names(self) -> set[str]:
+        return {s.name for s in self.schemes.values() if s.kind == "apiKey" and s.location == "query" and s.name}
+
+    def _apply_security(
+        self,
+        alternatives: tuple[tuple[str, ...], ...],
+        headers: dict[str, str],
+        query: list[tuple[str, str]],
+        cookies: dict[str, str],
+    ) -> None:
+        if not alternatives:
+            return
+        for alternative in alternatives:
+            schemes = [self.schemes.get(name) for name in alternative]
+            if alternative and all(s is not None and s.configured() for s in schemes):
+                for scheme in schemes:
+                    _apply_scheme(scheme, headers, query, cookies)  # type: ignore[arg-type]
+                return
+        if any(len(alternative) == 0 for alternative in alternatives):
+            return  # authentication is optional for this operation
+        needed = [" + ".join(v for name in alt for v in (self.schemes[name].env if name in self.schemes else ())) for alt in alternatives]
+        needed = [n for n in needed if n]
+        if not needed:
+            raise UpstreamError("this operation needs a credential type typed-mcp cannot send")
+        raise UpstreamError(f"missing credentials: set {' or '.join(needed)}")
+
+    async def _send(self, request: httpx.Request) -> httpx.Response:
+        client = self.client()
+        limit = self.max_response_bytes
+        try:
+            response = await client.send(request, stream=True)
+            try:
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > limit:
+                    raise UpstreamError(f"upstream response is {declared} bytes, over the {limit} byte cap")
+                chunks, size = [], 0
+                async for chunk in response.aiter_raw():
+                    size += len(chunk)
+                    if size > limit:
+                        raise UpstreamError(f"upstream response is over the {limit} byte cap")
+                    chunks.append(chunk)
+            finally:
+                await response.aclose()
+        except httpx.TimeoutException:
+            raise UpstreamError(f"upstream {request.method} timed out after {self.timeout:g}s") from None
+        except httpx.ConnectError:
+            raise UpstreamError(f"could not connect to the upstream API at {_origin(request.url)}") from None
+        except httpx.HTTPError as exc:
+            raise UpstreamError(f"upstream request failed: {type(exc).__name__}") from None
+        # Re-decode through httpx so Content-Encoding (gzip, br) is honoured.
+        return httpx.Response(
+            response.status_code, headers=response.headers, content=b"".join(chunks), request=request
+        )
+
+
+class UpstreamError(Exception):
+    """A failure whose message is safe to show to the MCP client."""
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def _apply_scheme(scheme: Scheme, headers: dict[str, str], query: list[tuple[str, str]], cookies: dict[str, str]) -> None:
+    values = [os.environ[var] for var in scheme.env]
+    if scheme.kind == "bearer":
+        headers["authorization"] = f"Bearer {values[0]}"
+    elif scheme.kind == "basic":
+        headers["authorization"] = "Basic " + base64.b64encode(f"{values[0]}:{values[1]}".encode()).decode()
+    elif scheme.location == "header":
+        headers[scheme.name or ""] = values[0]
+    elif scheme.location == "query":
+        query.append((scheme.name or "", values[0]))
+    elif scheme.location == "cookie":
+        cookies[scheme.name or ""] = values[0]
+
+
+def _origin(url: httpx.URL) -> str:
+    return f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
+
+
+def _public_url(url: httpx.URL, secret_params: set[str]) -> str:
+    """The request URL as shown to clients: no user info, credential query values redacted."""
+    params = [(k, "REDACTED" if k in secret_params else v) for k, v in url.params.multi_items()]
+    return str(url.copy_with(username=None, password=None, params=params or None))
+
+
+# --- parameter serialization (OpenAPI style/explode) -----------------------------------------------------
+
+
+def encode_simple(value: Any) -> str:
+    """One value as text: JSON spelling for booleans and null, comma-joined arrays."""
+    value = _jsonable(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ",".join(encode_simple(v) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{k},{encode_simple(v)}" for k, v in value.items())
+    return str(value)
+
+
+def encode_segment(value: Any) -> str:
+    """A path segment that cannot become more than one segment: `/`, `?`, `#`, `%` and dot
+    segments are all percent-encoded."""
+    text = quote(encode_simple(value), safe="-_~!$&'()*+,;=:@")
+    if text in (".", ".."):
+        text = text.replace(".", "%2E")
+    return text
+
+
+def expand_path(template: str, values: dict[str, Any], styles: dict[str, tuple[str | None, bool | None]]) -> str:
+    out = template
+    for name, value in values.items():
+        style, explode = styles.get(name, (None, None))
+        if value is None:
+            raise UpstreamError(f"path parameter {name!r} is required")
+        if style == "label":
+            text = "." + encode_segment(value)
+        elif style == "matrix":
+            text = f";{quote(name, safe='')}={encode_segment(value)}"
+        else:
+            text = encode_segment(value)
+        out = out.replace("{" + name + "}", text)
+    return out
+
+
+def encode_query(name: str, value: Any, style: str | None, explode: bool | None) -> list[tuple[str, str]]:
+    value = _jsonable(value)
+    if value is None:
+        return []
+    style = style or "form"
+    explode = (style == "form") if explode is None else explode
+    if isinstance(value, list):
+        if not value:
+            return []
+        if style == "form" and explode:
+            return [(name, encode_simple(v)) for v in value]
+        separator = {"spaceDelimited": " ", "pipeDelimited": "|"}.get(style, ",")
+        return [(name, separator.join(encode_simple(v) for v in value))]
+    if isinstance(value, dict):
+        if style == "deepObject":
+            return [(f"{name}[{k}]", encode_simple(v)) for k, v in value.items() if v is not None]
+        if explode:
+            return [(k, encode_simple(v)) for k, v in value.items() if v is not None]
+        return [(name, encode_simple(value))]
+    return [(name, encode_simple(value))]
+
+
+def _jsonable(value: Any) -> Any:
+    """Models as the JSON they were given: only fields that were set, by their wire names."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if hasattr(value, "value") and type(value).__module__ != "builtins" and hasattr(type(value), "__members__"):
+        return value.value  # an Enum member
+    return value
+
+
+# --- results ------------------------------------------------------------------------------------------
+
+
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def adapter(annotation: Any) -> TypeAdapter[Any]:
+    found = _ADAPTERS.get(annotation)
+    if found is None:
+        found = _ADAPTERS[annotation] = TypeAdapter(annotation)
+    return found
+
+
+def _meta(source: dict[str, Any]) -> dict[str, Any]:
+    return {PROVENANCE_KEY: source}
+
+
+def _error(message: str, source: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True, _meta=_meta(source))
+
+
+def _excerpt(body: bytes) -> str:
+    text = " ".join(body.decode("utf-8", "replace").split())
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
+
+
+def _http_error(method: str, path: str, response: httpx.Response, body: bytes) -> str:
+    message = f"{method} {path} failed: HTTP {response.status_code} {response.reason_phrase}".rstrip()
+    excerpt = _excerpt(body)
+    return f"{message}: {excerpt}" if excerpt else message
+
+
+def format_validation_error(exc: ValidationError, what: str) -> str:
+    lines = []
+    for error in exc.errors(include_url=False)[:MAX_ERRORS_SHOWN]:
+        location = ".".join(str(part) for part in error["loc"]) or "(root)"
+        lines.append(f"{location}: {error['msg']}")
+    more = exc.error_count() - len(lines)
+    if more > 0:
+        lines.append(f"... and {more} more")
+    return f"upstream response does not match {what}: " + "; ".join(lines)
+
+
+def _is_json_type(content_type: str) -> bool:
+    media = content_type.split(";")[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
+def _success(
+    response: httpx.Response, body: bytes, returns: Any, wrap: bool, kind: str, source: dict[str, Any]
+) -> CallToolResult:
+    content_type = response.headers.get("content-type", "")
+    if kind == "empty":
+        text = f"{source['method']} succeeded: HTTP {response.status_code}"
+        return CallToolResult(content=[TextContent(type="text", text=text)], _meta=_meta(source))
+    if kind == "json":
+        if not body.strip():
+            raise UpstreamError(f"upstream returned HTTP {response.status_code} with an empty body where JSON was promised")
+        if content_type and not _is_json_type(content_type) and "text/plain" not in content_type:
+            raise UpstreamError(
+                f"upstream returned {content_type.split(';')[0]} where JSON was promised: {_excerpt(body)[:200]}"
+            )
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise UpstreamError(f"upstream returned invalid JSON: {_excerpt(body)[:200]}") from None
+        if returns is not None:
+            try:
+                adapter(returns).validate_python(data)
+            except ValidationError as exc:
+                raise UpstreamError(format_validation_error(exc, _type_name(returns))) from None
+        structured = {"result": data} if wrap else data
+        text = json.dumps(structured, ensure_ascii=False)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, _meta=_meta(source))
+    media = content_type.split(";")[0].strip() or "application/octet-stream"
+    if kind == "text" or media.startswith("text/"):
+        text = body.decode(response.encoding or "utf-8", "replace")
+        return CallToolResult(content=[TextContent(type="text", text=text)], _meta=_meta(source))
+    data64 = base64.b64encode(body).decode()
+    if media.startswith("image/"):
+        return CallToolResult(content=[ImageContent(type="image", data=data64, mime_type=media)], _meta=_meta(source))
+    resource = BlobResourceContents(uri=source.get("url", "upstream:response"), mime_type=media, blob=data64)
+    return CallToolResult(content=[EmbeddedResource(type="resource", resource=resource)], _meta=_meta(source))
+
+
+def _type_name(annotation: Any) -> str:
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+
+
+# --- tool registry ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    fn: Callable[..., Any]
+    name: str
+    title: str | None
+    description: str
+    annotations: ToolAnnotations
+    structured: bool
+
+
+class Registry:
+    """Collects the tool functions of a module; the server registers them. Keeping registration
+    out of the decorator leaves every function an ordinary coroutine a user can call directly."""
+
+    def __init__(self) -> None:
+        self.entries: list[ToolEntry] = []
+
+    def tool(
+        self,
+        *,
+        name: str,
+        description: str,
+        title: str | None = None,
+        read_only: bool = False,
+        destructive: bool = False,
+        idempotent: bool = False,
+        structured: bool = True,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        annotations = ToolAnnotations(
+            title=title,
+            read_only_hint=read_only,
+            destructive_hint=destructive,
+            idempotent_hint=idempotent,
+            open_world_hint=True,
+        )
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            self.entries.append(ToolEntry(fn, name, title, description, annotations, structured))
+            return fn
+
+        return register
+
+    def __iter__(self) -> Iterable[ToolEntry]:  # type: ignore[override]
+        return iter(self.entries)
