@@ -10,6 +10,7 @@ import builtins
 import hashlib
 import keyword
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -20,7 +21,9 @@ _NON_WORD = re.compile(r"[^a-z0-9]+")
 
 # Names a generated module may not define at top level or take as a parameter.
 _RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins))
-_PYDANTIC_RESERVED = {"model_config", "model_fields", "schema", "json", "dict", "copy", "validate", "construct"}
+# A parameter may shadow a builtin (the function body does not use them), but not a keyword, nor
+# `api`, which the body calls; `model_*` clashes with pydantic's namespace in the SDK's argument model.
+_ARGUMENT_RESERVED = set(keyword.kwlist) | {"api"}
 
 
 def short_hash(text: str, length: int = 8) -> str:
@@ -31,7 +34,7 @@ def snake_case(text: str) -> str:
     """`repos/get` -> `repos_get`, `getUserByID` -> `get_user_by_id`, `List Pets!` -> `list_pets`."""
     text = _CAMEL_2.sub(r"\1_\2", text)
     text = _CAMEL_1.sub(r"\1_\2", text)
-    text = text.encode("ascii", "ignore").decode("ascii").lower()
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
     return _NON_WORD.sub("_", text).strip("_")
 
 
@@ -88,7 +91,7 @@ def argument_name(wire_name: str) -> str:
     name = snake_case(wire_name) or "param"
     if name[0].isdigit():
         name = "p_" + name
-    if name in _RESERVED or name in _PYDANTIC_RESERVED or name.startswith("model_"):
+    if name in _ARGUMENT_RESERVED or name.startswith("model_"):
         name += "_"
     return name
 

@@ -12,6 +12,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
@@ -65,6 +66,7 @@ class Api:
     user_agent: str = "typed-mcp"
     base_url: str | None = None  # set by --base-url; wins over the environment
     _client: httpx.AsyncClient | None = field(default=None, repr=False)
+    _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
     @property
     def effective_base_url(self) -> str | None:
@@ -79,7 +81,10 @@ class Api:
         return int(_env_float(f"{self.env_prefix}_MAX_RESPONSE_BYTES", 16 * 1024 * 1024))
 
     def client(self) -> httpx.AsyncClient:
-        if self._client is None or self._client.is_closed:
+        # One pooled client per event loop: a direct caller may run several `asyncio.run`s.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client.is_closed or self._loop is not loop:
+            self._loop = loop
             self._client = httpx.AsyncClient(
                 timeout=self.timeout, follow_redirects=False, headers={"user-agent": self.user_agent}
             )
@@ -372,10 +377,11 @@ def _http_error(method: str, path: str, response: httpx.Response, body: bytes) -
     return f"{message}: {excerpt}" if excerpt else message
 
 
-def format_validation_error(exc: ValidationError, what: str) -> str:
+def format_validation_error(exc: ValidationError, what: str, prefix: tuple[str, ...] = ()) -> str:
+    """Each error located by its path in structuredContent (so `result.0.humidity` when wrapped)."""
     lines = []
     for error in exc.errors(include_url=False)[:MAX_ERRORS_SHOWN]:
-        location = ".".join(str(part) for part in error["loc"]) or "(root)"
+        location = ".".join(str(part) for part in (*prefix, *error["loc"])) or "(root)"
         lines.append(f"{location}: {error['msg']}")
     more = exc.error_count() - len(lines)
     if more > 0:
@@ -410,7 +416,7 @@ def _success(
             try:
                 adapter(returns).validate_python(data)
             except ValidationError as exc:
-                raise UpstreamError(format_validation_error(exc, _type_name(returns))) from None
+                raise UpstreamError(format_validation_error(exc, _type_name(returns), ("result",) if wrap else ())) from None
         structured = {"result": data} if wrap else data
         text = json.dumps(structured, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, _meta=_meta(source))

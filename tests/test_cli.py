@@ -1,0 +1,197 @@
+"""The `typed-mcp generate` contract: exit codes, one-line reasons, untouched output on failure,
+fetching live specs (headers, retries, caps, HTML), snapshots, determinism."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import REPO, HttpServer, Reply, generate, run_cli, tree_digest
+
+WEATHER = REPO / "specs" / "weather-api.json"
+
+
+def minimal(**paths) -> dict:
+    return {"openapi": "3.1.0", "info": {"title": "Mini", "version": "1"}, "paths": paths}
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def existing(tmp_path: Path) -> Path:
+    """An output folder holding a good package, to check failures leave it alone."""
+    out = tmp_path / "pkg"
+    generate(WEATHER, out, "weather-mcp")
+    return out
+
+
+def test_generate_from_file_writes_a_complete_project(tmp_path: Path):
+    out = tmp_path / "w"
+    proc = generate(WEATHER, out, "weather-mcp")
+    for relative in ("pyproject.toml", "README.md", "typed-mcp.json", "src/weather_mcp/__main__.py", "src/weather_mcp/models.py"):
+        assert (out / relative).is_file(), relative
+    assert "7 tools (6 with outputSchema), 0 skipped" in proc.stderr
+    manifest = json.loads((out / "typed-mcp.json").read_text())
+    assert manifest["tools"]["get_weather"] == "GET /v1/weather/{city}"
+    assert manifest["spec"]["sha256"] == __import__("hashlib").sha256(WEATHER.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"openapi": "3.1.0", "info": ', "invalid JSON at line 1"),
+        ("[1, 2]", "the document is a list, not an object"),
+        ('{"info": {}}', "missing the 'openapi' version field"),
+        ('{"openapi": "4.0.0", "info": {}, "paths": {}}', "OpenAPI 4.0.0 is not supported"),
+        (
+            json.dumps(minimal(**{"/a": {"get": {"responses": {"200": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Nope"}}}}}}}})),
+            "#/components/schemas/Nope: $ref points at nothing",
+        ),
+        ("<!DOCTYPE html><html><body>login</body></html>", "got an HTML page"),
+    ],
+)
+def test_bad_input_fails_cleanly_and_leaves_output_alone(existing: Path, tmp_path: Path, content: str, expected: str):
+    before = tree_digest(existing)
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    proc = run_cli("generate", str(bad), "--out", str(existing), "--package-name", "weather-mcp")
+    assert proc.returncode != 0
+    line = one_line_error(proc)
+    assert str(bad) in line and expected in line, line
+    assert tree_digest(existing) == before
+    assert sorted(p.name for p in existing.parent.iterdir() if p.name.startswith(".pkg")) == []  # no temp leftovers
+
+
+def test_yaml_input(tmp_path: Path):
+    spec = tmp_path / "mini.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: Mini, version: '2024-01-01'}\npaths:\n  /ping:\n    get:\n      operationId: ping\n"
+        "      responses:\n        200:\n          description: ok\n          content:\n            application/json:\n"
+        "              schema: {type: object, properties: {at: {type: string, example: 2024-01-01}}}\n"
+    )
+    out = tmp_path / "mini"
+    generate(spec, out, "mini")
+    assert "ping" in json.loads((out / "typed-mcp.json").read_text())["tools"]
+    assert 'VERSION = "2024.1.1"' in (out / "src/mini/_about.py").read_text().replace("'", '"')
+
+
+def test_webhooks_only_document_has_its_own_exit_code(tmp_path: Path):
+    spec = REPO.parent / "shared" / "corpus" / "oai__v3.1-webhook-example.json"
+    if not spec.exists():  # the corpus sits beside the repository; build the same shape otherwise
+        spec = tmp_path / "hooks.json"
+        spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "h", "version": "1"}, "webhooks": {"newPet": {"post": {}}}}))
+    proc = run_cli("generate", str(spec), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 4
+    assert "no operations" in one_line_error(proc) and "1 webhooks" in proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_refuses_to_replace_a_folder_it_did_not_write(tmp_path: Path):
+    victim = tmp_path / "important"
+    victim.mkdir()
+    (victim / "notes.txt").write_text("keep me")
+    proc = run_cli("generate", str(WEATHER), "--out", str(victim))
+    assert proc.returncode == 6
+    assert "refusing to replace" in one_line_error(proc)
+    assert (victim / "notes.txt").read_text() == "keep me"
+
+
+def test_regeneration_replaces_the_previous_output(existing: Path):
+    (existing / "stale.txt").write_text("from an older run")
+    generate(WEATHER, existing, "weather-mcp")
+    assert not (existing / "stale.txt").exists()
+
+
+def test_same_spec_gives_byte_identical_output(tmp_path: Path):
+    outputs = []
+    for seed, folder in (("1", "a/one"), ("4242", "b/two")):
+        out = tmp_path / folder
+        out.parent.mkdir(parents=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "generator", "generate", str(WEATHER), "--out", str(out), "--package-name", "weather-mcp"],
+            capture_output=True, text=True, cwd=out.parent, env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert proc.returncode == 0, proc.stderr
+        outputs.append(tree_digest(out))
+    assert outputs[0] == outputs[1]
+
+
+def test_committed_package_matches_the_committed_snapshot(tmp_path: Path):
+    """`make generate` is a no-op on a clean checkout: generated/ is what specs/ produces."""
+    out = tmp_path / "weather-mcp"
+    generate(WEATHER, out, "weather-mcp")
+    assert tree_digest(out) == tree_digest(REPO / "generated" / "weather-mcp")
+
+
+class TestLiveSpec:
+    def test_fetch_with_header_saves_the_snapshot(self, tmp_path: Path):
+        raw = WEATHER.read_bytes()
+        secret = "s3cret-token-value"
+        with HttpServer() as server:
+            server.routes["/v1/openapi.json"] = lambda seen: (
+                Reply(200, raw) if seen.headers.get("x-api-key") == secret else Reply(401, b'{"detail":"no"}')
+            )
+            url = f"{server.url}/v1/openapi.json"
+            out, snapshot = tmp_path / "live", tmp_path / "specs" / "weather.json"
+            denied = run_cli("generate", url, "--out", str(out), "--snapshot", str(snapshot))
+            assert denied.returncode == 3 and "HTTP 401" in one_line_error(denied)
+            assert not out.exists() and not snapshot.exists()
+            ok = run_cli("generate", url, "--out", str(out), "--snapshot", str(snapshot), "-H", f"X-Api-Key: {secret}")
+            assert ok.returncode == 0, ok.stderr
+        assert snapshot.read_bytes() == raw
+        assert secret not in ok.stderr + ok.stdout + denied.stderr
+        assert secret not in "".join(p.read_text() for p in out.rglob("*") if p.is_file())
+
+    def test_retries_server_errors(self, tmp_path: Path):
+        raw = WEATHER.read_bytes()
+        attempts = []
+
+        def flaky(seen):
+            attempts.append(seen)
+            return Reply(503, b"busy") if len(attempts) < 3 else Reply(200, raw)
+
+        with HttpServer() as server:
+            server.routes["/spec.json"] = flaky
+            proc = run_cli("generate", f"{server.url}/spec.json", "--out", str(tmp_path / "o"), "--no-snapshot")
+        assert proc.returncode == 0, proc.stderr
+        assert len(attempts) == 3
+
+    @pytest.mark.parametrize(
+        ("reply", "expected", "code"),
+        [
+            (Reply(200, "<html><body>Sign in</body></html>", "text/html"), "got an HTML page", 1),
+            (Reply(404, b"nope", "text/plain"), "HTTP 404", 3),
+            (Reply(500, b"down", "text/plain"), "HTTP 500 (tried 3 times)", 3),
+            (Reply(200, b"openapi: [unclosed", "application/yaml"), "invalid YAML", 1),
+        ],
+    )
+    def test_fetch_errors(self, tmp_path: Path, reply: Reply, expected: str, code: int):
+        with HttpServer() as server:
+            server.routes["/spec"] = reply
+            proc = run_cli("generate", f"{server.url}/spec?token=abc", "--out", str(tmp_path / "o"), "--no-snapshot")
+        assert proc.returncode == code
+        line = one_line_error(proc)
+        assert expected in line and "token=abc" not in line
+
+    def test_connection_refused(self, tmp_path: Path):
+        from generator.demo.process import free_port
+
+        proc = run_cli("generate", f"http://127.0.0.1:{free_port()}/spec.json", "--out", str(tmp_path / "o"), "--no-snapshot")
+        assert proc.returncode == 3
+        assert "connection failed" in one_line_error(proc)
+
+    def test_size_cap(self, tmp_path: Path):
+        with HttpServer() as server:
+            server.routes["/big.json"] = Reply(200, b" " * (65 * 1024 * 1024))
+            proc = run_cli("generate", f"{server.url}/big.json", "--out", str(tmp_path / "o"), "--no-snapshot")
+        assert proc.returncode == 3 and "byte cap" in one_line_error(proc)

@@ -1,0 +1,65 @@
+"""Tool and argument names: readable, `[a-z0-9_]`, at most 64 characters, unique, stable."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from generator import names
+
+VALID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def test_snake_case():
+    assert names.snake_case("repos/get") == "repos_get"
+    assert names.snake_case("getUserByID") == "get_user_by_id"
+    assert names.snake_case("List Pets!") == "list_pets"
+    assert names.snake_case("HTTPServerError") == "http_server_error"
+    assert names.snake_case("actions/get-artifact") == "actions_get_artifact"
+    assert names.snake_case("ünïcödé Straße") == "unicode_strae"
+
+
+def test_base_names():
+    assert names.base_tool_name("repos/get", "get", "/repos/{owner}/{repo}") == "repos_get"
+    assert names.base_tool_name(None, "get", "/v1/weather/{city}") == "get_v1_weather_city"
+    assert names.base_tool_name("123go", "get", "/x") == "op_123go"
+    assert names.base_tool_name("!!!", "post", "/") == "post"
+
+
+def test_long_names_are_truncated_with_a_stable_hash():
+    long_id = "apps/list-installation-requests-for-authenticated-app-with-a-very-long-suffix-indeed"
+    pairs = [("GET /a", names.base_tool_name(long_id, "get", "/a")), ("GET /b", names.base_tool_name(long_id + "-2", "get", "/b"))]
+    result = names.unique_tool_names(pairs)
+    assert all(VALID.match(n) for n in result.values()) and len(set(result.values())) == 2
+    assert all(len(n) == 64 for n in result.values())
+    assert result == names.unique_tool_names(list(reversed(pairs)))  # not by order of appearance
+
+
+def test_collisions_resolved_independently_of_order():
+    pairs = [("GET /users", "get_user"), ("POST /getUser", "get_user"), ("GET /x", "other")]
+    first = names.unique_tool_names(pairs)
+    for _ in range(5):
+        shuffled = pairs[:]
+        random.shuffle(shuffled)
+        assert names.unique_tool_names(shuffled) == first
+    assert first["GET /x"] == "other"
+    assert len(set(first.values())) == 3 and all(VALID.match(n) for n in first.values())
+    # Adding an unrelated operation never renames existing tools.
+    assert names.unique_tool_names(pairs + [("GET /new", "brand_new")])["GET /users"] == first["GET /users"]
+
+
+def test_argument_names():
+    assert names.argument_name("X-Request-ID") == "x_request_id"
+    assert names.argument_name("class") == "class_"
+    assert names.argument_name("id") == "id"  # a builtin is fine as a parameter
+    assert names.argument_name("api") == "api_"  # the function body calls `api`
+    assert names.argument_name("model_config") == "model_config_"
+    assert names.argument_name("2fa") == "p_2fa"
+    unique = names.unique_argument_names([("id", "path", "id"), ("id", "query", "id"), ("name", "query", "name")])
+    assert unique == {("id", "path"): "id_path", ("id", "query"): "id_query", ("name", "query"): "name"}
+
+
+def test_python_function_names_avoid_builtins_and_keywords():
+    assert names.python_name("list") == "list_"
+    assert names.python_name("import") == "import_"
+    assert names.python_name("repos_get") == "repos_get"

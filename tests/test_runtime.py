@@ -1,0 +1,266 @@
+"""What a tool call does, against a real HTTP server on 127.0.0.1: auth, serialization, content
+kinds and every failure mode. The generated package is imported in-process and driven through
+the MCP Python SDK client."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from generator.demo.process import free_port
+from support import HttpServer, Reply, generate, import_server
+
+pytestmark = pytest.mark.anyio
+
+OBJ = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+def op(op_id: str, security=None, params=None, response=None, media="application/json", **extra) -> dict:
+    content = {media: {"schema": response or OBJ}} if media else None
+    responses = {"200": {"description": "ok", **({"content": content} if content else {})}}
+    return {"operationId": op_id, "responses": responses, **({"security": security} if security is not None else {}),
+            **({"parameters": params} if params else {}), **extra}
+
+
+SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "Echo", "version": "1"},
+    "servers": [{"url": "http://127.0.0.1:9/api"}],
+    "components": {
+        "securitySchemes": {
+            "bearerAuth": {"type": "http", "scheme": "bearer"},
+            "basicAuth": {"type": "http", "scheme": "basic"},
+            "headerKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+            "queryKey": {"type": "apiKey", "in": "query", "name": "api_key"},
+            "cookieKey": {"type": "apiKey", "in": "cookie", "name": "session"},
+        }
+    },
+    "paths": {
+        "/auth/bearer": {"get": op("bearer", [{"bearerAuth": []}])},
+        "/auth/basic": {"get": op("basic", [{"basicAuth": []}])},
+        "/auth/header": {"get": op("header", [{"headerKey": []}])},
+        "/auth/query": {"get": op("query", [{"queryKey": []}])},
+        "/auth/cookie": {"get": op("cookie", [{"cookieKey": []}])},
+        "/auth/optional": {"get": op("optional", [{}, {"bearerAuth": []}])},
+        "/params/{id}": {
+            "get": op(
+                "params",
+                params=[
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}},
+                    {"name": "ids", "in": "query", "schema": {"type": "array", "items": {"type": "integer"}}, "explode": False},
+                    {"name": "tags", "in": "query", "schema": {"type": "array", "items": {"type": "string"}}},
+                    {"name": "filter", "in": "query", "style": "deepObject", "schema": {"type": "object"}},
+                    {"name": "flag", "in": "query", "schema": {"type": "boolean"}},
+                    {"name": "X-Request-Id", "in": "header", "schema": {"type": "string"}},
+                    {"name": "pref", "in": "cookie", "schema": {"type": "string"}},
+                ],
+            )
+        },
+        "/form": {
+            "post": op(
+                "submit_form",
+                requestBody={
+                    "required": True,
+                    "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}}}}},
+                },
+            )
+        },
+        "/number": {"get": op("number", response={"type": "integer"})},
+        "/text": {"get": op("text", media="text/plain", response={"type": "string"})},
+        "/image": {"get": op("image", media="image/png", response={"type": "string", "format": "binary"})},
+        "/blob": {"get": op("blob", media="application/octet-stream", response={"type": "string", "format": "binary"})},
+    },
+}
+
+PREFIX = "ECHO_API"
+SECRET = "sup3r-s3cret-value"
+
+
+@pytest.fixture(scope="module")
+def server_factory(tmp_path_factory):
+    out = tmp_path_factory.mktemp("echo") / "echo-api"
+    generate(SPEC, out, "echo-api")
+    return lambda: import_server(out, "echo_api")
+
+
+@pytest.fixture
+def upstream(monkeypatch):
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url + "/api")
+        for name in ("bearer", "basic", "header", "query", "cookie", "optional"):
+            server.routes[f"/api/auth/{name}"] = Reply(200, {"ok": True})
+        server.routes["/api/params/7"] = Reply(200, {"ok": True})
+        server.routes["/api/form"] = Reply(200, {"ok": True})
+        yield server
+
+
+async def call(server_factory, name: str, arguments: dict | None = None):
+    async with Client(server_factory()) as client:
+        return await client.call_tool(name, arguments or {})
+
+
+@pytest.mark.parametrize(
+    ("tool", "env", "check"),
+    [
+        ("bearer", {"BEARER_AUTH_TOKEN": SECRET}, lambda s: s.headers["authorization"] == f"Bearer {SECRET}"),
+        ("basic", {"BASIC_AUTH_USERNAME": "ann", "BASIC_AUTH_PASSWORD": SECRET},
+         lambda s: s.headers["authorization"] == "Basic " + __import__("base64").b64encode(f"ann:{SECRET}".encode()).decode()),
+        ("header", {"HEADER_KEY_KEY": SECRET}, lambda s: s.headers["x-api-key"] == SECRET),
+        ("query", {"QUERY_KEY_KEY": SECRET}, lambda s: s.raw_path == f"/api/auth/query?api_key={SECRET}"),
+        ("cookie", {"COOKIE_KEY_KEY": SECRET}, lambda s: s.headers["cookie"] == f"session={SECRET}"),
+    ],
+)
+async def test_auth_schemes(server_factory, upstream, monkeypatch, tool, env, check):
+    missing = await call(server_factory, tool)
+    assert missing.is_error
+    assert f"missing credentials: set {' + '.join(PREFIX + '_' + k for k in env)}" in missing.content[0].text
+    assert upstream.seen == []  # nothing was sent without the credential
+    for key, value in env.items():
+        monkeypatch.setenv(f"{PREFIX}_{key}", value)
+    result = await call(server_factory, tool)
+    assert not result.is_error, result.content
+    assert check(upstream.seen[-1])
+    assert SECRET not in result.model_dump_json()  # not even in the provenance URL
+    if tool == "query":
+        assert result.meta["typed-mcp/source"]["url"].endswith("?api_key=REDACTED")
+
+
+async def test_optional_auth(server_factory, upstream, monkeypatch):
+    assert not (await call(server_factory, "optional")).is_error
+    assert "authorization" not in upstream.seen[-1].headers
+    monkeypatch.setenv(f"{PREFIX}_BEARER_AUTH_TOKEN", SECRET)
+    assert not (await call(server_factory, "optional")).is_error
+    assert upstream.seen[-1].headers["authorization"] == f"Bearer {SECRET}"
+
+
+async def test_parameter_serialization(server_factory, upstream):
+    arguments = {"id": 7, "ids": [1, 2], "tags": ["a b", "c"], "filter": {"state": "open", "n": 2}, "flag": True,
+                 "x_request_id": "r-1", "pref": "dark mode"}
+    result = await call(server_factory, "params", arguments)
+    assert not result.is_error, result.content
+    seen = upstream.seen[-1]
+    assert seen.raw_path == "/api/params/7?ids=1%2C2&tags=a+b&tags=c&filter%5Bstate%5D=open&filter%5Bn%5D=2&flag=true"
+    assert seen.headers["x-request-id"] == "r-1"
+    assert seen.headers["cookie"] == "pref=dark%20mode"
+    result = await call(server_factory, "params", {"id": 7})  # optional arguments left out are not sent
+    assert upstream.seen[-1].raw_path == "/api/params/7"
+
+
+async def test_form_body(server_factory, upstream):
+    result = await call(server_factory, "submit_form", {"body": {"name": "a&b", "n": 3}})
+    assert not result.is_error, result.content
+    seen = upstream.seen[-1]
+    assert seen.headers["content-type"] == "application/x-www-form-urlencoded"
+    assert seen.body == b"name=a%26b&n=3"
+
+
+async def test_content_kinds(server_factory, monkeypatch):
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(40))
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        server.routes["/text"] = Reply(200, "héllo\nworld", "text/plain; charset=utf-8")
+        server.routes["/image"] = Reply(200, png, "image/png")
+        server.routes["/blob"] = Reply(200, b"\x00\x01\x02", "application/octet-stream")
+        async with Client(server_factory()) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["text"].output_schema is None and tools["image"].output_schema is None
+            text = await client.call_tool("text", {})
+            image = await client.call_tool("image", {})
+            blob = await client.call_tool("blob", {})
+    assert text.content[0].text == "héllo\nworld"
+    assert image.content[0].type == "image" and image.content[0].mime_type == "image/png"
+    assert __import__("base64").b64decode(image.content[0].data) == png
+    assert blob.content[0].type == "resource" and blob.content[0].resource.blob == "AAEC"
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (Reply(500, "<html><body><h1>Internal   Server Error</h1></body></html>", "text/html"),
+         "GET /number failed: HTTP 500 Internal Server Error: <html><body><h1>Internal Server Error</h1></body></html>"),
+        (Reply(404, {"message": "gone"}), 'GET /number failed: HTTP 404 Not Found: {"message": "gone"}'),
+        (Reply(503, b"", ""), "GET /number failed: HTTP 503 Service Unavailable"),
+        (Reply(200, b"{not json"), "upstream returned invalid JSON: {not json"),
+        (Reply(200, b""), "upstream returned HTTP 200 with an empty body where JSON was promised"),
+        (Reply(200, "<html>hi</html>", "text/html"), "upstream returned text/html where JSON was promised"),
+        (Reply(200, '"seven"'), "upstream response does not match int: result: Input should be a valid integer"),
+        (Reply(200, "x" * 5000, "text/plain"), "x" * 100),
+    ],
+)
+async def test_upstream_failures_are_bounded_error_results(server_factory, monkeypatch, reply, expected):
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        server.routes["/number"] = reply
+        result = await call(server_factory, "number")
+    assert result.is_error
+    text = result.content[0].text
+    assert text.startswith(expected) or expected in text, text
+    assert len(text) < 800 and "Traceback" not in text
+
+
+async def test_valid_scalar_is_wrapped(server_factory, monkeypatch):
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        server.routes["/number"] = Reply(200, b"42")
+        result = await call(server_factory, "number")
+    assert not result.is_error and result.structured_content == {"result": 42}
+
+
+async def test_timeout_refused_and_size_cap(server_factory, monkeypatch):
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        monkeypatch.setenv(f"{PREFIX}_TIMEOUT", "0.5")
+        server.routes["/number"] = Reply(200, b"1", delay=2.0)
+        result = await call(server_factory, "number")
+        assert result.is_error and result.content[0].text == "upstream GET timed out after 0.5s"
+        monkeypatch.setenv(f"{PREFIX}_TIMEOUT", "10")
+        monkeypatch.setenv(f"{PREFIX}_MAX_RESPONSE_BYTES", "100")
+        server.routes["/number"] = Reply(200, b"1" * 101)
+        result = await call(server_factory, "number")
+        assert result.is_error and "over the 100 byte cap" in result.content[0].text
+    port = free_port()
+    monkeypatch.setenv(f"{PREFIX}_BASE_URL", f"http://127.0.0.1:{port}")
+    result = await call(server_factory, "number")
+    assert result.is_error and result.content[0].text == f"could not connect to the upstream API at http://127.0.0.1:{port}"
+
+
+async def test_no_base_url_configured(server_factory, monkeypatch, tmp_path: Path):
+    spec = json.loads(json.dumps(SPEC))
+    del spec["servers"]
+    out = tmp_path / "nobase"
+    generate(spec, out, "no-base")
+    async with Client(import_server(out, "no_base")) as client:
+        result = await client.call_tool("number", {})
+    assert result.is_error and "set NO_BASE_BASE_URL or pass --base-url" in result.content[0].text
+
+
+async def test_a_slow_call_does_not_block_others(server_factory, monkeypatch):
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        server.routes["/slow/number"] = Reply(200, b"1", delay=2.0)
+        server.routes["/number"] = Reply(200, b"2")
+        finished: dict[str, float] = {}
+        async with Client(server_factory()) as client:
+            start = time.monotonic()
+
+            async def slow():
+                monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url + "/slow")
+                await client.call_tool("number", {})
+                finished["slow"] = time.monotonic() - start
+
+            async def fast():
+                await anyio.sleep(0.2)
+                monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+                for _ in range(5):
+                    assert not (await client.call_tool("number", {})).is_error
+                finished["fast"] = time.monotonic() - start
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(slow)
+                group.start_soon(fast)
+    assert finished["fast"] < 1.5 < finished["slow"]
