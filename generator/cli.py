@@ -50,6 +50,7 @@ def generate(
     no_snapshot: Annotated[bool, typer.Option("--no-snapshot", help="do not save a fetched document")] = False,
     strict: Annotated[bool, typer.Option(help="fail when any operation would be skipped")] = False,
     verify: Annotated[bool, typer.Option(help="start the generated server and check its tools before writing")] = True,
+    allow_remote_refs: Annotated[bool, typer.Option(help="fetch http(s) $refs (refused by default)")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print nothing on success")] = False,
 ) -> None:
     """Write a complete MCP server project for SOURCE to OUT (replaced only when everything succeeded)."""
@@ -66,7 +67,7 @@ def generate(
 
             result = run(
                 source, out, package_name=package_name, headers=_headers(header), snapshot=_with_suffix(snapshot, source),
-                strict=strict, verify=verify, step=step,
+                strict=strict, verify=verify, allow_remote_refs=allow_remote_refs, step=step,
             )
     except TypedMcpError as exc:
         _fail(exc)

@@ -32,8 +32,9 @@ class Parameter:
 class Body:
     arg_name: str
     required: bool
-    schema_key: str  # key of the body schema among the models
-    media_type: str  # application/json or application/x-www-form-urlencoded
+    schema_key: str | None  # key of the body schema among the models; None for raw bodies
+    media_type: str
+    encoding: Literal["json", "form", "multipart", "text", "base64"]  # how the argument goes on the wire
     description: str | None = None
 
 
@@ -51,7 +52,7 @@ class Operation:
     tool_name: str
     func_name: str
     method: str  # upper case
-    path: str
+    path: str  # the request path template (a `#fragment` or `?query` in the spec's key is split off)
     operation_id: str | None
     title: str | None
     description: str
@@ -61,6 +62,7 @@ class Operation:
     security: tuple[tuple[str, ...], ...]  # alternatives; () = none needed
     tags: tuple[str, ...] = ()
     deprecated: bool = False
+    fixed_query: tuple[tuple[str, str], ...] = ()  # from a spec path like `/search?type=user`
 
     @property
     def read_only(self) -> bool:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote
 
+from generator import pointer, swagger2
+from generator.bundle import Bundler, has_external_refs
 from generator.errors import SpecError
 from generator.load import LoadedSpec
 
@@ -29,39 +30,38 @@ class Document:
         if ref in self._cache:
             return self._cache[ref]
         if not ref.startswith("#"):
-            raise SpecError(f"external $ref {ref!r} is not supported", source=self.origin, pointer=ref)
-        node: Any = self.data
-        for token in ref[1:].split("/")[1:] if ref != "#" else []:
-            token = unquote(token).replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                raise SpecError("$ref points at nothing", source=self.origin, pointer=ref)
+            raise SpecError(f"external $ref {ref!r} is not supported here", source=self.origin, pointer=ref)
+        try:
+            node = pointer.get(self.data, ref)
+        except KeyError:
+            raise SpecError("$ref points at nothing", source=self.origin, pointer=ref) from None
         self._cache[ref] = node
         return node
 
-    def deref(self, node: Any, pointer: str) -> tuple[Any, str]:
+    def deref(self, node: Any, at: str) -> tuple[Any, str]:
         """Follow `$ref` chains on an object; returns the target and the pointer it lives at."""
         seen: set[str] = set()
         while isinstance(node, dict) and isinstance(node.get("$ref"), str):
             ref = node["$ref"]
             if ref in seen:
-                raise SpecError("circular $ref", source=self.origin, pointer=pointer)
+                raise SpecError("circular $ref", source=self.origin, pointer=at)
             seen.add(ref)
-            node, pointer = self.resolve_pointer(ref), ref
-        return node, pointer
+            node, at = self.resolve_pointer(ref), ref
+        return node, at
 
 
-def normalize(spec: LoadedSpec) -> Document:
+def normalize(spec: LoadedSpec, *, allow_remote_refs: bool = False) -> Document:
     data = spec.document
+    if has_external_refs(data):
+        base = spec.base_dir if spec.base_dir is not None else (spec.url or "").rsplit("/", 1)[0] + "/"
+        data = Bundler(data, base, spec.origin, allow_remote=allow_remote_refs).bundle()
     if "swagger" in data:
-        raise SpecError(
-            f"Swagger {data.get('swagger')} documents are not supported yet; convert to OpenAPI 3 first",
-            source=spec.origin,
-            pointer="#/swagger",
-        )
+        if str(data.get("swagger")) != "2.0":
+            raise SpecError(f"Swagger {data.get('swagger')} is not supported (2.0 is)", source=spec.origin, pointer="#/swagger")
+        try:
+            data = swagger2.convert(data)
+        except swagger2.ConversionError as exc:
+            raise SpecError(f"cannot convert Swagger 2.0: {exc}", source=spec.origin) from None
     version = data.get("openapi")
     if not isinstance(version, str):
         raise SpecError("missing the 'openapi' version field: not an OpenAPI 3 document", source=spec.origin)

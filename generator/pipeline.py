@@ -70,6 +70,7 @@ def generate(
     snapshot: Path | None = None,
     strict: bool = False,
     verify: bool = True,
+    allow_remote_refs: bool = False,
     step: Callable[[str], None] = lambda _: None,
 ) -> Result:
     timings: dict[str, float] = {}
@@ -84,7 +85,7 @@ def generate(
     step("loading the spec")
     spec = load(source, headers=headers)
     lap("load")
-    doc = normalize(spec)
+    doc = normalize(spec, allow_remote_refs=allow_remote_refs)
     info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
     name, module = package_names(package_name, str(info.get("title") or "api"))
     step("planning tools")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import parse_qsl, urljoin
 
 from generator import names
 from generator.errors import NoOperationsError, SpecError
@@ -114,9 +114,13 @@ def _operation(
     result: ApiPlan,
     taken_keys: set[str],
 ) -> Operation:
-    if not path.startswith("/") or any(c in path for c in "?#\r\n") or "//" in path:
+    # Some specs tell operations on one path apart with a fragment (`/files/{id}#copy`) or a
+    # fixed query (`/search?type=user`): neither is part of the path that is requested.
+    request_path, _, query_text = path.split("#", 1)[0].partition("?")
+    if not request_path.startswith("/") or any(c in request_path for c in "\r\n\\"):
         raise Unsupported(f"path {path!r} is not a plain absolute path")
-    params = _parameters(doc, path, path_item, op)
+    fixed_query = tuple(parse_qsl(query_text, keep_blank_values=True))
+    params = _parameters(doc, request_path, path_item, op)
     body = _body(doc, op, tool, result, taken_keys, {p.arg_name for p in params})
     response = _response(doc, op, tool, result, taken_keys)
     summary = _text(op.get("summary"))
@@ -129,7 +133,8 @@ def _operation(
         tool_name=tool,
         func_name=names.python_name(tool),
         method=method.upper(),
-        path=path,
+        path=request_path,
+        fixed_query=fixed_query,
         operation_id=op.get("operationId") if isinstance(op.get("operationId"), str) else None,
         title=summary,
         description=text or key,
@@ -306,21 +311,29 @@ def _body(
     content = body.get("content") if isinstance(body, dict) else None
     if not isinstance(content, dict) or not content:
         return None
-    media_type = next((m for m in content if _is_json(m)), None)
-    if media_type is None and "application/x-www-form-urlencoded" in content:
-        media_type = "application/x-www-form-urlencoded"
-    if media_type is None:
-        raise Unsupported(f"request body media type(s) {', '.join(sorted(content))} not supported yet")
+    arg_name = "body" if "body" not in arg_names else "request_body"
+    required = body.get("required") is True
+    description = _text(body.get("description"))
+    media_type, encoding = _body_encoding(content)
+    if encoding in ("text", "base64"):
+        what = "text" if encoding == "text" else "base64-encoded bytes"
+        note = f"Request body ({media_type}), as {what}."
+        return Body(arg_name, required, None, media_type, encoding, f"{description}\n\n{note}" if description else note)
     schema = (content[media_type] or {}).get("schema", {})
     key = _schema_key(doc, schema, names.pascal_case(tool) + "Request", result, taken)
-    arg_name = "body" if "body" not in arg_names else "request_body"
-    return Body(
-        arg_name=arg_name,
-        required=body.get("required") is True,
-        schema_key=key,
-        media_type=media_type,
-        description=_text(body.get("description")),
-    )
+    return Body(arg_name, required, key, media_type, encoding, description)
+
+
+def _body_encoding(content: dict[str, Any]) -> tuple[str, str]:
+    """The media type the tool sends, in order of preference, and how its argument is encoded."""
+    for media_type in content:
+        if _is_json(media_type):
+            return media_type, "json"
+    for media_type, encoding in (("application/x-www-form-urlencoded", "form"), ("multipart/form-data", "multipart")):
+        if media_type in content:
+            return media_type, encoding
+    media_type = next(iter(content))
+    return media_type, "text" if media_type.startswith("text/") else "base64"
 
 
 # --- response -------------------------------------------------------------------------------------

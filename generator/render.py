@@ -118,7 +118,7 @@ def tool_view(op: Operation, models: Models) -> ToolView:
         else:
             optional.append(f"{param.arg_name}: {annotation} = {py_literal(param.default)}")
     if op.body is not None:
-        body_type = models.annotation(op.body.schema_key)
+        body_type = models.annotation(op.body.schema_key) if op.body.schema_key else "str"
         if op.body.required:
             required.append(f"{op.body.arg_name}: {_field(body_type, op.body.description)}")
         else:
@@ -131,14 +131,16 @@ def tool_view(op: Operation, models: Models) -> ToolView:
         if param.style is not None or param.explode is not None:
             styles.append(f"{py_literal(param.wire_name)}: ({py_literal(param.style)}, {py_literal(param.explode)})")
     call = [py_literal(op.method), py_literal(op.path)]
+    by_location["query"][:0] = [f"{py_literal(name)}: {py_literal(value)}" for name, value in op.fixed_query]
     for location, keyword in (("path", "path_params"), ("query", "query"), ("header", "headers"), ("cookie", "cookies")):
         if by_location[location]:
             call.append(f"{keyword}={{{', '.join(by_location[location])}}}")
     if styles:
         call.append(f"styles={{{', '.join(styles)}}}")
     if op.body is not None:
-        keyword = "json_body" if op.body.media_type != "application/x-www-form-urlencoded" else "form_body"
-        call.append(f"{keyword}={op.body.arg_name}")
+        call.append(f"{op.body.encoding}_body={op.body.arg_name}")
+        if op.body.encoding in ("text", "base64"):
+            call.append(f"content_type={py_literal(op.body.media_type)}")
     if op.security:
         call.append(f"security={_tuple_literal(op.security)}")
     response = op.response

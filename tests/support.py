@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO.parent / "shared" / "corpus"  # the shared corpus sits beside the repository (also in CI)
 
 
 @dataclass

@@ -70,6 +70,17 @@ SPEC = {
                 },
             )
         },
+        "/upload": {
+            "post": op(
+                "upload",
+                requestBody={"content": {"multipart/form-data": {"schema": {"type": "object", "required": ["file"], "properties": {
+                    "file": {"type": "string", "format": "binary"}, "note": {"type": "string"},
+                    "meta": {"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}}}}}}}},
+            )
+        },
+        "/raw": {"put": op("put_raw", requestBody={"required": True, "content": {"image/jpeg": {"schema": {"type": "string", "format": "binary"}}}})},
+        "/files/{id}#copy": {"post": op("copy_file", params=[{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}])},
+        "/search?kind=user": {"get": op("search_users", params=[{"name": "q", "in": "query", "schema": {"type": "string"}}])},
         "/number": {"get": op("number", response={"type": "integer"})},
         "/text": {"get": op("text", media="text/plain", response={"type": "string"})},
         "/image": {"get": op("image", media="image/png", response={"type": "string", "format": "binary"})},
@@ -157,6 +168,30 @@ async def test_form_body(server_factory, upstream):
     seen = upstream.seen[-1]
     assert seen.headers["content-type"] == "application/x-www-form-urlencoded"
     assert seen.body == b"name=a%26b&n=3"
+
+
+async def test_multipart_raw_and_odd_paths(server_factory, monkeypatch):
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        for route in ("/upload", "/raw", "/files/a%2Fb", "/search"):
+            server.routes[route] = Reply(200, {"ok": True})
+        async with Client(server_factory()) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["put_raw"].input_schema["properties"]["body"]["type"] == "string"
+            upload = await client.call_tool("upload", {"body": {"file": "hello file", "note": "n", "meta": {"at": "2024-01-01T00:00:00Z"}}})
+            raw = await client.call_tool("put_raw", {"body": "/9j/4AAQ"})
+            bad = await client.call_tool("put_raw", {"body": "not base64!"})
+            copied = await client.call_tool("copy_file", {"id": "a/b"})
+            found = await client.call_tool("search_users", {"q": "ann"})
+    assert not upload.is_error and not raw.is_error and not copied.is_error and not found.is_error
+    multipart, put, copy, search = server.seen
+    assert multipart.headers["content-type"].startswith("multipart/form-data; boundary=")
+    assert b'name="file"; filename="file"' in multipart.body and b"hello file" in multipart.body
+    assert b'name="meta"\r\ncontent-type: application/json\r\n\r\n{"at": "2024-01-01T00:00:00+00:00"}' in multipart.body
+    assert put.headers["content-type"] == "image/jpeg" and put.body == __import__("base64").b64decode("/9j/4AAQ")
+    assert bad.is_error and bad.content[0].text == "the request body is not valid base64"
+    assert copy.raw_path == "/files/a%2Fb"  # the `#copy` that told two operations apart is not sent
+    assert search.raw_path == "/search?kind=user&q=ann"
 
 
 async def test_content_kinds(server_factory, monkeypatch):

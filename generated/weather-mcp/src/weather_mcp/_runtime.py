@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import datetime
+import enum
 import json
 import logging
 import os
@@ -102,6 +104,10 @@ class Api:
         styles: dict[str, tuple[str | None, bool | None]] | None = None,
         json_body: Any = None,
         form_body: Any = None,
+        multipart_body: Any = None,
+        text_body: str | None = None,
+        base64_body: str | None = None,
+        content_type: str | None = None,
         security: tuple[tuple[str, ...], ...] = (),
         accept: str | None = None,
         returns: Any = None,
@@ -111,17 +117,16 @@ class Api:
         """Send one request and build the tool result. Never raises."""
         source: dict[str, Any] = {"method": method}
         try:
+            body = _Body(json_body, form_body, multipart_body, text_body, base64_body, content_type)
             request = self._build(
-                method, path, path_params or {}, query or {}, headers or {}, cookies or {}, styles or {},
-                json_body, form_body, security, accept,
+                method, path, path_params or {}, query or {}, headers or {}, cookies or {}, styles or {}, body, security, accept
             )
             source["url"] = _public_url(request.url, self._secret_query_names())
             response = await self._send(request)
             source["status"] = response.status_code
-            body = response.content
             if response.status_code >= 400:
-                return _error(_http_error(method, path, response, body), source)
-            return _success(response, body, returns, wrap, kind, source)
+                return _error(_http_error(method, path, response, response.content), source)
+            return _success(response, response.content, returns, wrap, kind, source)
         except UpstreamError as exc:
             return _error(str(exc), source)
         except Exception as exc:  # last line of defence: a tool call must never crash the server
@@ -139,8 +144,7 @@ class Api:
         headers: dict[str, Any],
         cookies: dict[str, Any],
         styles: dict[str, tuple[str | None, bool | None]],
-        json_body: Any,
-        form_body: Any,
+        body: _Body,
         security: tuple[tuple[str, ...], ...],
         accept: str | None,
     ) -> httpx.Request:
@@ -157,16 +161,7 @@ class Api:
         if accept:
             header_pairs.setdefault("accept", accept)
         self._apply_security(security, header_pairs, query_pairs, cookie_pairs)
-        content: bytes | None = None
-        if json_body is not None:
-            content = json.dumps(_jsonable(json_body), ensure_ascii=False, separators=(",", ":")).encode()
-            header_pairs["content-type"] = "application/json"
-        elif form_body is not None:
-            form = _jsonable(form_body)
-            content = httpx.QueryParams(
-                [(k, encode_simple(v)) for k, v in (form.items() if isinstance(form, dict) else []) if v is not None]
-            ).__str__().encode()
-            header_pairs["content-type"] = "application/x-www-form-urlencoded"
+        content = body.encode(header_pairs)
         if cookie_pairs:
             header_pairs["cookie"] = "; ".join(f"{k}={quote(v, safe='')}" for k, v in cookie_pairs.items())
         try:
@@ -235,6 +230,67 @@ class Api:
 
 class UpstreamError(Exception):
     """A failure whose message is safe to show to the MCP client."""
+
+
+@dataclass(frozen=True)
+class _Body:
+    """The request body in one of the encodings a tool can declare (at most one is set)."""
+
+    json: Any = None
+    form: Any = None
+    multipart: Any = None
+    text: str | None = None
+    base64: str | None = None
+    content_type: str | None = None
+
+    def encode(self, headers: dict[str, str]) -> bytes | None:
+        if self.json is not None:
+            headers["content-type"] = "application/json"
+            return json.dumps(_jsonable(self.json), ensure_ascii=False, separators=(",", ":")).encode()
+        if self.form is not None:
+            headers["content-type"] = "application/x-www-form-urlencoded"
+            fields = _jsonable(self.form)
+            pairs = [(k, encode_simple(v)) for k, v in (fields.items() if isinstance(fields, dict) else []) if v is not None]
+            return str(httpx.QueryParams(pairs)).encode()
+        if self.multipart is not None:
+            fields = self.multipart.model_dump(by_alias=True, exclude_unset=True) if isinstance(self.multipart, BaseModel) else self.multipart
+            content, headers["content-type"] = encode_multipart(fields if isinstance(fields, dict) else {})
+            return content
+        if self.text is not None:
+            headers["content-type"] = self.content_type or "text/plain"
+            return self.text.encode()
+        if self.base64 is not None:
+            headers["content-type"] = self.content_type or "application/octet-stream"
+            try:
+                return base64.b64decode(self.base64, validate=True)
+            except ValueError:
+                raise UpstreamError("the request body is not valid base64") from None
+        return None
+
+
+def encode_multipart(fields: dict[str, Any]) -> tuple[bytes, str]:
+    """multipart/form-data: bytes as file parts, objects as JSON parts, the rest as text."""
+    boundary = os.urandom(16).hex()
+    chunks: list[bytes] = []
+    for name, value in fields.items():
+        for item in value if isinstance(value, list) and not any(isinstance(v, dict) for v in value) else [value]:
+            if item is None:
+                continue
+            disposition = f'form-data; name="{_quote_header(name)}"'
+            if isinstance(item, bytes):
+                head = f'{disposition}; filename="{_quote_header(name)}"\r\ncontent-type: application/octet-stream'
+                data = item
+            elif isinstance(item, (dict, list)) or isinstance(item, BaseModel):
+                head, data = f"{disposition}\r\ncontent-type: application/json", json.dumps(_jsonable(item)).encode()
+            else:
+                head, data = disposition, encode_simple(item).encode()
+            chunks.append(f"--{boundary}\r\ncontent-disposition: {head}\r\n\r\n".encode() + data + b"\r\n")
+    chunks.append(f"--{boundary}--\r\n".encode())
+    return b"".join(chunks), f"multipart/form-data; boundary={boundary}"
+
+
+def _quote_header(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", " ").replace("\n", " ")
 
 
 def _env_float(name: str, default: float) -> float:
@@ -340,8 +396,10 @@ def _jsonable(value: Any) -> Any:
         return [_jsonable(v) for v in value]
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
-    if hasattr(value, "value") and type(value).__module__ != "builtins" and hasattr(type(value), "__members__"):
-        return value.value  # an Enum member
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (datetime.date, datetime.time)):  # datetime is a date
+        return value.isoformat()
     return value
 
 
