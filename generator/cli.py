@@ -101,6 +101,67 @@ class _Null:
 
 
 @app.command()
+def corpus(
+    folder: Annotated[Path, typer.Argument(help="a folder of specs (uses its index.tsv when present)")] = Path("../shared/corpus"),
+    only: Annotated[list[str], typer.Option(help="only specs whose file name contains this (repeatable)")] = [],  # noqa: B006
+    max_bytes: Annotated[Optional[int], typer.Option(help="only specs up to this size (index.tsv's size_bytes)")] = None,
+    fidelity_sample: Annotated[int, typer.Option(help="operations checked for fidelity per spec (0: none)")] = 200,
+    per_op: Annotated[int, typer.Option(help="generated instances per checked operation")] = 3,
+    report: Annotated[Optional[Path], typer.Option(help="also write REPORT.md and REPORT.json")] = None,
+    work: Annotated[Optional[Path], typer.Option(help="keep the generated packages here")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the rows as JSON on stdout")] = False,
+) -> None:
+    """Generate, import, list and fidelity-check every spec of FOLDER; one row per spec."""
+    import tempfile
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from generator import corpus as runner
+
+    if not folder.is_dir():
+        _fail(TypedMcpError(f"{folder}: no such folder"))
+    specs = [
+        (path, meta) for path, meta in runner.discover(folder)
+        if (not only or any(o in path.name or o in meta.get("file", "") for o in only))
+        and (max_bytes is None or int(meta.get("size_bytes", "0").split()[0] or 0) <= max_bytes or not meta.get("size_bytes"))
+    ]
+    rows: list[runner.Row] = []
+    with tempfile.TemporaryDirectory(prefix="typed-mcp-corpus-") as temp:
+        base = work or Path(temp)
+        base.mkdir(parents=True, exist_ok=True)
+        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TimeElapsedColumn(), console=err, disable=not err.is_terminal) as progress:
+            task = progress.add_task("corpus", total=len(specs))
+            for path, meta in specs:
+                label = meta.get("file") or path.name
+                step = lambda phase, label=label: progress.update(task, description=f"{label}: {phase}")  # noqa: E731
+                rows.append(runner.run_spec(path, meta, base, fidelity_sample=fidelity_sample, per_op=per_op, step=step))
+                progress.advance(task)
+                if not err.is_terminal:
+                    print(f"{label}: {'error' if rows[-1].error else 'done'} in {rows[-1].generate_s:.1f}s", file=sys.stderr)
+    if report is not None:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.with_suffix(".md").write_text(runner.markdown(rows))
+        report.with_suffix(".json").write_text(runner.to_json(rows))
+    if as_json:
+        print(runner.to_json(rows), end="")
+    else:
+        table = Table(title=f"typed-mcp corpus: {folder}")
+        for column in ("spec", "version", "ops", "tools", "outputSchema", "skipped", "gen s", "gen MB", "import s", "fidelity"):
+            table.add_column(column, justify="left" if column in ("spec", "version", "fidelity") else "right")
+        for r in rows:
+            expected = f" / {r.expected_output}" if r.expected_output is not None else ""
+            table.add_row(r.spec, r.version, str(r.operations), str(r.tools), f"{r.with_output}{expected}", str(r.skipped),
+                          f"{r.generate_s:.1f}", f"{r.generate_mb:.0f}", f"{r.import_s:.2f}",
+                          f"[red]{r.error}[/]" if r.error else runner.fidelity_cell(r.fidelity))
+        Console().print(table)
+    failed = [r for r in rows if r.error or (r.fidelity is not None and not r.fidelity.get("passed"))]
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
 def version() -> None:
     """Print the generator version."""
     print(f"typed-mcp {__version__}")

@@ -156,6 +156,9 @@ def _run_codegen(document: dict[str, Any], name_map: dict[str, str], origin: str
                 formatters=[],
                 model_name_map=name_map,
                 naming_strategy=NAMING,
+                # EmailStr needs the email-validator package, and it disagrees with the `email` format that strict
+                # MCP clients check (AJV): keep emails plain strings.
+                type_mappings=["email=string", "idn-email=string"],
             )
     except Exception as exc:  # the code generator raises many types; all mean "this schema set failed"
         taken = _NAME_TAKEN.search(str(exc))

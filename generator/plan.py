@@ -345,16 +345,17 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
         raise Unsupported("'responses' is not an object")
     codes = [c for c in _STATUS_ORDER if c in responses]
     codes += sorted(c for c in responses if c.startswith("2") and c not in codes)
+    if len(codes) > 1 and "default" in codes:
+        codes.remove("default")  # `default` is the success response only when no 2xx is declared
     if not codes:
         return Response(status="2XX", kind="empty", media_type=None)
-    status = next((c for c in codes if c != "default" and c not in ("204", "205")), codes[0])
-    response, _ = doc.deref(responses[status], "#")
-    content = response.get("content") if isinstance(response, dict) else None
-    if not isinstance(content, dict) or not content:
+    # The primary response: the first 2xx with a JSON body, else the first with any body.
+    contents = {code: _content(doc, responses[code]) for code in codes}
+    status = next((c for c in codes if _json_media(contents[c])), None) or next((c for c in codes if contents[c]), codes[0])
+    content = contents[status]
+    if not content:
         return Response(status=status, kind="empty", media_type=None)
-    media_type = next((m for m in content if _is_json(m)), None)
-    if media_type is None and "*/*" in content and isinstance((content["*/*"] or {}).get("schema"), dict):
-        media_type = "*/*"
+    media_type = _json_media(content)
     if media_type is not None:
         schema = (content[media_type] or {}).get("schema")
         key = _schema_key(doc, schema, names.pascal_case(tool) + "Response", result, taken) if schema else None
@@ -367,6 +368,19 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
     else:
         kind = "binary"
     return Response(status=status, kind=kind, media_type=media_type)  # type: ignore[arg-type]
+
+
+def _content(doc: Document, raw: Any) -> dict[str, Any]:
+    response, _ = doc.deref(raw, "#")
+    content = response.get("content") if isinstance(response, dict) else None
+    return content if isinstance(content, dict) else {}
+
+
+def _json_media(content: dict[str, Any]) -> str | None:
+    media_type = next((m for m in content if _is_json(m)), None)
+    if media_type is None and "*/*" in content and isinstance((content["*/*"] or {}).get("schema"), dict):
+        media_type = "*/*"
+    return media_type
 
 
 # --- security -------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ the MCP Python SDK client."""
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 
@@ -139,6 +140,14 @@ async def test_auth_schemes(server_factory, upstream, monkeypatch, tool, env, ch
     assert SECRET not in result.model_dump_json()  # not even in the provenance URL
     if tool == "query":
         assert result.meta["typed-mcp/source"]["url"].endswith("?api_key=REDACTED")
+
+
+async def test_query_credential_never_logged(server_factory, upstream, monkeypatch, caplog):
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv(f"{PREFIX}_QUERY_KEY_KEY", SECRET)
+    result = await call(server_factory, "query")
+    assert not result.is_error and upstream.seen[-1].raw_path.endswith(SECRET)
+    assert caplog.records and SECRET not in caplog.text
 
 
 async def test_optional_auth(server_factory, upstream, monkeypatch):

@@ -36,6 +36,9 @@ from mcp.types import (
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 logger = logging.getLogger(__name__)
+# httpx logs every request URL at INFO, and a URL can carry an API key in its query: keep it quiet
+# whatever level the MCP SDK configures.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 PROVENANCE_KEY = "typed-mcp/source"
 EXCERPT_CHARS = 500

@@ -1,0 +1,167 @@
+"""`typed-mcp corpus`: run the whole product over a folder of real specs and report per spec.
+
+Each spec is generated, imported and listed, and checked for fidelity, each in its own process,
+so times and peak memory are the spec's own (taken from `os.wait4`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+_LIST_SCRIPT = r"""
+import json, sys, time
+started = time.perf_counter()
+from {module}.server import build_server
+server = build_server()
+imported = time.perf_counter() - started
+import anyio
+from mcp import Client
+async def main():
+    async with Client(server) as client:
+        begin = time.perf_counter()
+        listed = await client.list_tools()
+        tools = list(listed.tools)
+        while listed.next_cursor:
+            listed = await client.list_tools(cursor=listed.next_cursor)
+            tools += listed.tools
+        elapsed = time.perf_counter() - begin
+    payload = len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]))
+    print(json.dumps({{"import_s": imported, "list_s": elapsed, "tools": len(tools),
+                      "with_output": sum(t.output_schema is not None for t in tools), "payload_bytes": payload}}))
+anyio.run(main)
+"""
+
+
+@dataclass
+class Row:
+    spec: str
+    version: str = ""
+    operations: int = 0
+    tools: int = 0
+    with_output: int = 0
+    expected_output: int | None = None  # from index.tsv: operations with a 2xx JSON schema
+    skipped: int = 0
+    skip_reasons: dict[str, int] = field(default_factory=dict)
+    generate_s: float = 0.0
+    generate_mb: float = 0.0
+    import_s: float = 0.0
+    list_s: float = 0.0
+    payload_bytes: int = 0
+    fidelity: dict[str, Any] | None = None
+    error: str | None = None
+
+
+def discover(folder: Path) -> list[tuple[Path, dict[str, str]]]:
+    """The specs of a folder: the `file` column of its index.tsv when present, else every JSON/YAML file."""
+    index = folder / "index.tsv"
+    if index.is_file():
+        with open(index, encoding="utf-8") as handle:
+            return [(folder / row["file"], row) for row in csv.DictReader(handle, delimiter="\t")]
+    return [(p, {}) for p in sorted(folder.iterdir()) if p.suffix in (".json", ".yaml", ".yml")]
+
+
+def _run(args: list[str], env: dict[str, str] | None = None, timeout: float = 1800) -> tuple[int, str, str, float, float]:
+    """Run a child; returns (exit code, stdout, stderr, seconds, peak RSS in MB) of that child alone."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(args, stdout=out, stderr=err, env={**os.environ, **(env or {})})
+        deadline = started + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                proc.kill()
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.05)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        return proc.returncode, out.read(), err.read(), seconds, usage.ru_maxrss / 1024
+
+
+def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: int, per_op: int, step=lambda _: None) -> Row:
+    row = Row(spec=meta.get("file") or spec.name, version=meta.get("version", ""))
+    if meta.get("ops_2xx_json_schema", "").isdigit():
+        row.expected_output = int(meta["ops_2xx_json_schema"])
+    name = "c-" + "".join(c if c.isalnum() else "-" for c in row.spec.split("/")[0].rsplit(".", 1)[0].lower())[:40].strip("-")
+    out = work / name
+    step("generate")
+    code, _, err, row.generate_s, row.generate_mb = _run(
+        [sys.executable, "-m", "generator", "generate", str(spec), "--out", str(out), "--package-name", name, "--no-verify", "--no-snapshot", "-q"]
+    )
+    if code != 0:
+        row.error = (err.strip().splitlines() or [f"exit {code}"])[-1][:300]
+        return row
+    manifest = json.loads((out / "typed-mcp.json").read_text())
+    row.version = row.version or manifest["api"]["openapi"]
+    row.operations = manifest["operations"]
+    row.skipped = len(manifest["skipped"])
+    row.skip_reasons = dict(Counter(_reason_kind(s["reason"]) for s in manifest["skipped"]))
+    step("import and list")
+    code, stdout, err, _, _ = _run([sys.executable, "-c", _LIST_SCRIPT.format(module=manifest["module"])], env={"PYTHONPATH": str(out / "src")})
+    if code != 0:
+        row.error = "import: " + (err.strip().splitlines() or [f"exit {code}"])[-1][:300]
+        return row
+    listed = json.loads(stdout.strip().splitlines()[-1])
+    row.tools, row.with_output, row.payload_bytes = listed["tools"], listed["with_output"], listed["payload_bytes"]
+    row.import_s, row.list_s = listed["import_s"], listed["list_s"]
+    if fidelity_sample > 0:
+        step("fidelity")
+        code, stdout, err, _, _ = _run(
+            [sys.executable, "-m", "generator.fidelity", str(out), str(spec), "--sample", str(fidelity_sample), "--per-op", str(per_op)],
+            env={"PYTHONPATH": str(out / "src")},
+        )
+        if code == 0:
+            row.fidelity = json.loads(stdout.strip().splitlines()[-1])
+        else:
+            row.fidelity = {"error": (err.strip().splitlines() or [f"exit {code}"])[-1][:300], "passed": False}
+    return row
+
+
+def _reason_kind(reason: str) -> str:
+    return reason.split(":")[0][:60]
+
+
+def fidelity_cell(fidelity: dict[str, Any] | None) -> str:
+    if fidelity is None:
+        return "-"
+    if "error" in fidelity:
+        return "error"
+    text = f"{fidelity['roundtrip_ok']}/{fidelity['instances']} ok"
+    if fidelity.get("not_generatable"):
+        text += f", {fidelity['not_generatable']} ops ungeneratable"
+    return text
+
+
+def markdown(rows: list[Row]) -> str:
+    lines = [
+        "| spec | version | operations | tools | outputSchema | skipped | generate s | generate MB | import s | tools/list KB | fidelity |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in rows:
+        if r.error:
+            lines.append(f"| {r.spec} | {r.version} | | | | | {r.generate_s:.1f} | {r.generate_mb:.0f} | | | error: {r.error} |")
+            continue
+        expected = f" (of {r.expected_output})" if r.expected_output is not None else ""
+        lines.append(
+            f"| {r.spec} | {r.version} | {r.operations} | {r.tools} | {r.with_output}{expected} | {r.skipped} | "
+            f"{r.generate_s:.1f} | {r.generate_mb:.0f} | {r.import_s:.2f} | {r.payload_bytes / 1024:.0f} | {fidelity_cell(r.fidelity)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def to_json(rows: list[Row]) -> str:
+    return json.dumps([asdict(r) for r in rows], indent=2) + "\n"

@@ -1,0 +1,290 @@
+"""Fidelity: do the generated models and published schemas accept what the ORIGINAL spec allows?
+
+For each operation with a JSON response (all of them, or an evenly spaced deterministic sample),
+instances of the original OpenAPI response schema (converted to JSON Schema) are generated with
+hypothesis-jsonschema, and each must be
+1. accepted by the generated response model,
+2. accepted by the published outputSchema (wrapped where the SDK rule says so), also after an
+   unknown property is added to every object, and
+3. returned unchanged as the tool's structuredContent when a real local upstream serves it.
+
+Run in the generated package's environment: `python -m generator.fidelity PACKAGE_DIR SPEC`.
+Needs the `dev` extra (hypothesis, hypothesis-jsonschema, jsonschema).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import importlib
+import json
+import os
+import re
+import sys
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, get_args
+
+EXTRA_KEY = "x_fidelity_unknown_property"
+_SKIP_KEYS = {"discriminator", "xml", "example", "examples", "externalDocs", "deprecated"}
+_DATA_KEYS = {"enum", "const", "default", "required"}
+
+
+@dataclass
+class Report:
+    operations: int = 0
+    checked: int = 0  # operations with at least one generated instance
+    not_generatable: int = 0
+    instances: int = 0
+    model_ok: int = 0
+    schema_ok: int = 0
+    open_ok: int = 0
+    roundtrip_ok: int = 0
+    rejected: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.instances > 0 and self.instances == self.model_ok == self.schema_ok == self.open_ok == self.roundtrip_ok
+
+    def reject(self, message: str) -> None:
+        if len(self.rejected) < 8:
+            self.rejected.append(message[:300])
+
+
+def to_json_schema(doc: Any, schema: Any) -> dict[str, Any]:
+    """An OpenAPI 3.0/3.1 schema as self-contained JSON Schema: refs into `$defs`, `nullable` as a
+    null type, boolean exclusive bounds as numbers, OpenAPI-only keywords dropped."""
+    defs: dict[str, Any] = {}
+
+    def convert(node: Any) -> Any:
+        if isinstance(node, list):
+            return [convert(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            key = re.sub(r"[^A-Za-z0-9_.-]", "_", ref.lstrip("#/"))
+            if key not in defs:
+                defs[key] = {}
+                defs[key] = convert(doc.resolve_pointer(ref))
+            return {"$ref": f"#/$defs/{key}"}
+        out: dict[str, Any] = {}
+        discriminator = node.get("discriminator")
+        if isinstance(discriminator, dict) and isinstance(discriminator.get("propertyName"), str):
+            # OpenAPI: the discriminating property must be present in the payload.
+            out["required"] = sorted({*node.get("required", []), discriminator["propertyName"]})
+        if "type" not in node and any(k in node for k in ("properties", "additionalProperties", "required")):
+            out["type"] = "object"  # how OpenAPI tools (and the model generator) read such a schema
+        for key, value in node.items():
+            if key in _SKIP_KEYS or key.startswith("x-") or (key == "required" and "required" in out):
+                continue
+            if key in _DATA_KEYS:
+                out[key] = value
+            elif key in ("properties", "patternProperties") and isinstance(value, dict):
+                out[key] = {name: convert(sub) for name, sub in value.items()}
+            else:
+                out[key] = convert(value)
+        for bound, plain in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+            if out.get(bound) is True and plain in out:
+                out[bound] = out.pop(plain)
+            elif isinstance(out.get(bound), bool):
+                del out[bound]
+        if out.pop("nullable", False) is True:
+            if isinstance(out.get("type"), (str, list)):
+                types = [out["type"]] if isinstance(out["type"], str) else list(out["type"])
+                out["type"] = [*types, "null"]
+                if "enum" in out and None not in out["enum"]:
+                    out["enum"] = [*out["enum"], None]
+            else:
+                out = {"anyOf": [out, {"type": "null"}]}
+        return out
+
+    root = convert(schema)
+    return {**root, "$defs": defs} if defs else root
+
+
+def with_extra_properties(value: Any, schema: Any, defs: dict[str, Any], depth: int = 0) -> Any:
+    """The instance with one unknown property added to every object that the schema declares as a
+    model (declared `properties`, no schema for additional ones), at every level it can follow."""
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and depth < 64:
+        schema = defs.get(schema["$ref"].rsplit("/", 1)[-1], {})
+        depth += 1
+    if not isinstance(schema, dict) or depth > 64:
+        return value
+    if isinstance(value, list):
+        items = schema.get("items", {})
+        return [with_extra_properties(v, items, defs, depth + 1) for v in value]
+    if not isinstance(value, dict):
+        return value
+    properties: dict[str, Any] = dict(schema.get("properties") or {})
+    for part in schema.get("allOf") or []:
+        while isinstance(part, dict) and isinstance(part.get("$ref"), str):
+            part = defs.get(part["$ref"].rsplit("/", 1)[-1], {})
+        if isinstance(part, dict):
+            properties.update(part.get("properties") or {})
+    out = {k: with_extra_properties(v, properties[k], defs, depth + 1) if k in properties else v for k, v in value.items()}
+    if properties and not isinstance(schema.get("additionalProperties"), dict):
+        out[EXTRA_KEY] = 1
+    return out
+
+
+def draw(schema: dict[str, Any], count: int) -> list[Any]:
+    """`count` deterministic instances of a JSON schema (fewer when hypothesis cannot find them)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis_jsonschema import from_schema
+
+    found: list[Any] = []
+
+    @settings(max_examples=count, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(from_schema(schema, allow_x00=False))
+    def collect(value: Any) -> None:
+        found.append(value)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        collect()
+    unique: list[Any] = []
+    for value in found:
+        if value not in unique:
+            unique.append(value)
+    return unique[:count]
+
+
+def sample(items: list[Any], size: int) -> list[Any]:
+    if len(items) <= size:
+        return items
+    return [items[i * len(items) // size] for i in range(size)]
+
+
+def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: int = 3) -> Report:
+    import anyio
+    import jsonschema
+    from mcp import Client
+    from pydantic import TypeAdapter
+
+    from generator.demo.process import HttpServer, Reply
+    from generator.load import load
+    from generator.normalize import normalize
+    from generator.plan import plan as build_plan
+
+    manifest = json.loads((package_dir / "typed-mcp.json").read_text())
+    sys.path.insert(0, str(package_dir / "src"))
+    module = manifest["module"]
+    tools_module = importlib.import_module(f"{module}.tools")
+    server = importlib.import_module(f"{module}.server").build_server()
+    api = importlib.import_module(f"{module}.upstream").api
+    functions = {entry.name: entry.fn for entry in tools_module.registry}
+
+    spec = load(spec_path)
+    doc = normalize(spec)
+    api_plan = build_plan(doc, package_name=manifest["package"], module=module, spec_url=spec.url)
+    operations = sorted((op for op in api_plan.operations if op.response.kind == "json"), key=lambda op: op.key)
+    report = Report(operations=len(operations))
+    for scheme in api.schemes.values():
+        for var in scheme.env:
+            os.environ[var] = "fidelity-credential"
+
+    async def run() -> None:
+        with HttpServer() as upstream:
+            api.base_url = upstream.url
+            async with Client(server) as client:
+                published = {t.name: t for t in (await client.list_tools()).tools}
+                for op in sample(operations, sample_size):
+                    await check_operation(op, published[op.tool_name], client, upstream)
+
+    async def check_operation(op, tool, client, upstream) -> None:
+        raw_schema = _response_schema(doc, op)
+        json_schema = to_json_schema(doc, raw_schema) if raw_schema is not None else {}
+        try:
+            instances = draw(json_schema, per_op)
+        except Exception as exc:  # recursive refs, unsatisfiable schemas: reported, not fatal
+            report.not_generatable += 1
+            report.reject(f"{op.tool_name}: cannot generate instances ({type(exc).__name__})")
+            return
+        if not instances:
+            report.not_generatable += 1
+            return
+        report.checked += 1
+        model = get_args(functions[op.tool_name].__annotations__["return"])[1]
+        adapter = TypeAdapter(model)
+        validator = jsonschema.Draft202012Validator(tool.output_schema)
+        wrapped = tool.output_schema.get("required") == ["result"] and list(tool.output_schema.get("properties", {})) == ["result"] and model is not None and not _is_object_model(model)
+        arguments = _arguments(tool.input_schema)
+        for instance in instances:
+            report.instances += 1
+            structured = {"result": instance} if wrapped else instance
+            try:
+                adapter.validate_python(instance)
+                report.model_ok += 1
+            except Exception as exc:
+                report.reject(f"{op.tool_name}: model rejected {json.dumps(instance)[:120]}: {str(exc).splitlines()[0:3]}")
+            errors = list(validator.iter_errors(structured))
+            report.schema_ok += not errors
+            if errors:
+                report.reject(f"{op.tool_name}: outputSchema rejected: {errors[0].message[:150]}")
+            opened = with_extra_properties(instance, json_schema, json_schema.get("$defs", {}))
+            open_errors = list(validator.iter_errors({"result": opened} if wrapped else opened))
+            report.open_ok += not open_errors
+            if open_errors:
+                report.reject(f"{op.tool_name}: outputSchema closed: {open_errors[0].message[:150]}")
+            upstream.default = Reply(200, json.dumps(instance))
+            result = await client.call_tool(op.tool_name, copy.deepcopy(arguments))
+            if not result.is_error and result.structured_content == structured:
+                report.roundtrip_ok += 1
+            else:
+                report.reject(f"{op.tool_name}: structuredContent differs: {(result.content[0].text if result.content else '')[:200]}")
+
+    anyio.run(run)
+    return report
+
+
+def _is_object_model(model: Any) -> bool:
+    from pydantic import BaseModel, RootModel
+
+    if isinstance(model, type) and issubclass(model, BaseModel) and not issubclass(model, RootModel):
+        return True
+    return str(model).startswith("dict[str,")
+
+
+def _response_schema(doc: Any, op: Any) -> Any:
+    responses = doc.data["paths"][_path_key(doc, op)][op.method.lower()]["responses"]
+    response, _ = doc.deref(responses[op.response.status], "#")
+    return (response.get("content", {}).get(op.response.media_type) or {}).get("schema")
+
+
+def _path_key(doc: Any, op: Any) -> str:
+    return op.key.split(" ", 1)[1]
+
+
+def _arguments(input_schema: dict[str, Any]) -> dict[str, Any]:
+    """One valid set of required arguments, drawn from the published inputSchema."""
+    required = input_schema.get("required", [])
+    if not required:
+        return {}
+    schema = {
+        "type": "object",
+        "properties": {k: v for k, v in input_schema.get("properties", {}).items() if k in required},
+        "required": required,
+        **({"$defs": input_schema["$defs"]} if "$defs" in input_schema else {}),
+    }
+    try:
+        drawn = draw(schema, 1)
+    except Exception:
+        return {}
+    return drawn[0] if drawn else {}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("package_dir", type=Path)
+    parser.add_argument("spec")
+    parser.add_argument("--sample", type=int, default=200)
+    parser.add_argument("--per-op", type=int, default=3)
+    args = parser.parse_args()
+    report = check(args.package_dir, args.spec, sample_size=args.sample, per_op=args.per_op)
+    print(json.dumps({**asdict(report), "passed": report.passed}))
+
+
+if __name__ == "__main__":
+    main()
