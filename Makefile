@@ -10,7 +10,7 @@ OUT := generated/weather-mcp
 PACKAGE := weather-mcp
 SPEC_URL ?=
 
-.PHONY: generate test demo check clean venv
+.PHONY: generate test demo corpus check clean venv
 
 venv: $(STAMP)
 
@@ -36,6 +36,11 @@ test: $(STAMP)
 ## demo: start the demo API, generate from its live spec, serve the package and call every tool
 demo: $(STAMP)
 	$(BIN)/python -m generator.demo.run
+
+## corpus: every spec of ../shared/corpus (or CORPUS=...): generate, import, list, fidelity; writes reports/corpus.md
+CORPUS ?= ../shared/corpus
+corpus: $(STAMP)
+	$(BIN)/typed-mcp corpus $(CORPUS) --report reports/corpus
 
 clean:
 	rm -rf $(VENV) .pytest_cache

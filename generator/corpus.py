@@ -36,8 +36,12 @@ async def main():
             tools += listed.tools
         elapsed = time.perf_counter() - begin
     payload = len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]))
+    from generator.corpus import schema_problems
+    problems = [f"{{t.name}}: {{p}}" for t in tools for p in schema_problems(t.input_schema, "inputSchema")
+                + (schema_problems(t.output_schema, "outputSchema") if t.output_schema is not None else [])]
     print(json.dumps({{"import_s": imported, "list_s": elapsed, "tools": len(tools),
-                      "with_output": sum(t.output_schema is not None for t in tools), "payload_bytes": payload}}))
+                      "with_output": sum(t.output_schema is not None for t in tools), "payload_bytes": payload,
+                      "schema_problems": problems}}))
 anyio.run(main)
 """
 
@@ -57,6 +61,7 @@ class Row:
     import_s: float = 0.0
     list_s: float = 0.0
     payload_bytes: int = 0
+    schema_problems: list[str] = field(default_factory=list)  # first few published schemas that are not sound
     fidelity: dict[str, Any] | None = None
     error: str | None = None
 
@@ -118,6 +123,7 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
     listed = json.loads(stdout.strip().splitlines()[-1])
     row.tools, row.with_output, row.payload_bytes = listed["tools"], listed["with_output"], listed["payload_bytes"]
     row.import_s, row.list_s = listed["import_s"], listed["list_s"]
+    row.schema_problems = listed["schema_problems"][:10]
     if fidelity_sample > 0:
         step("fidelity")
         code, stdout, err, _, _ = _run(
@@ -129,6 +135,41 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
         else:
             row.fidelity = {"error": (err.strip().splitlines() or [f"exit {code}"])[-1][:300], "passed": False}
     return row
+
+
+def schema_problems(schema: dict[str, Any], what: str) -> list[str]:
+    """What makes a published schema unusable: not an object root, not valid JSON Schema 2020-12,
+    a `$ref` that resolves to nothing, `additionalProperties: false` (outputs must stay open)."""
+    import jsonschema
+
+    problems = []
+    if schema.get("type") != "object":
+        problems.append(f"{what} root type is {schema.get('type')!r}, not 'object'")
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        problems.append(f"{what} is not valid JSON Schema 2020-12: {exc.message[:120]}")
+    for ref in _refs(schema):
+        if not ref.startswith("#/") or _pointer_missing(schema, ref):
+            problems.append(f"{what} has a dangling $ref {ref!r}")
+    if what == "outputSchema" and '"additionalProperties": false' in json.dumps(schema):
+        problems.append("outputSchema closes an object with additionalProperties: false")
+    return problems
+
+
+def _refs(node: Any) -> set[str]:
+    if isinstance(node, dict):
+        found = {node["$ref"]} if isinstance(node.get("$ref"), str) else set()
+        return found.union(*(_refs(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_refs(v) for v in node))
+    return set()
+
+
+def _pointer_missing(schema: dict[str, Any], ref: str) -> bool:
+    from generator import pointer
+
+    return pointer.get(schema, ref, None) is None
 
 
 def _reason_kind(reason: str) -> str:
