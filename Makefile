@@ -10,7 +10,7 @@ OUT := generated/weather-mcp
 PACKAGE := weather-mcp
 SPEC_URL ?=
 
-.PHONY: generate test demo corpus check clean venv
+.PHONY: generate test demo corpus check build publish clean venv
 
 venv: $(STAMP)
 
@@ -33,6 +33,26 @@ endif
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+## check: exit 1 when the committed specs/ and generated/ no longer match the live API (SPEC_URL=...) or the snapshot
+check: $(STAMP)
+ifeq ($(SPEC_URL),)
+	$(BIN)/typed-mcp check $(SPEC) --out $(OUT) --package-name $(PACKAGE)
+else
+	$(BIN)/typed-mcp check '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --snapshot $(SPEC)
+endif
+
+## build: sdist and wheel of the generated package in dist/, checked with twine
+build: $(STAMP)
+	rm -rf dist/$(PACKAGE)
+	$(BIN)/python -m build --sdist --wheel --outdir dist/$(PACKAGE) $(OUT)
+	$(BIN)/twine check --strict dist/$(PACKAGE)/*
+
+## publish: upload dist/ with twine to TWINE_REPOSITORY_URL, as TWINE_USERNAME (default __token__) with TWINE_PASSWORD
+publish: build
+	@test -n "$$TWINE_REPOSITORY_URL" || { echo "set TWINE_REPOSITORY_URL (e.g. https://upload.pypi.org/legacy/) and TWINE_PASSWORD (an API token)"; exit 2; }
+	@test -n "$$TWINE_PASSWORD" || { echo "set TWINE_PASSWORD (an API token)"; exit 2; }
+	TWINE_USERNAME=$${TWINE_USERNAME:-__token__} $(BIN)/twine upload --non-interactive --repository-url "$$TWINE_REPOSITORY_URL" dist/$(PACKAGE)/*
+
 ## demo: start the demo API, generate from its live spec, serve the package and call every tool
 demo: $(STAMP)
 	$(BIN)/python -m generator.demo.run
@@ -43,4 +63,4 @@ corpus: $(STAMP)
 	$(BIN)/typed-mcp corpus $(CORPUS) --report reports/corpus
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache dist

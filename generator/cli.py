@@ -51,6 +51,7 @@ def generate(
     strict: Annotated[bool, typer.Option(help="fail when any operation would be skipped")] = False,
     verify: Annotated[bool, typer.Option(help="start the generated server and check its tools before writing")] = True,
     allow_remote_refs: Annotated[bool, typer.Option(help="fetch http(s) $refs (refused by default)")] = False,
+    package_version: Annotated[Optional[str], typer.Option(help="package version (default: info.version as PEP 440)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print nothing on success")] = False,
 ) -> None:
     """Write a complete MCP server project for SOURCE to OUT (replaced only when everything succeeded)."""
@@ -67,7 +68,7 @@ def generate(
 
             result = run(
                 source, out, package_name=package_name, headers=_headers(header), snapshot=_with_suffix(snapshot, source),
-                strict=strict, verify=verify, allow_remote_refs=allow_remote_refs, step=step,
+                strict=strict, verify=verify, allow_remote_refs=allow_remote_refs, version=package_version, step=step,
             )
     except TypedMcpError as exc:
         _fail(exc)
@@ -98,6 +99,92 @@ class _Null:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+@app.command()
+def check(
+    source: Annotated[str, typer.Argument(help="the live spec URL, or the snapshot file")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="the committed package folder")],
+    package_name: Annotated[Optional[str], typer.Option(help="as given to generate")] = None,
+    snapshot: Annotated[Optional[Path], typer.Option(help="the committed spec snapshot to compare a fetched spec with")] = None,
+    header: Annotated[list[str], typer.Option("--header", "-H", help="'Name: value' sent when fetching a URL")] = [],  # noqa: B006
+    package_version: Annotated[Optional[str], typer.Option(help="as given to generate")] = None,
+) -> None:
+    """Exit 0 when SOURCE regenerates exactly the committed package (and snapshot); 1 on drift, with a summary."""
+    import tempfile
+
+    from generator import catalog, diff
+    from generator.pipeline import generate as run
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="typed-mcp-check-") as temp:
+            fresh = Path(temp) / (out.name or "package")
+            fetched = Path(temp) / (snapshot.name if snapshot else "spec")
+            run(source, fresh, package_name=package_name, headers=_headers(header), snapshot=fetched if snapshot else None,
+                verify=False, version=package_version)
+            drift = []
+            if snapshot is not None and (not snapshot.is_file() or snapshot.read_bytes() != fetched.read_bytes()):
+                drift.append(f"the spec differs from the snapshot {snapshot}")
+            changed = _tree_changes(out, fresh)
+            if changed:
+                drift.append(f"{len(changed)} generated file(s) differ: {', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}")
+            if not drift:
+                print(f"no drift: {out} matches {source}", file=sys.stderr)
+                return
+            for line in drift:
+                print(f"drift: {line}")
+            if changed and catalog.is_package(out):
+                changes = diff.diff_catalogs(catalog.catalog_of_package(out), catalog.catalog_of_package(fresh))
+                print(diff.render_text(changes) if changes else "The MCP tool catalog is unchanged (only files differ).")
+            print(f"Regenerate with: typed-mcp generate {source} --out {out}" + (f" --snapshot {snapshot}" if snapshot else ""))
+    except TypedMcpError as exc:
+        _fail(exc)
+    raise typer.Exit(1)
+
+
+def _tree_changes(old: Path, new: Path) -> list[str]:
+    def files(root: Path) -> dict[str, bytes]:
+        if not root.is_dir():
+            return {}
+        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+    before, after = files(old), files(new)
+    return sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+
+
+@app.command("diff")
+def diff_command(
+    old: Annotated[str, typer.Argument(help="a spec (file or URL) or a generated package folder")],
+    new: Annotated[str, typer.Argument(help="a spec (file or URL) or a generated package folder")],
+    output_format: Annotated[str, typer.Option("--format", help="text, markdown or json")] = "text",
+    fail_on: Annotated[str, typer.Option(help="exit 1 on: breaking, any or never")] = "never",
+) -> None:
+    """Classify the changes between two MCP tool catalogs: added/removed/renamed tools, input and output changes."""
+    from generator import catalog, diff
+
+    if output_format not in ("text", "markdown", "json") or fail_on not in ("breaking", "any", "never"):
+        _fail(TypedMcpError("--format takes text, markdown or json; --fail-on takes breaking, any or never"))
+    try:
+        before, after = catalog.catalog_of(old), catalog.catalog_of(new)
+    except TypedMcpError as exc:
+        _fail(exc)
+        return
+    changes = diff.diff_catalogs(before, after)
+    render = {"text": diff.render_text, "markdown": diff.render_markdown, "json": diff.render_json}[output_format]
+    print(render(changes), end="" if output_format == "json" else "\n")
+    if diff.has_breaking(changes) and not _major_bumped(before.get("version"), after.get("version")):
+        print(f"warning: breaking changes without a major version change ({before.get('version')} -> {after.get('version')})", file=sys.stderr)
+    if (fail_on == "breaking" and diff.has_breaking(changes)) or (fail_on == "any" and changes):
+        raise typer.Exit(1)
+
+
+def _major_bumped(old: str | None, new: str | None) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(new or "0").major > Version(old or "0").major
+    except InvalidVersion:
+        return False
 
 
 @app.command()

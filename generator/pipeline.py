@@ -71,6 +71,7 @@ def generate(
     strict: bool = False,
     verify: bool = True,
     allow_remote_refs: bool = False,
+    version: str | None = None,
     step: Callable[[str], None] = lambda _: None,
 ) -> Result:
     timings: dict[str, float] = {}
@@ -99,8 +100,9 @@ def generate(
     lap("models")
     step(f"rendering {len(api.operations)} tools")
     spec_name = snapshot.name if snapshot else Path(spec.origin).name
+    version = package_version(version or api.api_version)
     files: dict[str, str | bytes] = dict(
-        render_package(api, models, spec_sha256=spec.sha256, spec_filename=spec_name, package_version=package_version(api.api_version))
+        render_package(api, models, spec_sha256=spec.sha256, spec_filename=spec_name, package_version=version)
     )
     for relative, text in files.items():
         if relative.endswith(".py"):
@@ -108,7 +110,7 @@ def generate(
                 compile(text, relative, "exec")
             except SyntaxError as exc:  # a generator bug, never the user's: say where
                 raise OutputError(f"internal error: generated {relative} line {exc.lineno} does not compile: {exc.msg}") from None
-    files[MANIFEST] = manifest(api, spec, spec_name)
+    files[MANIFEST] = manifest(api, spec, spec_name, version)
     lap("render")
     if verify:
         step("starting the generated server to verify its tools")
@@ -128,11 +130,12 @@ def generate(
     return Result(plan=api, spec=spec, files=files, timings=timings)
 
 
-def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str) -> str:
+def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str) -> str:
     """What was generated from what: read by the drift check and by people. No timestamps."""
     data = {
         "generator": f"typed-mcp {__version__}",
         "package": api.package_name,
+        "version": version,
         "module": api.module,
         "api": {"title": api.title, "version": api.api_version, "openapi": api.openapi_version},
         "spec": {"sha256": spec.sha256, "file": spec_name},

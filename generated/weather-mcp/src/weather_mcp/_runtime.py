@@ -502,6 +502,7 @@ def _type_name(annotation: Any) -> str:
 @dataclass(frozen=True)
 class ToolEntry:
     fn: Callable[..., Any]
+    operation: str  # "GET /pets/{id}": the REST operation behind the tool
     name: str
     title: str | None
     description: str
@@ -519,6 +520,7 @@ class Registry:
     def tool(
         self,
         *,
+        operation: str,
         name: str,
         description: str,
         title: str | None = None,
@@ -536,7 +538,7 @@ class Registry:
         )
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self.entries.append(ToolEntry(fn, name, title, description, annotations, structured))
+            self.entries.append(ToolEntry(fn, operation, name, title, description, annotations, structured))
             return fn
 
         return register

@@ -5,6 +5,7 @@ from mcp.server import MCPServer
 from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, VERSION
 from .tools import registry
 
+OPERATION_META = "typed-mcp/operation"  # where a tool's data comes from: its REST operation
 INSTRUCTIONS = (
     f"Tools for {API_TITLE} (API version {API_VERSION}): each tool is one REST operation. "
     "Structured results are the API's own JSON, validated against the published outputSchema. "
@@ -23,6 +24,7 @@ def build_server() -> MCPServer:
             title=entry.title,
             description=entry.description,
             annotations=entry.annotations,
+            meta={OPERATION_META: entry.operation},
             structured_output=entry.structured,
         )
     return server

@@ -21,6 +21,7 @@ registry = Registry()
 
 
 @registry.tool(
+    operation='GET /v1/temperature',
     name='get_temperature',
     title='Get the temperature of a city',
     description='Get the temperature of a city\n\nCurrent temperature in whole degrees Celsius.',
@@ -45,6 +46,7 @@ async def get_temperature(
 
 
 @registry.tool(
+    operation='GET /v1/weather/{city}',
     name='get_weather',
     title='Get current weather for a city',
     description='Get current weather for a city',
@@ -65,6 +67,7 @@ async def get_weather(
 
 
 @registry.tool(
+    operation='GET /v1/forecast',
     name='get_forecast',
     title='Get a multi-day forecast',
     description='Get a multi-day forecast',
@@ -87,6 +90,7 @@ async def get_forecast(
 
 
 @registry.tool(
+    operation='GET /v1/temperatures',
     name='get_temperatures',
     title='Get temperatures for several cities',
     description='Get temperatures for several cities',
@@ -108,6 +112,7 @@ async def get_temperatures(
 
 
 @registry.tool(
+    operation='POST /v1/reports',
     name='create_report',
     title='Submit a station report',
     description="Submit a station report\n\nStore an observation; needs the station's bearer token.",
@@ -130,6 +135,7 @@ async def create_report(
 
 
 @registry.tool(
+    operation='GET /v1/reports/{report_id}',
     name='get_report',
     title='Get a stored report',
     description='Get a stored report',
@@ -150,6 +156,7 @@ async def get_report(
 
 
 @registry.tool(
+    operation='DELETE /v1/reports/{report_id}',
     name='delete_report',
     title='Delete a stored report',
     description='Delete a stored report',

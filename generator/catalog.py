@@ -1,0 +1,67 @@
+"""The MCP tool catalog (the `tools/list` result) of a generated package or of a spec.
+
+The catalog is what clients see, so drift and semantic diffs are computed on it rather than on
+the spec: a spec change that does not change a tool is not a change for MCP clients.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from generator.errors import TypedMcpError
+from generator.write import MANIFEST
+
+_SCRIPT = r"""
+import anyio, json
+from mcp import Client
+from {module}.server import build_server
+
+async def main():
+    async with Client(build_server()) as client:
+        listed = await client.list_tools()
+        tools = list(listed.tools)
+        while listed.next_cursor:
+            listed = await client.list_tools(cursor=listed.next_cursor)
+            tools += listed.tools
+    print(json.dumps({{"tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]}}))
+
+anyio.run(main)
+"""
+
+
+def is_package(path: str | Path) -> bool:
+    return (Path(path) / MANIFEST).is_file()
+
+
+def package_manifest(package_dir: Path) -> dict[str, Any]:
+    return json.loads((package_dir / MANIFEST).read_text(encoding="utf-8"))
+
+
+def catalog_of_package(package_dir: Path) -> dict[str, Any]:
+    module = package_manifest(package_dir)["module"]
+    env = {**os.environ, "PYTHONPATH": str(package_dir / "src")}
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT.format(module=module)], capture_output=True, text=True, env=env, timeout=900)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise TypedMcpError(f"{package_dir}: the package does not list its tools: {last}")
+    catalog = json.loads(proc.stdout.strip().splitlines()[-1])
+    catalog["version"] = package_manifest(package_dir).get("version")
+    return catalog
+
+
+def catalog_of(source: str, *, package_name: str | None = None, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """A catalog from a generated package folder, or from a spec (file or URL) generated on the fly."""
+    if is_package(source):
+        return catalog_of_package(Path(source))
+    from generator.pipeline import generate
+
+    with tempfile.TemporaryDirectory(prefix="typed-mcp-catalog-") as temp:
+        out = Path(temp) / "package"
+        generate(source, out, package_name=package_name or "catalog-mcp", headers=headers, verify=False)
+        return catalog_of_package(out)

@@ -1,0 +1,164 @@
+"""REST and MCP cannot drift: the drift check, the semantic diff on crafted and real spec pairs,
+and the release path (build, twine, a real package index, a fresh virtual environment)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from generator.demo.process import free_port, running
+from support import CORPUS, REPO, generate, run_cli
+
+WEATHER = REPO / "specs" / "weather-api.json"
+COMMITTED = REPO / "generated" / "weather-mcp"
+
+
+def changed_weather(tmp_path: Path, version: str = "1.3.0") -> Path:
+    """The weather spec with `conditions` removed from WeatherData and `wind` added."""
+    spec = json.loads(WEATHER.read_text())
+    weather = spec["components"]["schemas"]["WeatherData"]
+    del weather["properties"]["conditions"]
+    weather["required"].remove("conditions")
+    weather["properties"]["wind"] = {"type": "number"}
+    spec["info"]["version"] = version
+    path = tmp_path / "weather-v2.json"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def test_check_passes_on_the_committed_package():
+    proc = run_cli("check", str(WEATHER), "--out", str(COMMITTED), "--package-name", "weather-mcp")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no drift" in proc.stderr
+
+
+def test_check_against_the_live_api_and_the_snapshot(demo_url):
+    proc = run_cli(
+        "check", f"{demo_url}/v1/openapi.json", "--out", str(COMMITTED), "--package-name", "weather-mcp", "--snapshot", str(WEATHER)
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_check_reports_drift_with_a_summary(tmp_path: Path):
+    spec = changed_weather(tmp_path)
+    snapshot = tmp_path / "snapshot.json"
+    shutil.copy(WEATHER, snapshot)
+    proc = run_cli("check", str(spec), "--out", str(COMMITTED), "--package-name", "weather-mcp", "--snapshot", str(snapshot))
+    assert proc.returncode == 1
+    assert "drift: the spec differs from the snapshot" in proc.stdout
+    assert "src/weather_mcp/models.py" in proc.stdout
+    assert "get_weather conditions: Output field 'conditions' was removed. [output_field_removed]" in proc.stdout
+    assert "get_forecast result[].wind: Output field 'result[].wind' was added. [output_field_added]" in proc.stdout
+    assert snapshot.read_bytes() == WEATHER.read_bytes()  # check never writes
+
+
+def test_versions_are_recorded_and_exposed(tmp_path: Path):
+    about = (COMMITTED / "src" / "weather_mcp" / "_about.py").read_text()
+    digest = __import__("hashlib").sha256(WEATHER.read_bytes()).hexdigest()
+    assert f"SPEC_SHA256 = '{digest}'" in about and "API_VERSION = '1.2.0'" in about and "GENERATOR = 'typed-mcp " in about
+    out = tmp_path / "v"
+    generate(WEATHER, out, "weather-mcp", "--package-version", "2.0.0rc1")
+    assert json.loads((out / "typed-mcp.json").read_text())["version"] == "2.0.0rc1"
+
+
+@pytest.mark.parametrize(("version", "warned"), [("1.3.0", True), ("2.0.0", False)])
+def test_diff_classifies_and_flags_a_missing_major_bump(tmp_path: Path, version: str, warned: bool):
+    spec = changed_weather(tmp_path, version)
+    proc = run_cli("diff", str(WEATHER), str(spec), "--format", "json", "--fail-on", "breaking")
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["summary"]["breaking"] == 2 and report["summary"]["compatible"] == 2
+    kinds = {(c["tool"], c["path"], c["kind"], c["breaking"]) for c in report["changes"]}
+    assert ("get_weather", "conditions", "output_field_removed", True) in kinds
+    assert ("get_weather", "wind", "output_field_added", False) in kinds
+    assert ("breaking changes without a major version change" in proc.stderr) is warned
+    markdown = run_cli("diff", str(COMMITTED), str(spec), "--format", "markdown")
+    assert markdown.returncode == 0  # --fail-on defaults to never
+    assert markdown.stdout.startswith("## MCP tool catalog changes") and "### Breaking (2)" in markdown.stdout
+
+
+def test_diff_of_two_real_github_releases(tmp_path: Path):
+    """@octokit/openapi 22.0.0 (npm) against 23.0.2 (the corpus): a real release pair."""
+    new = CORPUS / "github__api.github.com.json"
+    if not new.is_file():
+        pytest.skip(f"no corpus at {CORPUS}")
+    subprocess.run(["npm", "pack", "@octokit/openapi@22.0.0", "--silent"], cwd=tmp_path, check=True, capture_output=True, timeout=600)
+    with tarfile.open(tmp_path / "octokit-openapi-22.0.0.tgz") as archive:
+        member = archive.getmember("package/generated/api.github.com.json")
+        (tmp_path / "old.json").write_bytes(archive.extractfile(member).read())
+    proc = run_cli("diff", str(tmp_path / "old.json"), str(new), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    summary = report["summary"]
+    assert summary["tools_added"] > 50 and summary["tools_removed"] > 0 and summary["breaking"] > 0
+    kinds = {c["kind"] for c in report["changes"]}
+    assert {"tool_added", "tool_removed", "output_field_added", "input_optional_added"} <= kinds
+    # Added optional output fields are compatible, thanks to open schemas.
+    assert all(not c["breaking"] for c in report["changes"] if c["kind"] == "output_field_added")
+
+
+def _venv(path: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
+    return path / "bin"
+
+
+def test_build_publish_to_a_real_index_and_install_fresh(tmp_path: Path):
+    dist = tmp_path / "dist"
+    env = {**os.environ, "PACKAGE": "weather-mcp"}
+    build = subprocess.run(
+        ["make", "build", f"OUT={COMMITTED}", "PACKAGE=weather-mcp"], cwd=REPO, capture_output=True, text=True, env=env, timeout=600
+    )
+    assert build.returncode == 0, build.stdout + build.stderr
+    assert "PASSED" in build.stdout
+    shutil.copytree(REPO / "dist" / "weather-mcp", dist)
+
+    # A package index on 127.0.0.1 that only accepts uploads with the token.
+    from passlib.apache import HtpasswdFile
+
+    token = "pypi-test-token-7d3f"
+    htpasswd = HtpasswdFile(str(tmp_path / "htpasswd"), new=True)
+    htpasswd.set_password("__token__", token)
+    htpasswd.save()
+    packages = tmp_path / "packages"
+    packages.mkdir()
+    port = free_port()
+    index = f"http://127.0.0.1:{port}"
+    server = [str(Path(sys.executable).parent / "pypi-server"), "run", "-p", str(port), "-i", "127.0.0.1",
+              "-P", str(tmp_path / "htpasswd"), "-a", "update", str(packages)]
+    with running(server, f"{index}/simple/"):
+        publish = subprocess.run(
+            ["make", "publish", f"OUT={COMMITTED}", "PACKAGE=weather-mcp"], cwd=REPO, capture_output=True, text=True, timeout=600,
+            env={**os.environ, "TWINE_REPOSITORY_URL": index, "TWINE_PASSWORD": token},
+        )
+        assert publish.returncode == 0, publish.stdout + publish.stderr
+        assert token not in publish.stdout + publish.stderr
+        assert sorted(p.name for p in packages.iterdir()) == ["weather_mcp-1.2.0-py3-none-any.whl", "weather_mcp-1.2.0.tar.gz"]
+        bin_dir = _venv(tmp_path / "fresh")
+        install = subprocess.run(
+            [str(bin_dir / "pip"), "install", "--quiet", "--index-url", f"{index}/simple/", "--extra-index-url",
+             "https://pypi.org/simple/", "weather-mcp==1.2.0"],
+            capture_output=True, text=True, timeout=900,
+        )
+        assert install.returncode == 0, install.stderr[-2000:]
+    assert (bin_dir / "weather-mcp").is_file()
+    version = subprocess.run([str(bin_dir / "weather-mcp"), "--version"], capture_output=True, text=True, timeout=60)
+    assert version.stdout.startswith("weather-mcp 1.2.0 (API 1.2.0; spec sha256 ")
+
+    async def list_tools() -> list[str]:
+        params = StdioServerParameters(command=str(bin_dir / "weather-mcp"), args=["--base-url", "http://127.0.0.1:9"], env={})
+        async with Client(params) as client:
+            return sorted(t.name for t in (await client.list_tools()).tools)
+
+    import anyio
+
+    assert anyio.run(list_tools) == sorted(
+        ["create_report", "delete_report", "get_forecast", "get_report", "get_temperature", "get_temperatures", "get_weather"]
+    )

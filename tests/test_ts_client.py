@@ -1,0 +1,318 @@
+"""Generated servers under a strict client and a real upstream: the official TypeScript MCP SDK's
+`Client.callTool` (AJV-validates structuredContent against each tool's outputSchema) against the
+committed weather package on the live demo API, and against a package generated from a corpus
+spec served by a Prism mock that reports every request that does not match the spec.
+
+Needs Node.js and npm: tests/node is installed with `npm ci` (see tests/node_tools.py)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp import Client, StdioServerParameters
+
+from generator.demo.process import demo_api
+from node_tools import CONTROL_SERVER, INVALID_PARAMS, INVALID_REQUEST, prism, run_ts_client
+from support import CORPUS, REPO, run_cli
+
+WEATHER = REPO / "generated" / "weather-mcp"
+TOKEN_ENV = "WEATHER_MCP_HTTP_BEARER_TOKEN"
+REPORT = {"city": "London", "temperature": 21.5, "humidity": 40, "conditions": "clear", "observed_at": "2026-11-30T09:00:00Z"}
+WEATHER_TOOLS = {"get_temperature", "get_weather", "get_forecast", "get_temperatures", "create_report", "get_report", "delete_report"}
+WEATHER_CALLS = [
+    {"name": "get_temperature", "arguments": {"city": "London"}},
+    {"name": "get_weather", "arguments": {"city": "Paris"}},
+    {"name": "get_forecast", "arguments": {"city": "Tokyo", "days": 2}},
+    {"name": "get_temperatures", "arguments": {"cities": ["London", "Paris"]}},
+    {"name": "create_report", "arguments": {"body": REPORT}},
+    {"name": "delete_report", "arguments": {"report_id": 1}},
+]
+PETSTORE = CORPUS / "oai__v3.0-petstore-expanded.yaml"
+
+
+def weather_server(base: str) -> tuple[list[str], dict[str, str]]:
+    return (
+        [sys.executable, "-m", "weather_mcp", "--base-url", base],
+        {"PYTHONPATH": str(WEATHER / "src"), TOKEN_ENV: "demo-token"},
+    )
+
+
+def by_name(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    results = {r["name"]: r for r in run["results"]}
+    assert len(results) == len(run["results"]), "a tool was called twice"
+    return results
+
+
+def assert_strict_ok(run: dict[str, Any], names: list[str]) -> None:
+    """Every call returned (no McpError from the SDK's outputSchema checks) and none is an error."""
+    assert [r["name"] for r in run["results"]] == names
+    strict = [(r["name"], r["errorCode"], r["error"]) for r in run["results"] if r["errorCode"] in (INVALID_PARAMS, INVALID_REQUEST)]
+    assert strict == [], f"the TypeScript SDK rejected results: {strict}"
+    failed = [(r["name"], r["errorType"], r["errorCode"], r["error"], r["text"]) for r in run["results"] if not r["ok"] or r["isError"]]
+    assert failed == [], failed
+
+
+async def python_client_results(base: str, calls: list[dict[str, Any]]) -> list[Any]:
+    """The same calls through the MCP Python SDK client: their structuredContent, in order."""
+    command, env = weather_server(base)
+    params = StdioServerParameters(command=command[0], args=command[1:], env={**os.environ, **env})
+    out = []
+    async with Client(params) as client:
+        for call in calls:
+            result = await client.call_tool(call["name"], call["arguments"])
+            assert not result.is_error, (call, result.content)
+            out.append(result.structured_content)
+    return out
+
+
+# --- the strict client itself --------------------------------------------------------------------
+
+
+def test_ts_client_reports_what_it_must():
+    """Negative control: a server that breaks its outputSchemas (tools split over two tools/list
+    pages) gets exactly the SDK's errors, per call, without ending the run."""
+    names = ["good_int", "wrong_type", "closed_extra", "no_structured", "tool_error", "plain", "missing_tool"]
+    run = run_ts_client(["node", str(CONTROL_SERVER)], {}, [{"name": n, "arguments": {}} for n in names])
+    assert run["tools"] == 6 and run["listed_bytes"] > 500
+    got = {r["name"]: (r["ok"], r["isError"], r["errorCode"]) for r in run["results"]}
+    assert got == {
+        "good_int": (True, False, None),
+        "wrong_type": (False, False, INVALID_PARAMS),  # listed on page 1: validated after pagination
+        "closed_extra": (False, False, INVALID_PARAMS),
+        "no_structured": (False, False, INVALID_REQUEST),
+        "tool_error": (True, True, None),
+        "plain": (True, False, None),
+        "missing_tool": (True, True, None),
+    }
+    results = by_name(run)
+    assert results["good_int"]["structuredContent"] == {"result": 7}
+    assert "data/result must be integer" in results["wrong_type"]["error"]
+    assert "must NOT have additional properties" in results["closed_extra"]["error"]
+    assert "did not return structured content" in results["no_structured"]["error"]
+
+
+# --- a) the committed weather package on the demo API --------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_weather_package_passes_the_typescript_client():
+    with demo_api() as base:
+        command, env = weather_server(base)
+        listed = run_ts_client(command, env, [], list_only=True, dump_tools=True)
+        run = run_ts_client(command, env, WEATHER_CALLS)
+    assert listed["tools"] == 7 and run["tools"] == 7
+    assert run["listed_bytes"] == listed["listed_bytes"] > 1000
+    tools = {t["name"]: t for t in listed["tool_list"]}
+    assert set(tools) == WEATHER_TOOLS
+    assert {name for name, t in tools.items() if t.get("outputSchema")} == WEATHER_TOOLS - {"delete_report"}
+
+    assert_strict_ok(run, [c["name"] for c in WEATHER_CALLS])
+    got = {r["name"]: r["structuredContent"] for r in run["results"]}
+    assert got["get_temperature"] == {"result": 22}
+    assert got["get_weather"] == {"temperature": 19.0, "humidity": 60.0, "conditions": "cloudy"}
+    assert got["get_forecast"] == {
+        "result": [
+            {"temperature": 27.0, "humidity": 70.0, "conditions": "humid"},
+            {"temperature": 28.0, "humidity": 70.0, "conditions": "humid"},
+        ]
+    }
+    assert got["get_temperatures"] == {"London": 22.5, "Paris": 19.0}
+    created = got["create_report"]
+    assert created["id"] == 1 and created["observed_at"] == "2026-11-30T09:00:00Z"
+    assert {k: created[k] for k in REPORT} == REPORT and "station" not in created
+    assert isinstance(created["received_at"], str)
+    assert got["delete_report"] is None  # 204: no outputSchema, no structuredContent
+    assert "204" in by_name(run)["delete_report"]["text"]
+
+    # The Python SDK client sees the same structuredContent (a fresh API: the report is id 1 again).
+    with demo_api() as base:
+        python = await python_client_results(base, WEATHER_CALLS)
+    for call, ts_value, py_value in zip(WEATHER_CALLS, [r["structuredContent"] for r in run["results"]], python):
+        if call["name"] == "create_report":
+            ts_value, py_value = dict(ts_value), dict(py_value)
+            assert ts_value.pop("received_at") and py_value.pop("received_at")  # a timestamp: differs
+        assert ts_value == py_value, call["name"]
+
+
+# --- b) upstream drift ----------------------------------------------------------------------------
+
+
+def test_extra_fields_pass_the_typescript_client():
+    """Undeclared fields at the top level and nested (uv_index, wind{...}) in an object and in a
+    list of objects: open schemas, so the strict client accepts them and they arrive intact."""
+    calls = [
+        {"name": "get_weather", "arguments": {"city": "London"}},
+        {"name": "get_forecast", "arguments": {"city": "Sydney", "days": 3}},
+    ]
+    with demo_api(env={"WEATHER_DEMO_DRIFT": "extra"}) as base:
+        run = run_ts_client(*weather_server(base), calls)
+    assert_strict_ok(run, ["get_weather", "get_forecast"])
+    extra = {"uv_index": 5, "wind": {"speed_kmh": 12.5, "direction": "NW"}}
+    weather, forecast = (r["structuredContent"] for r in run["results"])
+    assert weather == {"temperature": 22.5, "humidity": 45.0, "conditions": "sunny", **extra}
+    assert forecast == {
+        "result": [{"temperature": 15.5 + day, "humidity": 55.0, "conditions": "rain", **extra} for day in range(3)]
+    }
+
+
+def test_missing_field_is_a_tool_error_not_a_schema_violation():
+    """A required field missing upstream: the server reports an error result; it never sends
+    structuredContent that the strict client would reject."""
+    calls = [{"name": "get_weather", "arguments": {"city": "London"}}, {"name": "get_forecast", "arguments": {"city": "Paris", "days": 1}}]
+    with demo_api(env={"WEATHER_DEMO_DRIFT": "missing"}) as base:
+        run = run_ts_client(*weather_server(base), calls)
+    for result in run["results"]:
+        assert (result["ok"], result["isError"], result["errorCode"], result["structuredContent"]) == (True, True, None, None), result
+        assert "humidity" in result["text"]
+
+
+# --- c) a corpus spec on a Prism mock ---------------------------------------------------------------
+
+FORMATS = {
+    "date-time": "2026-11-30T09:00:00Z",
+    "date": "2026-11-30",
+    "time": "09:00:00Z",
+    "email": "abc@example.com",
+    "uri": "https://example.com/abc",
+    "url": "https://example.com/abc",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "ipv4": "127.0.0.1",
+    "ipv6": "::1",
+    "hostname": "example.com",
+    "byte": "YWJj",
+}
+
+
+def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    seen = set()
+    while isinstance(schema, dict) and "$ref" in schema:
+        ref = schema["$ref"]
+        if not ref.startswith("#/") or ref in seen:
+            raise ValueError(f"cannot resolve {ref!r}")
+        seen.add(ref)
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+    return schema if isinstance(schema, dict) else {}
+
+
+def synthesize(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
+    """A value valid for `schema` (a tool's inputSchema or a part of it; `$ref`s into its `$defs`).
+    Objects get their required properties, and their optional ones too near the top."""
+    schema = _resolve(schema, root)
+    if depth > 12:
+        raise ValueError("schema nests too deep to synthesize")
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            branches = [b for b in schema[key] if _resolve(b, root).get("type") != "null"] or schema[key]
+            return synthesize({**{k: v for k, v in schema.items() if k != key}, **_resolve(branches[0], root)}, root, depth + 1)
+    if "allOf" in schema:
+        merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+        for part in schema["allOf"]:
+            part = _resolve(part, root)
+            merged.setdefault("properties", {}).update(part.get("properties", {}))
+            merged["required"] = sorted(set(merged.get("required", [])) | set(part.get("required", [])))
+            for k, v in part.items():
+                merged.setdefault(k, v)
+        return synthesize(merged, root, depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None:
+        kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
+    if kind == "string":
+        value = FORMATS.get(schema.get("format", ""), "abc")
+        return value.ljust(schema.get("minLength", 0), "a")[: schema.get("maxLength", len(value) + 1000)]
+    if kind in ("integer", "number"):
+        value: float = 1 if kind == "integer" else 1.5
+        if "minimum" in schema:
+            value = max(value, schema["minimum"])
+        if "exclusiveMinimum" in schema and not isinstance(schema["exclusiveMinimum"], bool):
+            value = max(value, schema["exclusiveMinimum"] + 1)
+        if "maximum" in schema:
+            value = min(value, schema["maximum"])
+        return int(value) if kind == "integer" else value
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    if kind == "array":
+        return [synthesize(schema.get("items", {}), root, depth + 1)] * max(1, schema.get("minItems", 1))
+    properties = schema.get("properties", {})
+    names = list(properties) if depth <= 2 else list(schema.get("required", []))
+    return {name: synthesize(properties.get(name, {}), root, depth + 1) for name in names}
+
+
+def synthesize_calls(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"name": t["name"], "arguments": synthesize(t["inputSchema"], t["inputSchema"])} for t in tools]
+
+
+def test_synthesize():
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"anyOf": [{"type": "integer", "minimum": 5}, {"type": "null"}]},
+            "b": {"$ref": "#/$defs/B"},
+            "c": {"type": "array", "items": {"enum": ["x", "y"]}},
+        },
+        "required": ["b"],
+        "$defs": {"B": {"type": "object", "properties": {"when": {"type": "string", "format": "date-time"}, "ok": {"type": "boolean"}}}},
+    }
+    assert synthesize(schema, schema) == {"a": 5, "b": {"when": "2026-11-30T09:00:00Z", "ok": True}, "c": ["x"]}
+
+
+@pytest.fixture(scope="module")
+def petstore_package(tmp_path_factory) -> Path:
+    if not PETSTORE.is_file():
+        pytest.skip(f"the shared corpus is absent: {PETSTORE} does not exist")
+    out = tmp_path_factory.mktemp("prism") / "pe"
+    proc = run_cli("generate", str(PETSTORE), "--out", str(out), "--package-name", "pe", "--no-snapshot")
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_corpus_package_against_prism(petstore_package, dynamic):
+    env = {"PYTHONPATH": str(petstore_package / "src")}
+    with prism(PETSTORE, dynamic=dynamic) as base:
+        command = [sys.executable, "-m", "pe", "--base-url", base]
+        listed = run_ts_client(command, env, [], list_only=True, dump_tools=True)
+        calls = synthesize_calls(listed["tool_list"])
+        run = run_ts_client(command, env, calls)
+        served = base.requests()
+        violations = base.violations("request")
+        errors = base.errors()
+        log = base.log()
+
+        # The violation parser itself: a request Prism must reject shows up as one violation.
+        assert httpx.get(f"{base}/pets", params={"limit": "abc"}).status_code == 422
+        control = base.violations("request")[len(violations):]
+        assert [(v["severity"], v["location"]) for v in control] == [("error", "request.query.limit")], base.log()[-3000:]
+
+    assert listed["tools"] == run["tools"] == 4
+    assert [c["name"] for c in calls] == ["find_pets", "add_pet", "find_pet_by_id", "delete_pet"]
+    assert calls[0]["arguments"] == {"tags": ["abc"], "limit": 1}
+    assert calls[1]["arguments"] == {"body": {"name": "abc", "tag": "abc"}}
+    assert violations == [], f"Prism reported request violations:\n{log[-6000:]}"
+    assert errors == [], errors
+    assert served == [("GET", "/pets"), ("POST", "/pets"), ("GET", "/pets/1"), ("DELETE", "/pets/1")], log[-4000:]
+    assert_strict_ok(run, ["find_pets", "add_pet", "find_pet_by_id", "delete_pet"])
+    results = by_name(run)
+    pets = results["find_pets"]["structuredContent"]["result"]
+    assert isinstance(pets, list) and all(isinstance(p["id"], int) and isinstance(p["name"], str) for p in pets)
+    for name in ("add_pet", "find_pet_by_id"):
+        pet = results[name]["structuredContent"]
+        assert isinstance(pet["id"], int) and isinstance(pet["name"], str), pet
+    assert results["delete_pet"]["structuredContent"] is None and "204" in results["delete_pet"]["text"]
+    if not dynamic:  # static mode: Prism's schema-derived example, always the same
+        assert pets == [{"name": "string", "tag": "string", "id": -9007199254740991}]
