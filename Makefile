@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+NODE_STAMP := tests/node/node_modules/.installed
 SPEC := specs/weather-api.json
 OUT := generated/weather-mcp
 PACKAGE := weather-mcp
@@ -21,6 +22,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The strict TypeScript MCP client and Prism (a mock API server), from the npm registry, pinned by the lock file.
+$(NODE_STAMP): tests/node/package-lock.json
+	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
 ## generate: regenerate generated/ from the snapshot in specs/ (or from SPEC_URL=..., refreshing the snapshot)
 generate: $(STAMP)
 ifeq ($(SPEC_URL),)
@@ -30,7 +36,7 @@ else
 endif
 
 ## test: the whole test suite
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest
 
 ## check: exit 1 when the committed specs/ and generated/ no longer match the live API (SPEC_URL=...) or the snapshot

@@ -57,17 +57,21 @@ def to_json_schema(doc: Any, schema: Any) -> dict[str, Any]:
     null type, boolean exclusive bounds as numbers, OpenAPI-only keywords dropped."""
     defs: dict[str, Any] = {}
 
-    def convert(node: Any) -> Any:
+    def convert(node: Any, stack: frozenset[str] = frozenset()) -> Any:
         if isinstance(node, list):
-            return [convert(item) for item in node]
+            return [convert(item, stack) for item in node]
         if not isinstance(node, dict):
             return node
         ref = node.get("$ref")
         if isinstance(ref, str):
+            if ref in stack:
+                # Recursion ends here: generated instances stop at this depth (optional parts are left
+                # out, arrays are empty), so they remain valid instances of the original schema.
+                return {"not": {}}
             key = re.sub(r"[^A-Za-z0-9_.-]", "_", ref.lstrip("#/"))
             if key not in defs:
                 defs[key] = {}
-                defs[key] = convert(doc.resolve_pointer(ref))
+                defs[key] = convert(doc.resolve_pointer(ref), stack | {ref})
             return {"$ref": f"#/$defs/{key}"}
         out: dict[str, Any] = {}
         discriminator = node.get("discriminator")
@@ -82,9 +86,9 @@ def to_json_schema(doc: Any, schema: Any) -> dict[str, Any]:
             if key in _DATA_KEYS:
                 out[key] = value
             elif key in ("properties", "patternProperties") and isinstance(value, dict):
-                out[key] = {name: convert(sub) for name, sub in value.items()}
+                out[key] = {name: convert(sub, stack) for name, sub in value.items()}
             else:
-                out[key] = convert(value)
+                out[key] = convert(value, stack)
         for bound, plain in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
             if out.get(bound) is True and plain in out:
                 out[bound] = out.pop(plain)
@@ -257,17 +261,25 @@ def _path_key(doc: Any, op: Any) -> str:
     return op.key.split(" ", 1)[1]
 
 
+class _SchemaDocument:
+    """Lets `to_json_schema` resolve `$ref`s inside one published schema (its `$defs`)."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+
+    def resolve_pointer(self, ref: str) -> Any:
+        from generator import pointer
+
+        return pointer.get(self.schema, ref, {})
+
+
 def _arguments(input_schema: dict[str, Any]) -> dict[str, Any]:
     """One valid set of required arguments, drawn from the published inputSchema."""
     required = input_schema.get("required", [])
     if not required:
         return {}
-    schema = {
-        "type": "object",
-        "properties": {k: v for k, v in input_schema.get("properties", {}).items() if k in required},
-        "required": required,
-        **({"$defs": input_schema["$defs"]} if "$defs" in input_schema else {}),
-    }
+    properties = {k: v for k, v in input_schema.get("properties", {}).items() if k in required}
+    schema = to_json_schema(_SchemaDocument(input_schema), {"type": "object", "properties": properties, "required": required})
     try:
         drawn = draw(schema, 1)
     except Exception:

@@ -15,7 +15,7 @@ from generator.errors import NoOperationsError, SpecError
 from generator.ir import ApiPlan, Body, Operation, Parameter, Response, SecurityScheme, Skipped
 from generator.normalize import HTTP_METHODS, Document
 
-COMPONENT_SCHEMA = re.compile(r"^#/components/schemas/([^/]+)$")
+from generator.variants import COMPONENT_SCHEMA, Views  # noqa: E402
 _STATUS_ORDER = ("200", "201", "202", "203", "206", "2XX", "204", "205", "default")
 DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
 _IGNORED_HEADERS = {"accept", "content-type", "authorization"}
@@ -53,12 +53,13 @@ def plan(doc: Document, *, package_name: str, module: str, spec_url: str | None 
     )
     component_names = set((data.get("components") or {}).get("schemas") or {})
     taken_keys = set(component_names)
+    views = Views(doc, taken_keys)
     root_security = data.get("security")
     for key, path, method, path_item, op in raw_ops:
         tool = tool_names[key]
         try:
             result.operations.append(
-                _operation(doc, key, path, method, path_item, op, tool, root_security, schemes, result, taken_keys)
+                _operation(doc, key, path, method, path_item, op, tool, root_security, schemes, result, taken_keys, views)
             )
         except Unsupported as exc:
             result.skipped.append(Skipped(key, str(exc)))
@@ -113,6 +114,7 @@ def _operation(
     schemes: dict[str, SecurityScheme],
     result: ApiPlan,
     taken_keys: set[str],
+    views: Views,
 ) -> Operation:
     # Some specs tell operations on one path apart with a fragment (`/files/{id}#copy`) or a
     # fixed query (`/search?type=user`): neither is part of the path that is requested.
@@ -121,8 +123,8 @@ def _operation(
         raise Unsupported(f"path {path!r} is not a plain absolute path")
     fixed_query = tuple(parse_qsl(query_text, keep_blank_values=True))
     params = _parameters(doc, request_path, path_item, op)
-    body = _body(doc, op, tool, result, taken_keys, {p.arg_name for p in params})
-    response = _response(doc, op, tool, result, taken_keys)
+    body = _body(doc, op, tool, result, taken_keys, {p.arg_name for p in params}, views)
+    response = _response(doc, op, tool, result, taken_keys, views)
     summary = _text(op.get("summary"))
     description = _text(op.get("description"))
     text = "\n\n".join(part for part in (summary, description if description != summary else None) if part)
@@ -302,7 +304,7 @@ def _schema_key(doc: Document, schema: Any, wanted: str, result: ApiPlan, taken:
 
 
 def _body(
-    doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, taken: set[str], arg_names: set[str]
+    doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, taken: set[str], arg_names: set[str], views: Views
 ) -> Body | None:
     raw = op.get("requestBody")
     if raw is None:
@@ -319,7 +321,7 @@ def _body(
         what = "text" if encoding == "text" else "base64-encoded bytes"
         note = f"Request body ({media_type}), as {what}."
         return Body(arg_name, required, None, media_type, encoding, f"{description}\n\n{note}" if description else note)
-    schema = (content[media_type] or {}).get("schema", {})
+    schema = views.view((content[media_type] or {}).get("schema", {}), "request")  # without readOnly properties
     key = _schema_key(doc, schema, names.pascal_case(tool) + "Request", result, taken)
     return Body(arg_name, required, key, media_type, encoding, description)
 
@@ -339,7 +341,7 @@ def _body_encoding(content: dict[str, Any]) -> tuple[str, str]:
 # --- response -------------------------------------------------------------------------------------
 
 
-def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, taken: set[str]) -> Response:
+def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, taken: set[str], views: Views) -> Response:
     responses = op.get("responses") or {}
     if not isinstance(responses, dict):
         raise Unsupported("'responses' is not an object")
@@ -357,7 +359,7 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
         return Response(status=status, kind="empty", media_type=None)
     media_type = _json_media(content)
     if media_type is not None:
-        schema = (content[media_type] or {}).get("schema")
+        schema = views.view((content[media_type] or {}).get("schema"), "response")  # without writeOnly properties
         key = _schema_key(doc, schema, names.pascal_case(tool) + "Response", result, taken) if schema else None
         return Response(status=status, kind="json", media_type=media_type, schema_key=key)
     media_type = next(iter(content))

@@ -244,7 +244,7 @@ def prism_violations(log: str, where: str = "request") -> list[dict[str, str]]:
 
 
 def prism_requests(log: str) -> list[tuple[str, str]]:
-    """(METHOD, path?query) of every request Prism received."""
+    """(METHOD, path) of every request Prism received (Prism logs the path without the query)."""
     return [(m["method"].upper(), m["path"]) for m in map(_REQUEST.search, log.splitlines()) if m]
 
 

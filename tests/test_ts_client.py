@@ -16,7 +16,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from generator.demo.process import demo_api
+from generator.demo.process import demo_api, free_port, running
 from node_tools import CONTROL_SERVER, INVALID_PARAMS, INVALID_REQUEST, prism, run_ts_client
 from support import CORPUS, REPO, run_cli
 
@@ -137,6 +137,22 @@ async def test_weather_package_passes_the_typescript_client():
             ts_value, py_value = dict(ts_value), dict(py_value)
             assert ts_value.pop("received_at") and py_value.pop("received_at")  # a timestamp: differs
         assert ts_value == py_value, call["name"]
+
+
+def test_weather_package_over_streamable_http():
+    """The same package served over streamable HTTP, for the SDK's StreamableHTTPClientTransport."""
+    with demo_api() as base:
+        command, env = weather_server(base)
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/mcp"
+        with running([*command, "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)], url, env):
+            run = run_ts_client(None, {}, WEATHER_CALLS[:4], url=url)
+    assert run["tools"] == 7
+    assert_strict_ok(run, [c["name"] for c in WEATHER_CALLS[:4]])
+    assert [r["structuredContent"] for r in run["results"]][:2] == [
+        {"result": 22},
+        {"temperature": 19.0, "humidity": 60.0, "conditions": "cloudy"},
+    ]
 
 
 # --- b) upstream drift ----------------------------------------------------------------------------
