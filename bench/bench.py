@@ -368,7 +368,8 @@ async def stdio_session(server: ServerSpec, *, warm_lists: int = 0, call_all: bo
                 except Exception as exc:  # counted, and a few kept for the report
                     result.call_exceptions += 1
                     if len(result.exception_samples) < 3:
-                        result.exception_samples.append(f"{tool.name}: {type(exc).__name__}: {str(exc)[:200]}")
+                        first_line = (str(exc).strip().splitlines() or [""])[0][:160]
+                        result.exception_samples.append(f"{tool.name}: {type(exc).__name__}: {first_line}")
             result.call_seconds = time.perf_counter() - t
             result.hwm_after_calls_kb = read_vm(pid)
     pidfile.unlink(missing_ok=True)
@@ -377,6 +378,76 @@ async def stdio_session(server: ServerSpec, *, warm_lists: int = 0, call_all: bo
 
 def session(server: ServerSpec, **kwargs: Any) -> Session:
     return asyncio.run(stdio_session(server, **kwargs))
+
+
+@dataclass
+class RawSession:
+    """The same listing over bare JSON-RPC lines: the server's own time and its exact wire bytes."""
+
+    cold_s: float = math.nan
+    warm_s: list[float] = field(default_factory=list)
+    page_bytes: list[int] = field(default_factory=list)
+
+
+async def raw_stdio_session(server: ServerSpec, warm_lists: int) -> RawSession:
+    """Spawn the server, `initialize` (handshake protocol 2025-06-18), then tools/list (all pages),
+    timed to the last byte of each response line; nothing is validated into models."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    errlog = LOGS / f"raw-{server.label.lower().replace('-', '')}-{os.getpid()}-{time.monotonic_ns()}.stderr"
+    result = RawSession()
+    start = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        "/bin/sh", "-c", 'log="$1"; shift; exec "$@" 2>>"$log"', "sh", str(errlog), *server.argv,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=server.env, limit=512 * MIB,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    next_id = 0
+
+    async def request(method: str, params: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        nonlocal next_id
+        next_id += 1
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params}).encode() + b"\n")
+        await proc.stdin.drain()
+        while True:
+            line = await asyncio.wait_for(proc.stdout.readline(), 600)
+            if not line:
+                raise RuntimeError(f"{server.label} closed stdout during {method} (see {errlog})")
+            message = json.loads(line)
+            if message.get("id") == next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{server.label} {method}: {message['error']}")
+                return message["result"], len(line.rstrip(b"\n"))
+
+    async def list_all() -> list[int]:
+        sizes, cursor = [], None
+        while True:
+            page, size = await request("tools/list", {"cursor": cursor} if cursor else {})
+            sizes.append(size)
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return sizes
+
+    try:
+        await request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}})
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        result.page_bytes = await list_all()
+        result.cold_s = time.perf_counter() - start
+        for _ in range(warm_lists):
+            t = time.perf_counter()
+            await list_all()
+            result.warm_s.append(time.perf_counter() - t)
+    finally:
+        proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except asyncio.TimeoutError:
+            proc.kill()
+            await proc.wait()
+    return result
+
+
+def raw_session(server: ServerSpec, warm_lists: int = 0) -> RawSession:
+    return asyncio.run(raw_stdio_session(server, warm_lists))
 
 
 # --------------------------------------------------------------------------------------------
@@ -409,11 +480,16 @@ def measure_stdio(typed: ServerSpec, fast: ServerSpec, runs: int) -> dict[str, A
         for server in (typed, fast):
             log(f"cold start {server.label} (run {run + 1}/{runs})")
             cold[server.label].append(session(server))
+    raw: dict[str, list[RawSession]] = {typed.label: [], fast.label: []}
+    for run in range(runs):
+        for server in (typed, fast):
+            log(f"raw JSON-RPC cold start {server.label} (run {run + 1}/{runs})")
+            raw[server.label].append(raw_session(server, warm_lists=WARM_LISTS if run == runs - 1 else 0))
     full: dict[str, Session] = {}
     for server in (typed, fast):
         log(f"{server.label}: {WARM_LISTS} warm tools/list + call every tool")
         full[server.label] = session(server, warm_lists=WARM_LISTS, call_all=True)
-    return {"cold": cold, "full": full}
+    return {"cold": cold, "raw": raw, "full": full}
 
 
 def measure_inproc(package_dir: Path, spec: Path, upstream_url: str, operation: str, runs: int) -> dict[str, Any]:
@@ -580,8 +656,17 @@ def comparison_rows(stdio: dict[str, Any], inproc: dict[str, Any]) -> list[Row]:
     tw, fw = median(typed_full.warm_s), median(fast_full.warm_s)
     add(f"warm tools/list, median of {WARM_LISTS}", tw, fw, fmt_s, "< 50 ms", tw < 0.050)
     add(f"warm tools/list, p95 of {WARM_LISTS}", quantile(typed_full.warm_s, 0.95), quantile(fast_full.warm_s, 0.95), fmt_s, "", None)
-    add("tools/list payload (all tools, JSON)", typed_full.payload_bytes, fast_full.payload_bytes, fmt_bytes, "<= FastMCP", typed_full.payload_bytes <= fast_full.payload_bytes)
-    add(f"largest tools/list message ({typed_full.pages} / {fast_full.pages} pages)", typed_full.largest_page_bytes, fast_full.largest_page_bytes, fmt_bytes, "<= 10 MiB", typed_full.largest_page_bytes <= 10 * MIB)
+    typed_raw, fast_raw = stdio["raw"]["typed-mcp"], stdio["raw"]["FastMCP"]
+    tc, fc = median([s.cold_s for s in typed_raw]), median([s.cold_s for s in fast_raw])
+    add("  cold start, bare JSON-RPC client (median)", tc, fc, fmt_s, "", None)
+    tw, fw = median(typed_raw[-1].warm_s), median(fast_raw[-1].warm_s)
+    add(f"  warm tools/list, bare JSON-RPC, median of {WARM_LISTS}", tw, fw, fmt_s, "", None)
+    add(f"  warm tools/list, bare JSON-RPC, p95 of {WARM_LISTS}", quantile(typed_raw[-1].warm_s, 0.95), quantile(fast_raw[-1].warm_s, 0.95), fmt_s, "", None)
+    add("tools/list payload (all tools, compact JSON)", typed_full.payload_bytes, fast_full.payload_bytes, fmt_bytes, "<= FastMCP", typed_full.payload_bytes <= fast_full.payload_bytes)
+    ts, fs = sum(typed_raw[-1].page_bytes), sum(fast_raw[-1].page_bytes)
+    add("  tools/list bytes on the wire (all pages)", ts, fs, fmt_bytes, "", None)
+    ts, fs = max(typed_raw[-1].page_bytes), max(fast_raw[-1].page_bytes)
+    add(f"largest tools/list message on the wire ({len(typed_raw[-1].page_bytes)} / {len(fast_raw[-1].page_bytes)} pages)", ts, fs, fmt_bytes, "<= 10 MiB", ts <= 10 * MIB)
     th, fh = median([s.hwm_after_list_kb for s in typed_cold]), median([s.hwm_after_list_kb for s in fast_cold])
     add("peak RSS after tools/list (median)", th, fh, fmt_kb, "< 0.5x FastMCP", th < fh / 2)
     th, fh = typed_full.hwm_after_calls_kb, fast_full.hwm_after_calls_kb
@@ -729,8 +814,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"wrote {args.markdown}")
     if args.json:
         raw = {"machine": machine, "generation": gen, "inproc": inproc, "scaling": scaling,
-               "stdio": {k: ({label: [vars(s) for s in v] for label, v in val.items()} if k == "cold" else {label: vars(s) for label, s in val.items()})
-                         for k, val in stdio.items()}}
+               "stdio": {k: {label: ([vars(s) for s in v] if isinstance(v, list) else vars(v)) for label, v in val.items()} for k, val in stdio.items()}}
         args.json.write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
     return 0
 

@@ -219,7 +219,7 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
             report.instances += 1
             structured = {"result": instance} if wrapped else instance
             try:
-                adapter.validate_python(instance)
+                adapter.validate_json(json.dumps(instance), strict=True)  # exactly as the runtime validates
                 report.model_ok += 1
             except Exception as exc:
                 report.reject(f"{op.tool_name}: model rejected {json.dumps(instance)[:120]}: {str(exc).splitlines()[0:3]}")

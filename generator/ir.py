@@ -80,11 +80,13 @@ class Operation:
 @dataclass(frozen=True)
 class SecurityScheme:
     key: str  # the name under components.securitySchemes
-    kind: Literal["bearer", "basic", "apiKey"]
-    env_vars: tuple[str, ...]  # bearer/apiKey: (token,), basic: (username, password)
+    kind: Literal["bearer", "basic", "apiKey", "oauth2"]
+    env_vars: tuple[str, ...]  # bearer/apiKey/oauth2: (token,), basic: (username, password)
     location: str | None = None  # apiKey: header, query or cookie
     param_name: str | None = None  # apiKey: the header/query/cookie name
     description: str | None = None
+    token_url: str | None = None  # oauth2 client credentials
+    client_env: tuple[str, ...] = ()  # oauth2 client credentials: (client id, client secret)
 
 
 @dataclass(frozen=True)

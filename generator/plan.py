@@ -406,6 +406,12 @@ def _security_schemes(doc: Document, prefix: str) -> dict[str, SecurityScheme]:
             schemes[key] = SecurityScheme(key, "basic", (f"{base}_USERNAME", f"{base}_PASSWORD"), description=description)
         elif kind_raw == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
             schemes[key] = SecurityScheme(key, "bearer", (f"{base}_TOKEN",), description=description)
+        elif kind_raw == "oauth2" and isinstance(_client_credentials_url(scheme), str):
+            # Client credentials: the server fetches (and renews) its own token; a token set directly wins.
+            schemes[key] = SecurityScheme(
+                key, "oauth2", (f"{base}_TOKEN",), description=description,
+                token_url=_client_credentials_url(scheme), client_env=(f"{base}_CLIENT_ID", f"{base}_CLIENT_SECRET"),
+            )
         elif kind_raw in ("oauth2", "openIdConnect"):
             # An access token obtained out of band is sent as a bearer token.
             schemes[key] = SecurityScheme(key, "bearer", (f"{base}_TOKEN",), description=description)
@@ -414,6 +420,12 @@ def _security_schemes(doc: Document, prefix: str) -> dict[str, SecurityScheme]:
                 key, "apiKey", (f"{base}_KEY",), location=scheme["in"], param_name=scheme["name"], description=description
             )
     return schemes
+
+
+def _client_credentials_url(scheme: dict[str, Any]) -> str | None:
+    flow = (scheme.get("flows") or {}).get("clientCredentials") if isinstance(scheme.get("flows"), dict) else None
+    url = flow.get("tokenUrl") if isinstance(flow, dict) else None
+    return url if isinstance(url, str) and url else None
 
 
 def _security(raw: Any, schemes: dict[str, SecurityScheme]) -> tuple[tuple[str, ...], ...]:

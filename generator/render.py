@@ -42,6 +42,8 @@ def py_literal(value: Any) -> str:
     literal, never code; non-finite floats (which JSON cannot hold anyway) are refused."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError("non-finite number")
+    if isinstance(value, tuple):
+        return "(" + "".join(py_literal(v) + ", " for v in value).rstrip(" ") + ")"
     if isinstance(value, list):
         return "[" + ", ".join(py_literal(v) for v in value) + "]"
     if isinstance(value, dict):
@@ -142,7 +144,7 @@ def tool_view(op: Operation, models: Models) -> ToolView:
         if op.body.encoding in ("text", "base64"):
             call.append(f"content_type={py_literal(op.body.media_type)}")
     if op.security:
-        call.append(f"security={_tuple_literal(op.security)}")
+        call.append(f"security={py_literal(op.security)}")
     response = op.response
     if response.media_type:
         call.append(f"accept={py_literal(response.media_type)}")
@@ -158,11 +160,6 @@ def tool_view(op: Operation, models: Models) -> ToolView:
         call.append(f"kind={py_literal(response.kind)}")
         returns = "CallToolResult"
     return ToolView(op=op, signature=required + optional, returns=returns, call_args=call, structured=structured)
-
-
-def _tuple_literal(alternatives: tuple[tuple[str, ...], ...]) -> str:
-    inner = ["(" + "".join(f"{py_literal(name)}, " for name in alt).rstrip(" ") + ")" for alt in alternatives]
-    return "(" + "".join(f"{item}, " for item in inner).rstrip(" ") + ")"
 
 
 def _wrapped(annotation: str, models: Models, key: str | None) -> bool:

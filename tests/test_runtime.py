@@ -233,6 +233,9 @@ async def test_content_kinds(server_factory, monkeypatch):
         (Reply(200, b""), "upstream returned HTTP 200 with an empty body where JSON was promised"),
         (Reply(200, "<html>hi</html>", "text/html"), "upstream returned text/html where JSON was promised"),
         (Reply(200, '"seven"'), "upstream response does not match int: result: Input should be a valid integer"),
+        # Strict JSON validation: what a strict client (AJV) would reject is an error here too.
+        (Reply(200, '"7"'), "upstream response does not match int: result: Input should be a valid integer"),
+        (Reply(200, "7.5"), "upstream response does not match int: result: Input should be a valid integer"),
         (Reply(200, "x" * 5000, "text/plain"), "x" * 100),
     ],
 )

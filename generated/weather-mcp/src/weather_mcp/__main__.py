@@ -14,6 +14,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="streamable-http: address to bind")
     parser.add_argument("--port", type=int, default=8000, help="streamable-http: port to bind")
+    parser.add_argument("--stateless", action="store_true", help="streamable-http: keep no session state (scale out behind a load balancer)")
+    parser.add_argument(
+        "--forward-authorization", action="store_true",
+        help="streamable-http: send each MCP client's own Authorization header to the upstream API instead of configured credentials",
+    )
     parser.add_argument("--version", action="store_true", help="print versions and the spec's sha256, then exit")
     args = parser.parse_args(argv)
     if args.version:
@@ -25,11 +30,13 @@ def main(argv: list[str] | None = None) -> None:
         api.base_url = args.base_url
     from .server import build_server
 
-    server = build_server()
+    api.forward_authorization = args.forward_authorization
+    server = build_server(forward_authorization_header=args.forward_authorization)
     if args.transport == "stdio":
         server.run("stdio")
     else:
-        server.run("streamable-http", host=args.host, port=args.port)
+        # GET /health answers {"status": "ok", ...} for load balancers.
+        server.run("streamable-http", host=args.host, port=args.port, stateless_http=args.stateless)
 
 
 if __name__ == "__main__":

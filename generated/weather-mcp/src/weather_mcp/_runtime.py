@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextvars
 import datetime
+import email.utils
 import enum
 import json
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,13 +55,22 @@ MAX_ERRORS_SHOWN = 10
 class Scheme:
     """A securityScheme: how a credential from the environment goes on the request."""
 
-    kind: str  # "bearer", "basic" or "apiKey"
+    kind: str  # "bearer", "basic", "apiKey" or "oauth2" (client credentials)
     env: tuple[str, ...]
     location: str | None = None  # apiKey: header, query or cookie
     name: str | None = None  # apiKey: header, query or cookie name
+    token_url: str | None = None  # oauth2: where client credentials are exchanged for a token
+    client_env: tuple[str, ...] = ()  # oauth2: client id and secret variables
 
     def configured(self) -> bool:
+        if self.kind == "oauth2" and all(os.environ.get(var) for var in self.client_env):
+            return True
         return all(os.environ.get(var) for var in self.env)
+
+    def needs(self) -> str:
+        """The environment variables to set, for an error message."""
+        names = " + ".join(self.env)
+        return f"{names} (or {' + '.join(self.client_env)})" if self.client_env else names
 
 
 @dataclass
@@ -70,6 +82,8 @@ class Api:
     schemes: dict[str, Scheme] = field(default_factory=dict)
     user_agent: str = "typed-mcp"
     base_url: str | None = None  # set by --base-url; wins over the environment
+    forward_authorization: bool = False  # send the MCP client's own Authorization header upstream
+    _tokens: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)  # oauth2: token, expiry
     _client: httpx.AsyncClient | None = field(default=None, repr=False)
     _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
@@ -80,6 +94,14 @@ class Api:
     @property
     def timeout(self) -> float:
         return _env_float(f"{self.env_prefix}_TIMEOUT", 30.0)
+
+    @property
+    def retries(self) -> int:
+        return int(_env_float(f"{self.env_prefix}_RETRIES", 2))
+
+    @property
+    def retry_budget(self) -> float:
+        return _env_float(f"{self.env_prefix}_RETRY_MAX_SECONDS", 10.0)
 
     @property
     def max_response_bytes(self) -> int:
@@ -121,8 +143,9 @@ class Api:
         source: dict[str, Any] = {"method": method}
         try:
             body = _Body(json_body, form_body, multipart_body, text_body, base64_body, content_type)
+            credentials = await self._credentials(security)
             request = self._build(
-                method, path, path_params or {}, query or {}, headers or {}, cookies or {}, styles or {}, body, security, accept
+                method, path, path_params or {}, query or {}, headers or {}, cookies or {}, styles or {}, body, credentials, accept
             )
             source["url"] = _public_url(request.url, self._secret_query_names())
             response = await self._send(request)
@@ -148,7 +171,7 @@ class Api:
         cookies: dict[str, Any],
         styles: dict[str, tuple[str | None, bool | None]],
         body: _Body,
-        security: tuple[tuple[str, ...], ...],
+        credentials: list[tuple[Scheme, list[str]]],
         accept: str | None,
     ) -> httpx.Request:
         base = self.effective_base_url
@@ -163,7 +186,8 @@ class Api:
         cookie_pairs = {name: encode_simple(value) for name, value in cookies.items() if value is not None}
         if accept:
             header_pairs.setdefault("accept", accept)
-        self._apply_security(security, header_pairs, query_pairs, cookie_pairs)
+        for scheme, values in credentials:
+            _apply_scheme(scheme, values, header_pairs, query_pairs, cookie_pairs)
         content = body.encode(header_pairs)
         if cookie_pairs:
             header_pairs["cookie"] = "; ".join(f"{k}={quote(v, safe='')}" for k, v in cookie_pairs.items())
@@ -179,30 +203,81 @@ class Api:
     def _secret_query_names(self) -> set[str]:
         return {s.name for s in self.schemes.values() if s.kind == "apiKey" and s.location == "query" and s.name}
 
-    def _apply_security(
-        self,
-        alternatives: tuple[tuple[str, ...], ...],
-        headers: dict[str, str],
-        query: list[tuple[str, str]],
-        cookies: dict[str, str],
-    ) -> None:
+    async def _credentials(self, alternatives: tuple[tuple[str, ...], ...]) -> list[tuple[Scheme, list[str]]]:
+        """The credentials for the first alternative that is fully configured (fetching an OAuth2
+        token when needed), or none when the operation needs none."""
+        forwarded = FORWARDED_AUTHORIZATION.get() if self.forward_authorization else None
+        if forwarded:
+            return [(Scheme("header", ("",), location="header", name="authorization"), [forwarded])]
         if not alternatives:
-            return
+            return []
         for alternative in alternatives:
             schemes = [self.schemes.get(name) for name in alternative]
             if alternative and all(s is not None and s.configured() for s in schemes):
-                for scheme in schemes:
-                    _apply_scheme(scheme, headers, query, cookies)  # type: ignore[arg-type]
-                return
+                return [(scheme, await self._values(name, scheme)) for name, scheme in zip(alternative, schemes)]  # type: ignore[arg-type]
         if any(len(alternative) == 0 for alternative in alternatives):
-            return  # authentication is optional for this operation
-        needed = [" + ".join(v for name in alt for v in (self.schemes[name].env if name in self.schemes else ())) for alt in alternatives]
+            return []  # authentication is optional for this operation
+        needed = [" + ".join(self.schemes[name].needs() for name in alt if name in self.schemes) for alt in alternatives]
         needed = [n for n in needed if n]
         if not needed:
             raise UpstreamError("this operation needs a credential type typed-mcp cannot send")
         raise UpstreamError(f"missing credentials: set {' or '.join(needed)}")
 
+    async def _values(self, name: str, scheme: Scheme) -> list[str]:
+        if scheme.kind != "oauth2" or all(os.environ.get(var) for var in scheme.env):
+            return [os.environ[var] for var in scheme.env]
+        token, expires = self._tokens.get(name, ("", 0.0))
+        if not token or time.monotonic() >= expires:
+            token, expires = await self._fetch_token(name, scheme)
+            self._tokens[name] = (token, expires)
+        return [token]
+
+    async def _fetch_token(self, name: str, scheme: Scheme) -> tuple[str, float]:
+        """OAuth2 client credentials: exchange the client id and secret for an access token."""
+        client_id, secret = (os.environ[var] for var in scheme.client_env)
+        url = os.environ.get(f"{scheme.env[0].removesuffix('_TOKEN')}_TOKEN_URL") or scheme.token_url or ""
+        if not url.startswith(("http://", "https://")):
+            url = (self.effective_base_url or "").rstrip("/") + "/" + url.lstrip("/")
+        try:
+            response = await self.client().post(
+                url, data={"grant_type": "client_credentials"}, auth=(client_id, secret), headers={"accept": "application/json"}
+            )
+            data = response.json() if response.is_success else {}
+        except (httpx.HTTPError, ValueError):
+            raise UpstreamError(f"could not get an OAuth2 token for {name} from {_origin(httpx.URL(url))}") from None
+        token = data.get("access_token") if isinstance(data, dict) else None
+        if not isinstance(token, str) or not token:
+            raise UpstreamError(f"the OAuth2 token endpoint for {name} answered HTTP {response.status_code} without an access_token")
+        lifetime = data.get("expires_in")
+        lifetime = float(lifetime) if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool) else 3600.0
+        return token, time.monotonic() + max(lifetime - 30.0, 1.0)  # renew a little before it expires
+
     async def _send(self, request: httpx.Request) -> httpx.Response:
+        """Send, retrying idempotent methods on 429/502/503/504 and connection errors, with
+        exponential backoff that honours Retry-After, bounded in count and in total time."""
+        attempts = self.retries + 1 if request.method in IDEMPOTENT_METHODS else 1
+        waited = 0.0
+        for attempt in range(attempts):
+            response: httpx.Response | None = None
+            try:
+                response = await self._send_once(request)
+            except UpstreamError as exc:
+                if not exc.retryable:
+                    raise
+                error = exc
+            if response is not None and response.status_code not in RETRY_STATUSES:
+                return response
+            retry_after = response.headers.get("retry-after") if response is not None else None
+            delay = _retry_after(retry_after, 0.5 * 2**attempt)
+            if attempt == attempts - 1 or waited + delay > self.retry_budget:
+                if response is not None:
+                    return response  # the last answer, an error status the caller reports
+                raise error
+            waited += delay
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _send_once(self, request: httpx.Request) -> httpx.Response:
         client = self.client()
         limit = self.max_response_bytes
         try:
@@ -222,7 +297,7 @@ class Api:
         except httpx.TimeoutException:
             raise UpstreamError(f"upstream {request.method} timed out after {self.timeout:g}s") from None
         except httpx.ConnectError:
-            raise UpstreamError(f"could not connect to the upstream API at {_origin(request.url)}") from None
+            raise UpstreamError(f"could not connect to the upstream API at {_origin(request.url)}", retryable=True) from None
         except httpx.HTTPError as exc:
             raise UpstreamError(f"upstream request failed: {type(exc).__name__}") from None
         # Re-decode through httpx so Content-Encoding (gzip, br) is honoured.
@@ -233,6 +308,29 @@ class Api:
 
 class UpstreamError(Exception):
     """A failure whose message is safe to show to the MCP client."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+IDEMPOTENT_METHODS = {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
+RETRY_STATUSES = {429, 502, 503, 504}
+# Set per MCP request by the HTTP transport when --forward-authorization is on.
+FORWARDED_AUTHORIZATION: contextvars.ContextVar[str | None] = contextvars.ContextVar("forwarded_authorization", default=None)
+
+
+def _retry_after(value: str | None, default: float) -> float:
+    """Retry-After in seconds, or as an HTTP date; the default when absent or unreadable."""
+    if not value:
+        return default
+    if value.strip().isdigit():
+        return float(value.strip())
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return default
+    return max((when - datetime.datetime.now(datetime.timezone.utc)).total_seconds(), 0.0)
 
 
 @dataclass(frozen=True)
@@ -303,9 +401,10 @@ def _env_float(name: str, default: float) -> float:
         return default
 
 
-def _apply_scheme(scheme: Scheme, headers: dict[str, str], query: list[tuple[str, str]], cookies: dict[str, str]) -> None:
-    values = [os.environ[var] for var in scheme.env]
-    if scheme.kind == "bearer":
+def _apply_scheme(
+    scheme: Scheme, values: list[str], headers: dict[str, str], query: list[tuple[str, str]], cookies: dict[str, str]
+) -> None:
+    if scheme.kind in ("bearer", "oauth2"):
         headers["authorization"] = f"Bearer {values[0]}"
     elif scheme.kind == "basic":
         headers["authorization"] = "Basic " + base64.b64encode(f"{values[0]}:{values[1]}".encode()).decode()
@@ -475,7 +574,9 @@ def _success(
             raise UpstreamError(f"upstream returned invalid JSON: {_excerpt(body)[:200]}") from None
         if returns is not None:
             try:
-                adapter(returns).validate_python(data)
+                # Strict JSON validation: lax mode would accept "42" for an integer or a Unix time for a
+                # date-time, and a strict client (AJV) would then reject the untouched upstream JSON.
+                adapter(returns).validate_json(body, strict=True)
             except ValidationError as exc:
                 raise UpstreamError(format_validation_error(exc, _type_name(returns), ("result",) if wrap else ())) from None
         structured = {"result": data} if wrap else data

@@ -1,8 +1,13 @@
 """The MCP server: registers every tool of `tools.py` with its published schemas."""
 
+from typing import Any
+
 from mcp.server import MCPServer
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, VERSION
+from ._runtime import FORWARDED_AUTHORIZATION
 from .tools import registry
 
 OPERATION_META = "typed-mcp/operation"  # where a tool's data comes from: its REST operation
@@ -13,8 +18,23 @@ INSTRUCTIONS = (
 )
 
 
-def build_server() -> MCPServer:
-    server = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS)
+async def forward_authorization(ctx: Any, call_next: Any) -> Any:
+    """Middleware: make the MCP client's Authorization header (streamable HTTP) the upstream credential."""
+    headers = getattr(ctx.request, "headers", None)
+    token = FORWARDED_AUTHORIZATION.set(headers.get("authorization") if headers is not None else None)
+    try:
+        return await call_next(ctx)
+    finally:
+        FORWARDED_AUTHORIZATION.reset(token)
+
+
+def build_server(*, forward_authorization_header: bool = False) -> MCPServer:
+    server = MCPServer(
+        name=PACKAGE,
+        version=VERSION,
+        instructions=INSTRUCTIONS,
+        middleware=[forward_authorization] if forward_authorization_header else None,
+    )
     for entry in registry:
         # structured_output=True: a return type that cannot produce an outputSchema fails here,
         # at start-up, instead of silently publishing the tool without one.
@@ -27,4 +47,9 @@ def build_server() -> MCPServer:
             meta={OPERATION_META: entry.operation},
             structured_output=entry.structured,
         )
+
+    @server.custom_route("/health", methods=["GET"], include_in_schema=False)
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "package": PACKAGE, "version": VERSION, "tools": len(registry.entries)})
+
     return server

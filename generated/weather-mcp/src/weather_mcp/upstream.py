@@ -7,7 +7,10 @@ api = Api(
     env_prefix='WEATHER_MCP',
     default_base_url='http://127.0.0.1:8000',
     schemes={
-        'HTTPBearer': Scheme('bearer', ['WEATHER_MCP_HTTP_BEARER_TOKEN']),
+        'HTTPBearer': Scheme(
+            'bearer',
+            ('WEATHER_MCP_HTTP_BEARER_TOKEN',),
+        ),
     },
     user_agent=f"weather-mcp/{VERSION} ({GENERATOR})",
 )
