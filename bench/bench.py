@@ -211,21 +211,26 @@ def machine_info() -> dict[str, str]:
 class Measured:
     returncode: int
     seconds: float
-    peak_rss_kb: int  # ru_maxrss of the child, which covers its waited-for descendants
+    peak_rss_kb: int  # max RSS of the command or of any process it waited for (GNU time %M)
     stdout: str
     stderr: str
 
 
 def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> Measured:
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """Run `cmd` under `/usr/bin/time -f %M` for its peak RSS.
+
+    Not os.wait4 on a direct child: Python's subprocess may vfork, and the kernel then charges the
+    (large) benchmark process's RSS to the child's ru_maxrss at exec. GNU time is a small process,
+    so what it reports is the command's own peak (and that of its children, e.g. the verify step).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "time"
+        timed = ["/usr/bin/time", "-o", str(report), "-f", "%M", *cmd] if Path("/usr/bin/time").exists() else cmd
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
+        done = subprocess.run(timed, capture_output=True, text=True, env=env)
         seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return Measured(proc.returncode, seconds, usage.ru_maxrss, out.read().decode(errors="replace"), err.read().decode(errors="replace"))
+        peak = int(report.read_text().split()[-1]) if report.exists() and report.read_text().strip() else 0
+    return Measured(done.returncode, seconds, peak, done.stdout, done.stderr)
 
 
 def generate(spec: Path, out: Path, package: str, *, fresh: bool, verify: bool = True) -> Measured:

@@ -36,6 +36,7 @@ class Body:
     media_type: str
     encoding: Literal["json", "form", "multipart", "text", "base64"]  # how the argument goes on the wire
     description: str | None = None
+    base64_argument: bool = False  # the argument is base64 text (decoded before sending, or sent as is)
 
 
 @dataclass(frozen=True)

@@ -70,4 +70,29 @@ def normalize(spec: LoadedSpec, *, allow_remote_refs: bool = False) -> Document:
     paths = data.get("paths", {})
     if paths is not None and not isinstance(paths, dict):
         raise SpecError("'paths' must be an object", source=spec.origin, pointer="#/paths")
+    declare_required(data)
     return Document(data=data, origin=spec.origin, version=version)
+
+
+_COMPOSITION = ("allOf", "anyOf", "oneOf")
+
+
+def declare_required(node: Any, composed: bool = False) -> None:
+    """A property listed in `required` but not declared under `properties` becomes declared (of
+    any type), so models require it too; otherwise a tool could send a body the API rejects.
+    Skipped inside compositions, where the declaration may sit in a sibling schema."""
+    if isinstance(node, list):
+        for item in node:
+            declare_required(item, composed)
+        return
+    if not isinstance(node, dict):
+        return
+    properties, required = node.get("properties"), node.get("required")
+    if not composed and isinstance(properties, dict) and isinstance(required, list) and not any(k in node for k in _COMPOSITION):
+        for name in required:
+            if isinstance(name, str) and name not in properties:
+                properties[name] = {}
+    for key, value in node.items():
+        if key in ("enum", "const", "default", "example", "examples", "required"):
+            continue
+        declare_required(value, composed or key in _COMPOSITION)

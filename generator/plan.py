@@ -317,10 +317,15 @@ def _body(
     required = body.get("required") is True
     description = _text(body.get("description"))
     media_type, encoding = _body_encoding(content)
+    raw_schema, _ = doc.deref((content[media_type] or {}).get("schema") or {}, "#")
+    base64_text = encoding == "base64" and isinstance(raw_schema, dict) and raw_schema.get("format") == "byte"
+    if base64_text:
+        encoding = "text"  # the wire format is base64 text already: send the argument as it is
     if encoding in ("text", "base64"):
-        what = "text" if encoding == "text" else "base64-encoded bytes"
+        what = "base64-encoded bytes" if encoding == "base64" or base64_text else "text"
         note = f"Request body ({media_type}), as {what}."
-        return Body(arg_name, required, None, media_type, encoding, f"{description}\n\n{note}" if description else note)
+        text = f"{description}\n\n{note}" if description else note
+        return Body(arg_name, required, None, media_type, encoding, text, base64_argument=encoding == "base64" or base64_text)
     schema = views.view((content[media_type] or {}).get("schema", {}), "request")  # without readOnly properties
     key = _schema_key(doc, schema, names.pascal_case(tool) + "Request", result, taken)
     return Body(arg_name, required, key, media_type, encoding, description)

@@ -121,10 +121,13 @@ def tool_view(op: Operation, models: Models) -> ToolView:
             optional.append(f"{param.arg_name}: {annotation} = {py_literal(param.default)}")
     if op.body is not None:
         body_type = models.annotation(op.body.schema_key) if op.body.schema_key else "str"
+        extra: tuple[tuple[str, Any], ...] = ()
+        if op.body.base64_argument:  # say so in the inputSchema, for clients and models alike
+            extra = (("json_schema_extra", {"contentEncoding": "base64", "contentMediaType": op.body.media_type}),)
         if op.body.required:
-            required.append(f"{op.body.arg_name}: {_field(body_type, op.body.description)}")
+            required.append(f"{op.body.arg_name}: {_field(body_type, op.body.description, extra)}")
         else:
-            optional.append(f"{op.body.arg_name}: {_field(body_type + ' | None', op.body.description)} = None")
+            optional.append(f"{op.body.arg_name}: {_field(body_type + ' | None', op.body.description, extra)} = None")
 
     by_location: dict[str, list[str]] = {"path": [], "query": [], "header": [], "cookie": []}
     styles = []
@@ -147,7 +150,9 @@ def tool_view(op: Operation, models: Models) -> ToolView:
         call.append(f"security={py_literal(op.security)}")
     response = op.response
     if response.media_type:
-        call.append(f"accept={py_literal(response.media_type)}")
+        # A JSON response the spec files under */* is still asked for as JSON first.
+        accept = "application/json, */*;q=0.5" if response.kind == "json" and response.media_type == "*/*" else response.media_type
+        call.append(f"accept={py_literal(accept)}")
     structured = response.kind == "json"
     if structured:
         returns_type = models.annotation(response.schema_key)

@@ -247,7 +247,7 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
     if kind is None:
         kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
     if kind == "string":
-        value = FORMATS.get(schema.get("format", ""), "abc")
+        value = "YWJj" if schema.get("contentEncoding") == "base64" else FORMATS.get(schema.get("format", ""), "abc")
         return value.ljust(schema.get("minLength", 0), "a")[: schema.get("maxLength", len(value) + 1000)]
     if kind in ("integer", "number"):
         value: float = 1 if kind == "integer" else 1.5
