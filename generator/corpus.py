@@ -35,13 +35,17 @@ async def main():
             listed = await client.list_tools(cursor=listed.next_cursor)
             tools += listed.tools
         elapsed = time.perf_counter() - begin
-    payload = len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]))
+    dumped = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+    payload = len(json.dumps(dumped))
+    # The precomputed catalog must be exactly what the SDK publishes when it registers every tool.
+    async with Client(build_server(eager=True)) as client:
+        eager = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await client.list_tools()).tools]
     from generator.corpus import schema_problems
     problems = [f"{{t.name}}: {{p}}" for t in tools for p in schema_problems(t.input_schema, "inputSchema")
                 + (schema_problems(t.output_schema, "outputSchema") if t.output_schema is not None else [])]
     print(json.dumps({{"import_s": imported, "list_s": elapsed, "tools": len(tools),
                       "with_output": sum(t.output_schema is not None for t in tools), "payload_bytes": payload,
-                      "schema_problems": problems}}))
+                      "schema_problems": problems, "catalog_matches_sdk": eager == dumped}}))
 anyio.run(main)
 """
 
@@ -62,6 +66,7 @@ class Row:
     list_s: float = 0.0
     payload_bytes: int = 0
     schema_problems: list[str] = field(default_factory=list)  # first few published schemas that are not sound
+    catalog_matches_sdk: bool | None = None  # the precomputed tools/list equals the SDK's own registration
     fidelity: dict[str, Any] | None = None
     error: str | None = None
 
@@ -124,6 +129,7 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
     row.tools, row.with_output, row.payload_bytes = listed["tools"], listed["with_output"], listed["payload_bytes"]
     row.import_s, row.list_s = listed["import_s"], listed["list_s"]
     row.schema_problems = listed["schema_problems"][:10]
+    row.catalog_matches_sdk = listed["catalog_matches_sdk"]
     if fidelity_sample > 0:
         step("fidelity")
         code, stdout, err, _, _ = _run(

@@ -20,7 +20,7 @@ from generator.models import build_models
 from generator.normalize import normalize
 from generator.plan import plan as build_plan
 from generator.render import render_package
-from generator.verify import verify_package
+from generator.verify import tool_catalog
 from generator.write import MANIFEST, write_file_atomically, write_tree
 
 _PACKAGE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -112,16 +112,15 @@ def generate(
                 raise OutputError(f"internal error: generated {relative} line {exc.lineno} does not compile: {exc.msg}") from None
     files[MANIFEST] = manifest(api, spec, spec_name, version)
     lap("render")
-    if verify:
-        step("starting the generated server to verify its tools")
-        with tempfile.TemporaryDirectory(prefix="typed-mcp-verify-") as temp:
-            for relative, content in files.items():
-                if relative.startswith("src/"):
-                    target = Path(temp) / relative
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_text(content) if isinstance(content, str) else target.write_bytes(content)
-            verify_package(Path(temp) / "src", api)
-        lap("verify")
+    step("starting the generated server to list (and check) its tools")
+    with tempfile.TemporaryDirectory(prefix="typed-mcp-catalog-") as temp:
+        for relative, content in files.items():
+            if relative.startswith("src/"):
+                target = Path(temp) / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(content) if isinstance(content, str) else target.write_bytes(content)
+        files[f"src/{api.module}/catalog.json"] = tool_catalog(Path(temp) / "src", api, check=verify)
+    lap("catalog")
     step("writing")
     write_tree(out, files)
     if snapshot is not None:

@@ -1,6 +1,7 @@
-"""Post-generation check: import the rendered package in a fresh interpreter, build its server and
-list its tools through a real MCP client. Runs before the output is swapped in, so a package that
-does not start, or a tool that lost its outputSchema, never replaces a good one."""
+"""Post-generation step: import the rendered package in a fresh interpreter, register every tool
+the MCP SDK's own way, and list them through a real MCP client. The listing becomes the package's
+`catalog.json` (so the published schemas are exactly the SDK's), and is checked: a package that does
+not start, or a tool that lost its outputSchema, never replaces a good one."""
 
 from __future__ import annotations
 
@@ -19,13 +20,10 @@ from mcp import Client
 from {module}.server import build_server
 
 async def main():
-    async with Client(build_server()) as client:
+    async with Client(build_server(eager=True)) as client:
         listed = await client.list_tools()
-        tools = list(listed.tools)
-        while listed.next_cursor:
-            listed = await client.list_tools(cursor=listed.next_cursor)
-            tools += listed.tools
-    print(json.dumps({{t.name: t.output_schema is not None for t in tools}}))
+    tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
+    print(json.dumps({{"tools": tools}}, ensure_ascii=False, separators=(",", ":")))
 
 anyio.run(main)
 """
@@ -35,7 +33,9 @@ class VerifyError(TypedMcpError):
     exit_code = 7
 
 
-def verify_package(src: Path, plan: ApiPlan, timeout: float = 600) -> dict[str, bool]:
+def tool_catalog(src: Path, plan: ApiPlan, *, check: bool = True, timeout: float = 1200) -> str:
+    """The package's tools/list result as compact JSON; with `check`, also that it lists every
+    planned tool and that every JSON tool kept its outputSchema."""
     env = {**os.environ, "PYTHONPATH": str(src) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run(
         [sys.executable, "-c", _SCRIPT.format(module=plan.module)],
@@ -44,7 +44,10 @@ def verify_package(src: Path, plan: ApiPlan, timeout: float = 600) -> dict[str, 
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise VerifyError(f"the generated package does not start: {last}")
-    listed: dict[str, bool] = json.loads(proc.stdout.strip().splitlines()[-1])
+    text = proc.stdout.strip().splitlines()[-1]
+    if not check:
+        return text + "\n"
+    listed = {tool["name"]: "outputSchema" in tool for tool in json.loads(text)["tools"]}
     expected = {op.tool_name: op.response.kind == "json" for op in plan.operations}
     if set(listed) != set(expected):
         missing = sorted(set(expected) - set(listed))
@@ -52,4 +55,4 @@ def verify_package(src: Path, plan: ApiPlan, timeout: float = 600) -> dict[str, 
     lost = sorted(name for name, wants in expected.items() if wants and not listed[name])
     if lost:
         raise VerifyError(f"tool(s) without outputSchema despite a JSON response: {', '.join(lost[:5])}")
-    return listed
+    return text + "\n"

@@ -29,6 +29,7 @@ def test_small_spec(path, meta, tmp_path):
     assert row.skipped == 0, row.skip_reasons
     assert row.with_output >= int(meta["ops_2xx_json_schema"])  # every 2xx JSON response has an outputSchema
     assert row.schema_problems == []
+    assert row.catalog_matches_sdk is True  # published schemas are exactly the SDK's for these functions
     fidelity = row.fidelity
     assert fidelity["not_generatable"] == 0 and fidelity["instances"] >= 2 * row.with_output
     assert fidelity["passed"], fidelity["rejected"]

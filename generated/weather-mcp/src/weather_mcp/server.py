@@ -1,16 +1,20 @@
-"""The MCP server: registers every tool of `tools.py` with its published schemas."""
+"""The MCP server: publishes every tool of `tools.py` with its schemas, and calls them."""
 
+import json
+from pathlib import Path
 from typing import Any
 
 from mcp.server import MCPServer
+from mcp.types import ListToolsResult, PaginatedRequestParams
+from mcp.types import Tool as MCPTool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, VERSION
+from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOOL_COUNT, VERSION
 from ._runtime import FORWARDED_AUTHORIZATION
-from .tools import registry
 
 OPERATION_META = "typed-mcp/operation"  # where a tool's data comes from: its REST operation
+CATALOG = Path(__file__).with_name("catalog.json")  # the tools/list result, written at generation time
 INSTRUCTIONS = (
     f"Tools for {API_TITLE} (API version {API_VERSION}): each tool is one REST operation. "
     "Structured results are the API's own JSON, validated against the published outputSchema. "
@@ -28,28 +32,95 @@ async def forward_authorization(ctx: Any, call_next: Any) -> Any:
         FORWARDED_AUTHORIZATION.reset(token)
 
 
-def build_server(*, forward_authorization_header: bool = False) -> MCPServer:
-    server = MCPServer(
-        name=PACKAGE,
-        version=VERSION,
-        instructions=INSTRUCTIONS,
-        middleware=[forward_authorization] if forward_authorization_header else None,
+class Server(MCPServer):
+    """An MCPServer that answers tools/list from `catalog.json`, in pages, without importing a single
+    tool, and registers a tool with the SDK the first time it is called.
+
+    `catalog.json` is what the SDK itself published for these functions when the package was
+    generated (the eager `build_server(eager=True)`), so the schemas are the same, just precomputed.
+    """
+
+    PAGE_BYTES = 4 * 1024 * 1024  # a client's message cap is 10 MiB (TypeScript SDK, stdio): stay well below
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(**settings)
+        self._entries: dict[str, Any] | None = None
+        catalog = json.loads(CATALOG.read_text(encoding="utf-8"))
+        self._catalog = [MCPTool.model_validate(tool) for tool in catalog["tools"]]
+        self._by_name = {tool.name: tool for tool in self._catalog}
+        self._pages = _pages([len(json.dumps(tool)) for tool in catalog["tools"]], self.PAGE_BYTES)
+
+    async def list_tools(self) -> list[MCPTool]:
+        return list(self._catalog)
+
+    async def _handle_list_tools(self, ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
+        cursor = params.cursor if params is not None else None
+        start = int(cursor) if cursor and cursor.isdigit() and int(cursor) in self._pages else 0
+        end = self._pages[start]
+        next_cursor = str(end) if end < len(self._catalog) else None
+        return ListToolsResult(tools=self._catalog[start:end], next_cursor=next_cursor)
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self._by_name.get(name)
+        return tool.input_schema if tool is not None else None
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if name in self._by_name and self._tool_manager.get_tool(name) is None:
+            if self._entries is None:
+                from .tools import registry  # the first call pays for importing the tools and models
+
+                self._entries = {entry.name: entry for entry in registry}
+            _register(self, self._entries[name])
+        return await super().call_tool(name, arguments, context)
+
+
+def _pages(sizes: list[int], budget: int) -> dict[int, int]:
+    """Page start -> end index, each page holding as many tools as fit in `budget` bytes (at least one)."""
+    pages: dict[int, int] = {}
+    start, used = 0, 0
+    for index, size in enumerate(sizes):
+        if index > start and used + size > budget:
+            pages[start] = index
+            start, used = index, 0
+        used += size
+    pages[start] = len(sizes)
+    return pages
+
+
+def _register(server: MCPServer, entry: Any) -> None:
+    # structured_output=True: a return type that cannot produce an outputSchema fails loudly
+    # instead of silently publishing the tool without one.
+    server.add_tool(
+        entry.fn,
+        name=entry.name,
+        title=entry.title,
+        description=entry.description,
+        annotations=entry.annotations,
+        meta={OPERATION_META: entry.operation},
+        structured_output=entry.structured,
     )
-    for entry in registry:
-        # structured_output=True: a return type that cannot produce an outputSchema fails here,
-        # at start-up, instead of silently publishing the tool without one.
-        server.add_tool(
-            entry.fn,
-            name=entry.name,
-            title=entry.title,
-            description=entry.description,
-            annotations=entry.annotations,
-            meta={OPERATION_META: entry.operation},
-            structured_output=entry.structured,
-        )
+
+
+def build_server(*, forward_authorization_header: bool = False, eager: bool = False) -> MCPServer:
+    """The server. `eager=True` registers every tool up front, the SDK's own way: the generator
+    uses it to write `catalog.json`; without a catalog, the server is always eager."""
+    settings: dict[str, Any] = {
+        "name": PACKAGE,
+        "version": VERSION,
+        "instructions": INSTRUCTIONS,
+        "middleware": [forward_authorization] if forward_authorization_header else None,
+    }
+    if eager or not CATALOG.is_file():
+        server = MCPServer(**settings)
+        from .tools import registry
+
+        for entry in registry:
+            _register(server, entry)
+    else:
+        server = Server(**settings)
 
     @server.custom_route("/health", methods=["GET"], include_in_schema=False)
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "package": PACKAGE, "version": VERSION, "tools": len(registry.entries)})
+        return JSONResponse({"status": "ok", "package": PACKAGE, "version": VERSION, "tools": TOOL_COUNT})
 
     return server
