@@ -13,7 +13,8 @@ Measurements (every "median" is over --runs runs unless said otherwise):
 1. cold start: spawning the stdio server -> first complete tools/list (all pages), through the MCP
    Python SDK `Client(StdioServerParameters(...))`;
 2. warm tools/list latency (median and p95 of WARM_LISTS calls on one session) and the size of the
-   tools/list result (compact JSON of all tools; largest single page);
+   tools/list result (compact JSON of all tools); the same cold start and warm listing again with a
+   bare JSON-RPC client (no SDK model parsing: the server's own time, exact wire bytes per page);
 3. peak RSS (VmHWM from /proc/<pid>/status of the server process) after listing, and after calling
    every tool once with synthesized required arguments against a local upstream answering 200 `{}`;
 4. in-process first-call latency and per-call overhead of one argument-less GET tool vs a direct
@@ -69,7 +70,6 @@ SCALING_SIZES = (100, 1000, 5000)
 # Called in-process without arguments: an operation whose response model `{}` satisfies.
 DEFAULT_CALL_OPERATION = "GET /emojis"
 
-# The targets typed-mcp is meant to meet (reported, never tuned for here).
 MIB = 1024 * 1024
 
 
@@ -811,8 +811,8 @@ def main(argv: list[str] | None = None) -> int:
     notes.append("cold start = spawn of the server process until every tools/list page has arrived (SDK Client, cache off); "
                  "payload = compact JSON of all Tool objects as the client parsed them; peak RSS = VmHWM of the server process; "
                  "overhead = median (p99) in-process tool-call latency minus median (p99) direct GET to the same upstream "
-                 "(httpx for typed-mcp, httpx2 for FastMCP, i.e. the client each server uses); generate peak RSS = ru_maxrss "
-                 "over the CLI and its verify subprocess.")
+                 "(httpx for typed-mcp, httpx2 for FastMCP, i.e. the client each server uses); generate peak RSS = GNU time %M "
+                 "(largest RSS of the CLI or of a process it waited for, e.g. its verify step).")
     print_tables(title, tables, notes)
     if args.markdown:
         args.markdown.write_text(markdown(title, machine, tables, notes), encoding="utf-8")

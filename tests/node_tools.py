@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from generator.demo.process import stop
+
 NODE_DIR = Path(__file__).resolve().parent / "node"
 CLIENT = NODE_DIR / "mcp_client.mjs"
 CONTROL_SERVER = NODE_DIR / "control_server.mjs"
@@ -212,12 +214,7 @@ def prism(spec_path: str | Path, port: int | None = None, dynamic: bool = False,
         yield url
     finally:
         time.sleep(0.3)  # let the last request's log lines arrive
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         reader.join(5)
 
 

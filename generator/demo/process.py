@@ -44,14 +44,19 @@ def running(args: list[str], ready_url: str, env: dict[str, str] | None = None) 
         wait_http(ready_url, proc)
         yield proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         if proc.stderr:
             proc.stderr.close()
+
+
+def stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """Terminate a child, then kill it if it has not exited within `grace` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 @contextlib.contextmanager
