@@ -15,18 +15,26 @@ from generator.errors import TypedMcpError
 from generator.ir import ApiPlan
 
 _SCRIPT = r"""
-import anyio, json, sys
+import anyio, json
 from mcp import Client
-from {module}.server import build_server
+from mcp.server import MCPServer
+from {module}.server import _register
+from {module}.tools import registry
+
+server = MCPServer(name="catalog")
+for index, entry in enumerate(registry):
+    if index % {shards} == {shard}:
+        _register(server, entry)  # exactly as the package's eager server registers it
 
 async def main():
-    async with Client(build_server(eager=True)) as client:
+    async with Client(server) as client:
         listed = await client.list_tools()
     tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
-    print(json.dumps({{"tools": tools}}, ensure_ascii=False, separators=(",", ":")))
+    print(json.dumps(tools, ensure_ascii=False, separators=(",", ":")))
 
 anyio.run(main)
 """
+SHARD_MIN_TOOLS = 200  # below this, one process is faster than several imports of the package
 
 
 class VerifyError(TypedMcpError):
@@ -37,14 +45,25 @@ def tool_catalog(src: Path, plan: ApiPlan, *, check: bool = True, timeout: float
     """The package's tools/list result as compact JSON; with `check`, also that it lists every
     planned tool and that every JSON tool kept its outputSchema."""
     env = {**os.environ, "PYTHONPATH": str(src) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run(
-        [sys.executable, "-c", _SCRIPT.format(module=plan.module)],
-        capture_output=True, text=True, env=env, timeout=timeout, cwd=src,
-    )
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise VerifyError(f"the generated package does not start: {last}")
-    text = proc.stdout.strip().splitlines()[-1]
+    # Registering a tool the SDK's way costs milliseconds (argument model, output schema): big APIs
+    # are registered in parallel shards, one per core, and the listings interleaved back in order.
+    shards = max(1, min(os.cpu_count() or 1, 4)) if len(plan.operations) >= SHARD_MIN_TOOLS else 1
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SCRIPT.format(module=plan.module, shard=shard, shards=shards)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=src,
+        )
+        for shard in range(shards)
+    ]
+    listings = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=timeout)
+        if proc.returncode != 0:
+            last = (err.strip().splitlines() or ["no output"])[-1]
+            raise VerifyError(f"the generated package does not start: {last}")
+        listings.append(json.loads(out.strip().splitlines()[-1]))
+    tools = [listings[index % shards][index // shards] for index in range(sum(len(listing) for listing in listings))]
+    text = json.dumps({"tools": tools}, ensure_ascii=False, separators=(",", ":"))
     if not check:
         return text + "\n"
     listed = {tool["name"]: "outputSchema" in tool for tool in json.loads(text)["tools"]}

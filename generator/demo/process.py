@@ -98,6 +98,7 @@ class HttpServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out in two writes: no delayed-ACK stall
 
             def log_message(self, *args: Any) -> None:
                 pass
