@@ -28,7 +28,7 @@ def _headers(values: list[str]) -> dict[str, str]:
     for value in values:
         name, sep, content = value.partition(":")
         if not sep or not name.strip():
-            raise SpecError(f"--header must look like 'Name: value' (got a value without ':')")
+            raise SpecError("--header must look like 'Name: value' (got a value without ':')")
         headers[name.strip()] = content.strip()
     return headers
 

@@ -14,8 +14,8 @@ from generator import names
 from generator.errors import NoOperationsError, SpecError
 from generator.ir import ApiPlan, Body, Operation, Parameter, Response, SecurityScheme, Skipped
 from generator.normalize import HTTP_METHODS, Document
+from generator.variants import COMPONENT_SCHEMA, Views
 
-from generator.variants import COMPONENT_SCHEMA, Views  # noqa: E402
 _STATUS_ORDER = ("200", "201", "202", "203", "206", "2XX", "204", "205", "default")
 DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
 _IGNORED_HEADERS = {"accept", "content-type", "authorization"}

@@ -7,7 +7,6 @@ import csv
 import functools
 import json
 from collections import Counter
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
