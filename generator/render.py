@@ -195,9 +195,12 @@ def render_package(plan: ApiPlan, models: Models, *, spec_sha256: str, spec_file
     """Relative path -> file text for the complete project."""
     env = environment()
     tools = [tool_view(op, models) for op in plan.operations]
+    used = " ".join(" ".join([*t.signature, t.returns, *t.call_args]) for t in tools)
     context = {
         "plan": plan,
         "tools": tools,
+        "typing_imports": [name for name in ("Annotated", "Any", "Literal") if re.search(rf"\b{name}\b", used)],
+        "uses_field": re.search(r"\bField\(", used) is not None,
         "model_imports": model_imports(plan, models),
         "spec_sha256": spec_sha256,
         "spec_filename": spec_filename,

@@ -14,6 +14,7 @@ import pytest
 from support import REPO, HttpServer, Reply, generate, run_cli, tree_digest
 
 WEATHER = REPO / "specs" / "weather-api.json"
+COMMITTED_PACKAGE = REPO / "generated" / "weather-mcp"
 
 
 def minimal(**paths) -> dict:
@@ -195,3 +196,13 @@ class TestLiveSpec:
             server.routes["/big.json"] = Reply(200, b" " * (65 * 1024 * 1024))
             proc = run_cli("generate", f"{server.url}/big.json", "--out", str(tmp_path / "o"), "--no-snapshot")
         assert proc.returncode == 3 and "byte cap" in one_line_error(proc)
+
+
+def test_generated_code_has_no_unused_names_or_syntax_errors(tmp_path: Path):
+    """Readable output: pyflakes-level clean (no unused imports, undefined names) as generated."""
+    out = tmp_path / "lint"
+    generate(REPO / "tests" / "data" / "readonly.json", out, "lint-me")
+    for package in (COMMITTED_PACKAGE, out):
+        proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "F,E9", "--no-cache", str(package)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout

@@ -1,0 +1,32 @@
+"""readOnly properties leave request inputs, writeOnly properties leave outputs, at every depth."""
+
+from __future__ import annotations
+
+import anyio
+from mcp import Client
+
+from support import REPO, generate, import_server
+
+
+def test_read_only_and_write_only_views(tmp_path):
+    out = tmp_path / "rw"
+    generate(REPO / "tests" / "data" / "readonly.json", out, "rw-views")
+
+    async def tools():
+        async with Client(import_server(out, "rw_views")) as client:
+            return {t.name: t for t in (await client.list_tools()).tools}
+
+    listed = anyio.run(tools)
+    create = listed["create_pet"]
+    body = create.input_schema["$defs"]["PetRequest"]
+    assert "id" not in body["properties"] and body["required"] == ["name", "password"]
+    owner_in = create.input_schema["$defs"]["OwnerRequest"]
+    assert "oid" not in owner_in["properties"]  # nested readOnly removed too
+    output = create.output_schema
+    assert "password" not in output["properties"] and output["required"] == ["id", "name"]
+    assert "oid" in output["$defs"]["OwnerResponse"]["properties"]
+    assert output["$defs"]["OwnerResponse"]["properties"]["pets"]["anyOf"][0]["items"] == {"$ref": "#/$defs/PetResponse"}
+    listing = listed["list_pets"].output_schema
+    assert listing["properties"]["result"]["items"] == {"$ref": "#/$defs/PetResponse"}
+    plain = listed["plain"].output_schema
+    assert plain["title"] == "Plain"  # a schema without such properties stays shared and unrenamed
