@@ -206,3 +206,45 @@ def test_generated_code_has_no_unused_names_or_syntax_errors(tmp_path: Path):
         proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "F,E9", "--no-cache", str(package)],
                               capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout
+
+
+def _spec_with_ref(ref: str) -> dict:
+    return minimal(**{"/a": {"get": {"operationId": "a", "responses": {"200": {"description": "ok", "content": {
+        "application/json": {"schema": {"$ref": ref}}}}}}}})
+
+
+def test_remote_refs_are_refused_unless_allowed(tmp_path: Path):
+    served = []
+    with HttpServer() as server:
+        server.routes["/pet.json"] = lambda seen: served.append(seen) or Reply(200, {"type": "object", "properties": {"id": {"type": "integer"}}})
+        spec = tmp_path / "remote.json"
+        spec.write_text(json.dumps(_spec_with_ref(f"{server.url}/pet.json")))
+        refused = run_cli("generate", str(spec), "--out", str(tmp_path / "o"), "--no-snapshot")
+        assert refused.returncode == 1 and served == []  # the build fetched nothing
+        assert "remote $ref" in one_line_error(refused) and "--allow-remote-refs" in refused.stderr
+        allowed = run_cli("generate", str(spec), "--out", str(tmp_path / "o"), "--no-snapshot", "--allow-remote-refs")
+        assert allowed.returncode == 0, allowed.stderr
+        assert len(served) == 1
+
+
+@pytest.mark.parametrize("ref", ["/etc/passwd", "file:///etc/hostname", "../../../../etc/passwd", "notes.txt"])
+def test_local_file_refs_are_limited(tmp_path: Path, ref: str):
+    spec = tmp_path / "local.json"
+    spec.write_text(json.dumps(_spec_with_ref(ref)))
+    (tmp_path / "notes.txt").write_text("secret")
+    proc = run_cli("generate", str(spec), "--out", str(tmp_path / "o"), "--no-snapshot")
+    assert proc.returncode == 1
+    assert "$ref" in one_line_error(proc) and "secret" not in proc.stderr
+
+
+def test_strict_fails_when_an_operation_would_be_skipped(tmp_path: Path):
+    spec = tmp_path / "skip.json"
+    spec.write_text(json.dumps(minimal(**{"/a": {"get": {"operationId": "a", "parameters": [{"name": "x", "in": "body"}],
+                                                         "responses": {"200": {"description": "ok"}}}},
+                                          "/b": {"get": {"operationId": "b", "responses": {"200": {"description": "ok"}}}}})))
+    lenient = run_cli("generate", str(spec), "--out", str(tmp_path / "o"), "--no-snapshot")
+    assert lenient.returncode == 0 and "skipped GET /a: parameter 'x' is in 'body'" in lenient.stderr
+    manifest = json.loads((tmp_path / "o" / "typed-mcp.json").read_text())
+    assert manifest["skipped"] == [{"operation": "GET /a", "reason": "parameter 'x' is in 'body'"}]
+    strict = run_cli("generate", str(spec), "--out", str(tmp_path / "s"), "--no-snapshot", "--strict")
+    assert strict.returncode == 5 and "--strict" in one_line_error(strict) and not (tmp_path / "s").exists()
