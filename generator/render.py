@@ -156,6 +156,8 @@ def tool_view(op: Operation, models: Models) -> ToolView:
     structured = response.kind == "json"
     if structured:
         returns_type = models.annotation(response.schema_key)
+        if returns_type == "Any":  # a JSON body without a schema: the SDK publishes no schema for bare Any
+            returns_type = "JsonValue"
         wrap = _wrapped(returns_type, models, response.schema_key)
         call.append(f"returns={returns_type}")
         if wrap:
@@ -200,7 +202,7 @@ def render_package(plan: ApiPlan, models: Models, *, spec_sha256: str, spec_file
         "plan": plan,
         "tools": tools,
         "typing_imports": [name for name in ("Annotated", "Any", "Literal") if re.search(rf"\b{name}\b", used)],
-        "uses_field": re.search(r"\bField\(", used) is not None,
+        "pydantic_imports": [name for name in ("Field", "JsonValue") if re.search(rf"\b{name}\b", used)],
         "model_imports": model_imports(plan, models),
         "spec_sha256": spec_sha256,
         "spec_filename": spec_filename,
