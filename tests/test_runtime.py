@@ -83,6 +83,7 @@ SPEC = {
         "/files/{id}#copy": {"post": op("copy_file", params=[{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}])},
         "/search?kind=user": {"get": op("search_users", params=[{"name": "q", "in": "query", "schema": {"type": "string"}}])},
         "/number": {"get": op("number", response={"type": "integer"})},
+        "/anything": {"get": {"operationId": "anything", "responses": {"200": {"description": "ok", "content": {"application/json": {}}}}}},
         "/text": {"get": op("text", media="text/plain", response={"type": "string"})},
         "/image": {"get": op("image", media="image/png", response={"type": "string", "format": "binary"})},
         "/blob": {"get": op("blob", media="application/octet-stream", response={"type": "string", "format": "binary"})},
@@ -248,6 +249,17 @@ async def test_upstream_failures_are_bounded_error_results(server_factory, monke
     text = result.content[0].text
     assert text.startswith(expected) or expected in text, text
     assert len(text) < 800 and "Traceback" not in text
+
+
+async def test_json_without_a_schema_is_any_json_wrapped(server_factory, monkeypatch):
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        server.routes["/anything"] = Reply(200, {"free": ["form", 1, None]})
+        async with Client(server_factory()) as client:
+            tool = next(t for t in (await client.list_tools()).tools if t.name == "anything")
+            result = await client.call_tool("anything", {})
+    assert tool.output_schema["required"] == ["result"] and tool.output_schema["type"] == "object"
+    assert result.structured_content == {"result": {"free": ["form", 1, None]}}
 
 
 async def test_valid_scalar_is_wrapped(server_factory, monkeypatch):
