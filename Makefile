@@ -11,7 +11,7 @@ OUT := generated/weather-mcp
 PACKAGE := weather-mcp
 SPEC_URL ?=
 
-.PHONY: generate test demo corpus check build publish clean venv
+.PHONY: generate test demo corpus bench check build publish clean venv
 
 venv: $(STAMP)
 
@@ -67,6 +67,10 @@ demo: $(STAMP)
 CORPUS ?= ../shared/corpus
 corpus: $(STAMP)
 	$(BIN)/typed-mcp corpus $(CORPUS) --report reports/corpus
+
+## bench: the generated GitHub server vs FastMCP from_openapi (own venv in bench/); writes bench/RESULTS.md (~20 min)
+bench: $(STAMP)
+	$(BIN)/python bench/bench.py --runs 3 --markdown bench/RESULTS.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache dist
