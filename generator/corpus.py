@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -151,16 +152,34 @@ def schema_problems(schema: dict[str, Any], what: str) -> list[str]:
     problems = []
     if schema.get("type") != "object":
         problems.append(f"{what} root type is {schema.get('type')!r}, not 'object'")
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        problems.append(f"{what} is not valid JSON Schema 2020-12: {exc.message[:120]}")
+    # Structure against the 2020-12 metaschema; `pattern`s separately, as ECMA-262 regexes (which is what
+    # JSON Schema means, and what AJV compiles), not with Python's `re` syntax.
+    meta = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+    for error in list(meta.iter_errors(schema))[:1]:
+        problems.append(f"{what} is not valid JSON Schema 2020-12: {error.message[:120]}")
+    for pattern in _patterns(schema):
+        try:
+            re.compile(re.sub(r"\(\?<([A-Za-z_][A-Za-z0-9_]*)>", r"(?P<\1>", pattern))
+        except re.error as exc:
+            problems.append(f"{what} has an invalid pattern {pattern[:60]!r}: {exc}")
     for ref in _refs(schema):
         if not ref.startswith("#/") or _pointer_missing(schema, ref):
             problems.append(f"{what} has a dangling $ref {ref!r}")
     if what == "outputSchema" and '"additionalProperties": false' in json.dumps(schema):
         problems.append("outputSchema closes an object with additionalProperties: false")
     return problems
+
+
+def _patterns(node: Any) -> list[str]:
+    if isinstance(node, list):
+        return [p for item in node for p in _patterns(item)]
+    if not isinstance(node, dict):
+        return []
+    found = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
+    for key, value in node.items():
+        if key not in ("enum", "const", "default", "examples"):
+            found += _patterns(value)
+    return found
 
 
 def _refs(node: Any) -> set[str]:

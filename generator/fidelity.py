@@ -29,6 +29,7 @@ from typing import Any, get_args
 EXTRA_KEY = "x_fidelity_unknown_property"
 _SKIP_KEYS = {"discriminator", "xml", "example", "examples", "externalDocs", "deprecated"}
 _DATA_KEYS = {"enum", "const", "default", "required"}
+_FORMAT_PATTERNS = {"uuid": "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}
 
 
 @dataclass
@@ -94,6 +95,10 @@ def to_json_schema(doc: Any, schema: Any) -> dict[str, Any]:
                 out[bound] = out.pop(plain)
             elif isinstance(out.get(bound), bool):
                 del out[bound]
+        if out.get("format") in _FORMAT_PATTERNS and "pattern" not in out:
+            # hypothesis-jsonschema does not know these formats and would draw any string; the models
+            # (and strict clients) check them, so draw strings that have the format.
+            out["pattern"] = _FORMAT_PATTERNS[out["format"]]
         if out.pop("nullable", False) is True:
             if isinstance(out.get("type"), (str, list)):
                 types = [out["type"]] if isinstance(out["type"], str) else list(out["type"])
@@ -193,7 +198,11 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
         with HttpServer() as upstream:
             api.base_url = upstream.url
             async with Client(server) as client:
-                published = {t.name: t for t in (await client.list_tools()).tools}
+                listed = await client.list_tools()
+                published = {t.name: t for t in listed.tools}
+                while listed.next_cursor:  # big catalogs come in pages
+                    listed = await client.list_tools(cursor=listed.next_cursor)
+                    published.update((t.name, t) for t in listed.tools)
                 for op in sample(operations, sample_size):
                     await check_operation(op, published[op.tool_name], client, upstream)
 
