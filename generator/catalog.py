@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import TypedMcpError
+from generator.verify import RESULT_MARKER, result_line
 from generator.write import MANIFEST
 
 _SCRIPT = r"""
@@ -29,7 +30,7 @@ async def main():
         while listed.next_cursor:
             listed = await client.list_tools(cursor=listed.next_cursor)
             tools += listed.tools
-    print(json.dumps({{"tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]}}))
+    print("{marker}" + json.dumps({{"tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]}}))
 
 anyio.run(main)
 """
@@ -46,11 +47,12 @@ def package_manifest(package_dir: Path) -> dict[str, Any]:
 def catalog_of_package(package_dir: Path) -> dict[str, Any]:
     module = package_manifest(package_dir)["module"]
     env = {**os.environ, "PYTHONPATH": str(package_dir / "src")}
-    proc = subprocess.run([sys.executable, "-c", _SCRIPT.format(module=module)], capture_output=True, text=True, env=env, timeout=900)
+    script = _SCRIPT.format(module=module, marker=RESULT_MARKER)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise TypedMcpError(f"{package_dir}: the package does not list its tools: {last}")
-    catalog = json.loads(proc.stdout.strip().splitlines()[-1])
+    catalog = result_line(proc.stdout)
     catalog["version"] = package_manifest(package_dir).get("version")
     return catalog
 

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.verify import RESULT_MARKER, result_line
+
 _LIST_SCRIPT = r"""
 import json, sys, time
 started = time.perf_counter()
@@ -44,7 +46,7 @@ async def main():
     from generator.corpus import schema_problems
     problems = [f"{{t.name}}: {{p}}" for t in tools for p in schema_problems(t.input_schema, "inputSchema")
                 + (schema_problems(t.output_schema, "outputSchema") if t.output_schema is not None else [])]
-    print(json.dumps({{"import_s": imported, "list_s": elapsed, "tools": len(tools),
+    print("{marker}" + json.dumps({{"import_s": imported, "list_s": elapsed, "tools": len(tools),
                       "with_output": sum(t.output_schema is not None for t in tools), "payload_bytes": payload,
                       "schema_problems": problems, "catalog_matches_sdk": eager == dumped}}))
 anyio.run(main)
@@ -122,11 +124,12 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
     row.skipped = len(manifest["skipped"])
     row.skip_reasons = dict(Counter(_reason_kind(s["reason"]) for s in manifest["skipped"]))
     step("import and list")
-    code, stdout, err, _, _ = _run([sys.executable, "-c", _LIST_SCRIPT.format(module=manifest["module"])], env={"PYTHONPATH": str(out / "src")})
+    script = _LIST_SCRIPT.format(module=manifest["module"], marker=RESULT_MARKER)
+    code, stdout, err, _, _ = _run([sys.executable, "-c", script], env={"PYTHONPATH": str(out / "src")})
     if code != 0:
         row.error = "import: " + (err.strip().splitlines() or [f"exit {code}"])[-1][:300]
         return row
-    listed = json.loads(stdout.strip().splitlines()[-1])
+    listed = result_line(stdout)
     row.tools, row.with_output, row.payload_bytes = listed["tools"], listed["with_output"], listed["payload_bytes"]
     row.import_s, row.list_s = listed["import_s"], listed["list_s"]
     row.schema_problems = listed["schema_problems"][:10]
@@ -138,7 +141,7 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
             env={"PYTHONPATH": str(out / "src")},
         )
         if code == 0:
-            row.fidelity = json.loads(stdout.strip().splitlines()[-1])
+            row.fidelity = result_line(stdout)
         else:
             row.fidelity = {"error": (err.strip().splitlines() or [f"exit {code}"])[-1][:300], "passed": False}
     return row

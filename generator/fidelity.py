@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
+from generator.verify import RESULT_MARKER
+
 EXTRA_KEY = "x_fidelity_unknown_property"
 _SKIP_KEYS = {"discriminator", "xml", "example", "examples", "externalDocs", "deprecated"}
 _DATA_KEYS = {"enum", "const", "default", "required"}
@@ -304,7 +306,7 @@ def main() -> None:
     parser.add_argument("--per-op", type=int, default=3)
     args = parser.parse_args()
     report = check(args.package_dir, args.spec, sample_size=args.sample, per_op=args.per_op)
-    print(json.dumps({**asdict(report), "passed": report.passed}))
+    print(RESULT_MARKER + json.dumps({**asdict(report), "passed": report.passed}))
 
 
 if __name__ == "__main__":

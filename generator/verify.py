@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from generator.errors import TypedMcpError
 from generator.ir import ApiPlan
@@ -30,7 +31,7 @@ async def main():
     async with Client(server) as client:
         listed = await client.list_tools()
     tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
-    print(json.dumps(tools, ensure_ascii=False, separators=(",", ":")))
+    print("{marker}" + json.dumps(tools, ensure_ascii=False, separators=(",", ":")))
 
 anyio.run(main)
 """
@@ -39,6 +40,17 @@ SHARD_MIN_TOOLS = 200  # below this, one process is faster than several imports 
 
 class VerifyError(TypedMcpError):
     exit_code = 7
+
+
+# Child processes print their result on one line behind this marker: the MCP SDK may log to stdout too.
+RESULT_MARKER = "typed-mcp-result: "
+
+
+def result_line(stdout: str) -> Any:
+    for line in reversed(stdout.split("\n")):  # not splitlines(): JSON text may hold U+2028 or U+0085
+        if line.startswith(RESULT_MARKER):
+            return json.loads(line[len(RESULT_MARKER):])
+    raise TypedMcpError(f"a child process printed no result: {stdout.strip()[-300:]!r}")
 
 
 def tool_catalog(src: Path, plan: ApiPlan, *, check: bool = True, timeout: float = 1200) -> str:
@@ -50,7 +62,7 @@ def tool_catalog(src: Path, plan: ApiPlan, *, check: bool = True, timeout: float
     shards = max(1, min(os.cpu_count() or 1, 4)) if len(plan.operations) >= SHARD_MIN_TOOLS else 1
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", _SCRIPT.format(module=plan.module, shard=shard, shards=shards)],
+            [sys.executable, "-c", _SCRIPT.format(module=plan.module, shard=shard, shards=shards, marker=RESULT_MARKER)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=src,
         )
         for shard in range(shards)
@@ -61,7 +73,7 @@ def tool_catalog(src: Path, plan: ApiPlan, *, check: bool = True, timeout: float
         if proc.returncode != 0:
             last = (err.strip().splitlines() or ["no output"])[-1]
             raise VerifyError(f"the generated package does not start: {last}")
-        listings.append(json.loads(out.strip().splitlines()[-1]))
+        listings.append(result_line(out))
     tools = [listings[index % shards][index // shards] for index in range(sum(len(listing) for listing in listings))]
     text = json.dumps({"tools": tools}, ensure_ascii=False, separators=(",", ":"))
     if not check:

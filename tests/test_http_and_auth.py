@@ -4,6 +4,7 @@ Authorization), OAuth2 client credentials, retries with backoff, against real lo
 from __future__ import annotations
 
 import base64
+import importlib
 import sys
 import time
 from pathlib import Path
@@ -81,7 +82,7 @@ def resilient(tmp_path_factory):
 
     def server():
         built = import_server(out, "resilient")
-        sys.modules["resilient.upstream"].api._tokens.clear()  # one process runs every test: start without a token
+        importlib.import_module("resilient.upstream").api._tokens.clear()  # one process runs every test: start without a token
         return built
 
     return server

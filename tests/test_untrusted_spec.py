@@ -94,7 +94,12 @@ async def test_nasty_strings_stay_data(tmp_path: Path, monkeypatch):
                 imported_modules.add(node.module or "")
             # No call anywhere is made of spec text: __import__ may only appear inside strings.
             assert not (isinstance(node, ast.Name) and node.id == "__import__"), file
-    assert "os" not in imported_modules and "pathlib" not in imported_modules
+    assert "os" not in imported_modules  # server.py uses pathlib for its catalog; nothing imports os
+    for name in ("tools.py", "models.py", "upstream.py", "_about.py"):  # the files spec text flows into
+        tree = ast.parse((src / name).read_text())
+        modules = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        modules |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        assert not modules & {"os", "pathlib", "subprocess"}, (name, modules)
     server = import_server(out, "evil_api")
     async with Client(server) as client:
         (tool,) = (await client.list_tools()).tools
