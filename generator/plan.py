@@ -190,6 +190,9 @@ def _parameter(doc: Document, param: dict[str, Any], location: str, arg_name: st
     resolved, _ = doc.deref(schema, "#")
     required = location == "path" or param.get("required") is True
     annotation = python_type(doc, schema)
+    if location == "path":
+        # A path segment cannot be null (or anything but text), whatever the schema says.
+        annotation = "str" if annotation == "Any" else annotation.removesuffix(" | None")
     has_default = isinstance(resolved, dict) and "default" in resolved and not required
     style = param.get("style") if isinstance(param.get("style"), str) else None
     explode = param.get("explode") if isinstance(param.get("explode"), bool) else None

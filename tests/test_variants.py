@@ -30,3 +30,20 @@ def test_read_only_and_write_only_views(tmp_path):
     assert listing["properties"]["result"]["items"] == {"$ref": "#/$defs/PetResponse"}
     plain = listed["plain"].output_schema
     assert plain["title"] == "Plain"  # a schema without such properties stays shared and unrenamed
+
+
+def test_path_parameters_are_never_null(tmp_path):
+    spec = {"openapi": "3.1.0", "info": {"title": "p", "version": "1"}, "paths": {"/t/{a}/{b}": {"get": {
+        "operationId": "get_t", "parameters": [
+            {"name": "a", "in": "path", "required": True, "schema": {}},
+            {"name": "b", "in": "path", "required": True, "schema": {"type": ["integer", "null"]}}],
+        "responses": {"200": {"description": "ok"}}}}}}
+    out = tmp_path / "p"
+    generate(spec, out, "path-params")
+
+    async def schema():
+        async with Client(import_server(out, "path_params")) as client:
+            return (await client.list_tools()).tools[0].input_schema
+
+    properties = anyio.run(schema)["properties"]
+    assert properties["a"]["type"] == "string" and properties["b"]["type"] == "integer"
