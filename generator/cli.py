@@ -49,7 +49,7 @@ def generate(
     ] = None,
     no_snapshot: Annotated[bool, typer.Option("--no-snapshot", help="do not save a fetched document")] = False,
     strict: Annotated[bool, typer.Option(help="fail when any operation would be skipped")] = False,
-    verify: Annotated[bool, typer.Option(help="start the generated server and check its tools before writing")] = True,
+    verify: Annotated[bool, typer.Option(help="check the generated server's tool listing (every tool, every outputSchema) before writing")] = True,
     allow_remote_refs: Annotated[bool, typer.Option(help="fetch http(s) $refs (refused by default)")] = False,
     package_version: Annotated[Optional[str], typer.Option(help="package version (default: info.version as PEP 440)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print nothing on success")] = False,

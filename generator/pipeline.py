@@ -1,4 +1,4 @@
-"""The whole run: load -> normalize -> plan -> models -> render -> verify -> write."""
+"""The whole run: load -> normalize -> plan -> models -> render -> catalog (and checks) -> write."""
 
 from __future__ import annotations
 
