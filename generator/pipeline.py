@@ -12,7 +12,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from generator import __version__, names
+from generator import __version__, catalog, names
 from generator.errors import OutputError, SpecError, StrictModeError
 from generator.ir import ApiPlan
 from generator.load import LoadedSpec, load
@@ -119,7 +119,7 @@ def generate(
                 target = Path(temp) / relative
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(content) if isinstance(content, str) else target.write_bytes(content)
-        files[f"src/{api.module}/catalog.json"] = tool_catalog(Path(temp) / "src", api, check=verify)
+        files[f"src/{api.module}/catalog.json"] = catalog.pack(tool_catalog(Path(temp) / "src", api, check=verify))
     lap("catalog")
     step("writing")
     write_tree(out, files)

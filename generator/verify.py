@@ -53,9 +53,9 @@ def result_line(stdout: str) -> Any:
     raise TypedMcpError(f"a child process printed no result: {stdout.strip()[-300:]!r}")
 
 
-def tool_catalog(src: Path, plan: ApiPlan, *, check: bool = True, timeout: float = 1200) -> str:
-    """The package's tools/list result as compact JSON; with `check`, also that it lists every
-    planned tool and that every JSON tool kept its outputSchema."""
+def tool_catalog(src: Path, plan: ApiPlan, *, check: bool = True, timeout: float = 1200) -> list[dict[str, Any]]:
+    """The package's tools/list result (its tools, as JSON objects); with `check`, also that it
+    lists every planned tool and that every JSON tool kept its outputSchema."""
     env = {**os.environ, "PYTHONPATH": str(src) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     # Registering a tool the SDK's way costs milliseconds (argument model, output schema): big APIs
     # are registered in parallel shards, one per core, and the listings interleaved back in order.
@@ -75,10 +75,9 @@ def tool_catalog(src: Path, plan: ApiPlan, *, check: bool = True, timeout: float
             raise VerifyError(f"the generated package does not start: {last}")
         listings.append(result_line(out))
     tools = [listings[index % shards][index // shards] for index in range(sum(len(listing) for listing in listings))]
-    text = json.dumps({"tools": tools}, ensure_ascii=False, separators=(",", ":"))
     if not check:
-        return text + "\n"
-    listed = {tool["name"]: "outputSchema" in tool for tool in json.loads(text)["tools"]}
+        return tools
+    listed = {tool["name"]: "outputSchema" in tool for tool in tools}
     expected = {op.tool_name: op.response.kind == "json" for op in plan.operations}
     if set(listed) != set(expected):
         missing = sorted(set(expected) - set(listed))
@@ -86,4 +85,4 @@ def tool_catalog(src: Path, plan: ApiPlan, *, check: bool = True, timeout: float
     lost = sorted(name for name, wants in expected.items() if wants and not listed[name])
     if lost:
         raise VerifyError(f"tool(s) without outputSchema despite a JSON response: {', '.join(lost[:5])}")
-    return text + "\n"
+    return tools

@@ -52,3 +52,64 @@ def test_big_catalog_lists_in_pages_under_the_client_cap(spec, tools, tmp_path):
     assert max(sizes) < TEN_MIB, sizes
     run = run_ts_client([sys.executable, "-m", module], {"PYTHONPATH": str(out / "src")}, [], list_only=True, timeout=600)
     assert run["tools"] == tools  # the strict TypeScript client, over stdio, gets every tool
+
+
+def raw_stdio_listing(command: list[str], env: dict[str, str], version: str, cursor_override: str | None = None) -> list[dict]:
+    """tools/list over stdio with a bare JSON-RPC client that asks for protocol `version`: the
+    results exactly as they come over the wire, every page."""
+    import os
+    import subprocess
+
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env={**os.environ, **env}, text=True)
+    try:
+        def request(ident: int, method: str, params: dict) -> dict:
+            proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params}) + "\n")
+            proc.stdin.flush()
+            while True:
+                message = json.loads(proc.stdout.readline())
+                if message.get("id") == ident:
+                    return message
+
+        init = request(1, "initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})
+        assert init["result"]["protocolVersion"] == version
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        results, params = [], {}
+        while True:
+            reply = request(len(results) + 2, "tools/list", params)
+            results.append(reply.get("result") or reply)
+            if cursor_override is not None:
+                results.append(request(99, "tools/list", {"cursor": cursor_override}))
+                return results
+            if "nextCursor" not in reply["result"]:
+                return results
+            params = {"cursor": reply["result"]["nextCursor"]}
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_spliced_pages_are_what_the_sdk_would_send(version):
+    """The server sends the page's tools without passing them through the SDK's per-version result
+    model (too slow for big catalogs): what it sends must be exactly what that model would make of it,
+    for every protocol version a client may ask for, and the tools the eager SDK server lists."""
+    from mcp_types.methods import serialize_server_result
+
+    package = REPO / "generated" / "weather-mcp"
+    env = {"PYTHONPATH": str(package / "src"), "WEATHER_MCP_BASE_URL": "http://127.0.0.1:9"}
+    results = raw_stdio_listing([sys.executable, "-m", "weather_mcp"], env, version)
+    assert len(results) == 1
+    for result in results:
+        assert serialize_server_result("tools/list", version, result) == result
+    import_server(package, "weather_mcp")
+    eager = anyio.run(pages, sys.modules["weather_mcp.server"].build_server(eager=True))
+    assert results[0]["tools"] == eager[0]
+
+
+def test_an_unknown_cursor_is_an_invalid_params_error():
+    package = REPO / "generated" / "weather-mcp"
+    env = {"PYTHONPATH": str(package / "src"), "WEATHER_MCP_BASE_URL": "http://127.0.0.1:9"}
+    first, bad = raw_stdio_listing([sys.executable, "-m", "weather_mcp"], env, "2025-06-18", cursor_override="12345")
+    assert len(first["tools"]) == 7
+    assert bad["error"]["code"] == -32602 and "cursor" in bad["error"]["message"].lower()

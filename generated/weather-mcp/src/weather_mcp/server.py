@@ -5,7 +5,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server import MCPServer
-from mcp.types import ListToolsResult, PaginatedRequestParams
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, ListToolsResult, PaginatedRequestParams
 from mcp.types import Tool as MCPTool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -38,31 +39,46 @@ class Server(MCPServer):
 
     `catalog.json` is what the SDK itself published for these functions when the package was
     generated (the eager `build_server(eager=True)`), so the schemas are the same, just precomputed.
+    Each page is answered in two halves: the SDK builds the envelope (next cursor, and what each
+    protocol version adds) for an empty page, and `_answer_tools_list` puts the page's tools in, as
+    the JSON objects they already are. Validating and re-dumping 10 MB of tools for every request
+    (what an ordinary handler costs) is what makes big catalogs slow to list.
     """
 
     PAGE_BYTES = 4 * 1024 * 1024  # a client's message cap is 10 MiB (TypeScript SDK, stdio): stay well below
 
     def __init__(self, **settings: Any) -> None:
+        settings["middleware"] = [*(settings.get("middleware") or ()), self._answer_tools_list]
         super().__init__(**settings)
         self._entries: dict[str, Any] | None = None
-        catalog = json.loads(CATALOG.read_text(encoding="utf-8"))
-        self._catalog = [MCPTool.model_validate(tool) for tool in catalog["tools"]]
-        self._by_name = {tool.name: tool for tool in self._catalog}
-        self._pages = _pages([len(json.dumps(tool)) for tool in catalog["tools"]], self.PAGE_BYTES)
+        self._tools, sizes = _load_catalog(CATALOG)
+        self._by_name = {tool["name"]: tool for tool in self._tools}
+        self._pages = _pages(sizes, self.PAGE_BYTES)
 
     async def list_tools(self) -> list[MCPTool]:
-        return list(self._catalog)
+        return [MCPTool.model_validate(tool) for tool in self._tools]
+
+    def _page(self, cursor: Any) -> tuple[int, int]:
+        if cursor is None:
+            return 0, self._pages[0]
+        if isinstance(cursor, str) and cursor.isdigit() and int(cursor) in self._pages:
+            return int(cursor), self._pages[int(cursor)]
+        raise MCPError(code=INVALID_PARAMS, message="Invalid cursor: use the nextCursor of a tools/list result")
 
     async def _handle_list_tools(self, ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
-        cursor = params.cursor if params is not None else None
-        start = int(cursor) if cursor and cursor.isdigit() and int(cursor) in self._pages else 0
-        end = self._pages[start]
-        next_cursor = str(end) if end < len(self._catalog) else None
-        return ListToolsResult(tools=self._catalog[start:end], next_cursor=next_cursor)
+        _, end = self._page(params.cursor if params is not None else None)
+        return ListToolsResult(tools=[], next_cursor=str(end) if end < len(self._tools) else None)
+
+    async def _answer_tools_list(self, ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "tools/list" and isinstance(result, dict) and result.get("tools") == []:
+            start, end = self._page((ctx.params or {}).get("cursor"))
+            result = {**result, "tools": self._tools[start:end]}
+        return result
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         tool = self._by_name.get(name)
-        return tool.input_schema if tool is not None else None
+        return tool["inputSchema"] if tool is not None else None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if name in self._by_name and self._tool_manager.get_tool(name) is None:
@@ -72,6 +88,20 @@ class Server(MCPServer):
                 self._entries = {entry.name: entry for entry in registry}
             _register(self, self._entries[name])
         return await super().call_tool(name, arguments, context)
+
+
+def _load_catalog(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """The tools of `catalog.json` and their sizes; each shared `$defs` entry (an integer in the
+    file) becomes the one shared schema object again."""
+    data = json.loads(path.read_bytes())
+    shared = data["shared"]
+    for tool in data["tools"]:
+        for key in ("inputSchema", "outputSchema"):
+            defs = (tool.get(key) or {}).get("$defs")
+            if defs:
+                for name, value in defs.items():
+                    defs[name] = shared[value]
+    return data["tools"], data["sizes"]
 
 
 def _pages(sizes: list[int], budget: int) -> dict[int, int]:
