@@ -35,9 +35,11 @@ async def typed_mcp_server(src: str, module: str, base_url: str) -> AsyncIterato
     upstream = __import__(f"{module}.upstream", fromlist=["api"])
     upstream.api.base_url = base_url
     server_module = __import__(f"{module}.server", fromlist=["build_server"])
-    tools_module = __import__(f"{module}.tools", fromlist=["registry"])
-    names = {entry.operation: entry.name for entry in tools_module.registry}
-    yield server_module.build_server(), names
+    server = server_module.build_server()
+    # Names from the published catalog, as a client sees them: importing the tools here would
+    # make the first call look cheaper than it is.
+    names = {tool.meta["typed-mcp/operation"]: tool.name for tool in await server.list_tools()}
+    yield server, names
 
 
 @contextlib.asynccontextmanager

@@ -182,10 +182,10 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
     manifest = json.loads((package_dir / "typed-mcp.json").read_text())
     sys.path.insert(0, str(package_dir / "src"))
     module = manifest["module"]
-    tools_module = importlib.import_module(f"{module}.tools")
-    server = importlib.import_module(f"{module}.server").build_server()
+    server_module = importlib.import_module(f"{module}.server")
+    server = server_module.build_server()
     api = importlib.import_module(f"{module}.upstream").api
-    functions = {entry.name: entry.fn for entry in tools_module.registry}
+    functions = {entry.name: entry.fn for entry in server_module.tool_entries()}
 
     spec = load(spec_path)
     doc = normalize(spec)

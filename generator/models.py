@@ -16,7 +16,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator import names
+from generator import model_modules, names
 from generator.errors import SpecError
 from generator.ir import ApiPlan
 from generator.normalize import Document
@@ -36,6 +36,7 @@ class Models:
     class_of: dict[str, str]  # schema key -> class name
     root_type: dict[str, str] = field(default_factory=dict)  # RootModel class -> its root type expression
     root_names: dict[str, set[str]] = field(default_factory=dict)  # names a root expression uses
+    modules: model_modules.ModelModules | None = None  # the source split into one module per model
 
     def annotation(self, key: str | None) -> str:
         """The Python type of a schema, as the MCP SDK should see it: a RootModel's root type
@@ -67,7 +68,7 @@ def build_models(doc: Document, plan: ApiPlan) -> Models:
         "components": {**(doc.data.get("components") or {}), "schemas": schemas},
     }
     if not schemas:
-        return Models(source=HEADER, class_of={})
+        return Models(source=HEADER, class_of={}, modules=model_modules.split("", HEADER))
     source = None
     for _ in range(MAX_RENAMES):
         try:
@@ -87,6 +88,7 @@ def build_models(doc: Document, plan: ApiPlan) -> Models:
     missing = sorted(cls for cls in models.class_of.values() if cls not in defined)
     if missing:
         raise SpecError(f"model generation did not produce class(es) {', '.join(missing[:5])}", source=doc.origin)
+    models.modules = model_modules.split(models.source, HEADER)
     return models
 
 

@@ -180,14 +180,20 @@ def _wrapped(annotation: str, models: Models, key: str | None) -> bool:
     return not annotation.startswith("dict[str,")
 
 
-def model_imports(plan: ApiPlan, models: Models) -> list[str]:
+def tool_imports(view: ToolView, models: Models) -> dict[str, list[str]]:
+    """What one tool module imports: typing and pydantic names its text uses, and model names
+    (classes, and the names a RootModel's root type uses) from the models package."""
+    op = view.op
+    text = " ".join([*view.signature, view.returns, *view.call_args])
+    typing_names = [name for name in ("Annotated", "Any", "Literal") if re.search(rf"\b{name}\b", text)]
+    pydantic_names = [name for name in ("Field", "JsonValue") if re.search(rf"\b{name}\b", text)]
     used: set[str] = set()
-    for op in plan.operations:
-        if op.body is not None:
-            used |= models.names_used(op.body.schema_key)
-        if op.response.kind == "json":
-            used |= models.names_used(op.response.schema_key)
-    return sorted(used - _TYPING_NAMES - _BUILTINS)
+    if op.body is not None:
+        used |= models.names_used(op.body.schema_key)
+    if op.response.kind == "json":
+        used |= models.names_used(op.response.schema_key)
+    model_names = sorted(used - _TYPING_NAMES - _BUILTINS - set(pydantic_names))
+    return {"typing_imports": typing_names, "pydantic_imports": pydantic_names, "model_imports": model_names}
 
 
 # --- the whole package ------------------------------------------------------------------------------
@@ -197,18 +203,17 @@ def render_package(plan: ApiPlan, models: Models, *, spec_sha256: str, spec_file
     """Relative path -> file text for the complete project."""
     env = environment()
     tools = [tool_view(op, models) for op in plan.operations]
-    used = " ".join(" ".join([*t.signature, t.returns, *t.call_args]) for t in tools)
+    assert models.modules is not None
     context = {
         "plan": plan,
         "tools": tools,
-        "typing_imports": [name for name in ("Annotated", "Any", "Literal") if re.search(rf"\b{name}\b", used)],
-        "pydantic_imports": [name for name in ("Field", "JsonValue") if re.search(rf"\b{name}\b", used)],
-        "model_imports": model_imports(plan, models),
         "spec_sha256": spec_sha256,
         "spec_filename": spec_filename,
         "package_version": package_version,
         "generator_version": __version__,
         "schemes": list(plan.schemes.values()),
+        "models_imported": sorted(models.modules.imported.items()),
+        "module_of": sorted(models.modules.module_of.items()),
     }
     src = f"src/{plan.module}"
     files = {
@@ -219,9 +224,14 @@ def render_package(plan: ApiPlan, models: Models, *, spec_sha256: str, spec_file
         f"{src}/_about.py": env.get_template("package/_about.py.j2").render(context),
         f"{src}/upstream.py": env.get_template("package/upstream.py.j2").render(context),
         f"{src}/server.py": env.get_template("package/server.py.j2").render(context),
-        f"{src}/tools.py": env.get_template("package/tools.py.j2").render(context),
-        f"{src}/models.py": models.source,
+        f"{src}/tools/__init__.py": env.get_template("package/tools/__init__.py.j2").render(context),
+        f"{src}/models/__init__.py": env.get_template("package/models/__init__.py.j2").render(context),
         f"{src}/_runtime.py": (templates_dir() / "package" / "_runtime.py").read_text(encoding="utf-8"),
         f"{src}/py.typed": "",
     }
+    tool_template = env.get_template("package/tools/tool.py.j2")
+    for view in tools:
+        files[f"{src}/tools/{view.op.func_name}.py"] = tool_template.render({**context, "t": view, **tool_imports(view, models)})
+    for module, source in models.modules.sources.items():
+        files[f"{src}/models/{module}.py"] = source
     return files

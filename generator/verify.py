@@ -19,13 +19,13 @@ _SCRIPT = r"""
 import anyio, json
 from mcp import Client
 from mcp.server import MCPServer
-from {module}.server import _register
-from {module}.tools import registry
+from {module}.server import _register, tool_entry
+from {module}.tools import INDEX
 
 server = MCPServer(name="catalog")
-for index, entry in enumerate(registry):
+for index, name in enumerate(INDEX):
     if index % {shards} == {shard}:
-        _register(server, entry)  # exactly as the package's eager server registers it
+        _register(server, tool_entry(name))  # exactly as the package's eager server registers it
 
 async def main():
     async with Client(server) as client:

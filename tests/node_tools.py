@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -150,9 +151,33 @@ class PrismURL(str):
     """Prism's base URL (a str), carrying the mock's captured log."""
 
     log_lines: list[str]
+    hidden: list[range]  # lines of `settle` marker requests, not part of the test's traffic
 
     def log(self) -> str:
-        return "\n".join(self.log_lines)
+        lines = list(self.log_lines)
+        return "\n".join(line for i, line in enumerate(lines) if not any(i in r for r in getattr(self, "hidden", ())))
+
+    def settle(self, timeout: float = 30.0) -> None:
+        """Wait until Prism has logged every request it received so far. Its log is written in
+        order, so once the answer to a marker request is logged, every earlier line is there too.
+        Reading the log without this can miss the last request's violations: a test that passes
+        for the wrong reason."""
+        import httpx
+
+        marker = f"/typed-mcp-settle-{uuid.uuid4().hex}"
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.get(self + marker, timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = list(self.log_lines)
+            start = next((i for i, line in enumerate(lines) if marker in line), None)
+            end = next((i for i in range(start, len(lines)) if _TERMINATED.search(lines[i])), None) if start is not None else None
+            if end is not None:
+                self.hidden = [*getattr(self, "hidden", []), range(start, end + 1)]
+                return
+            if time.monotonic() > deadline:
+                raise NodeToolsError(f"Prism did not log the marker request within {timeout:g}s:\n{self.log()[-3000:]}")
+            time.sleep(0.05)
 
     def violations(self, where: str = "request") -> list[dict[str, str]]:
         return prism_violations(self.log(), where)

@@ -39,7 +39,8 @@ def existing(tmp_path: Path) -> Path:
 def test_generate_from_file_writes_a_complete_project(tmp_path: Path):
     out = tmp_path / "w"
     proc = generate(WEATHER, out, "weather-mcp")
-    for relative in ("pyproject.toml", "README.md", "typed-mcp.json", "src/weather_mcp/__main__.py", "src/weather_mcp/models.py"):
+    for relative in ("pyproject.toml", "README.md", "typed-mcp.json", "src/weather_mcp/__main__.py",
+                     "src/weather_mcp/models/weather_data.py", "src/weather_mcp/tools/get_weather.py"):
         assert (out / relative).is_file(), relative
     assert "7 tools (6 with outputSchema), 0 skipped" in proc.stderr
     manifest = json.loads((out / "typed-mcp.json").read_text())

@@ -43,6 +43,7 @@ def test_every_tool_against_prism(path, tmp_path):
         command = [sys.executable, "-m", module, "--base-url", str(base)]
         listed = run_ts_client(command, env, [], list_only=True, dump_tools=True)
         run = run_ts_client(command, env, synthesize_calls(listed["tool_list"]), timeout=900)
+        base.settle()
         violations = base.violations("request")
     protocol_errors = [(r["name"], r["errorCode"], r["error"]) for r in run["results"] if r["errorCode"] is not None]
     unanswered = [r["name"] for r in run["results"] if r["isError"] and PRISM_CANNOT_ANSWER in (r.get("text") or "")]

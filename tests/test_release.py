@@ -54,7 +54,7 @@ def test_check_reports_drift_with_a_summary(tmp_path: Path):
     proc = run_cli("check", str(spec), "--out", str(COMMITTED), "--package-name", "weather-mcp", "--snapshot", str(snapshot))
     assert proc.returncode == 1
     assert "drift: the spec differs from the snapshot" in proc.stdout
-    assert "src/weather_mcp/models.py" in proc.stdout
+    assert "src/weather_mcp/models/weather_data.py" in proc.stdout
     assert "get_weather conditions: Output field 'conditions' was removed. [output_field_removed]" in proc.stdout
     assert "get_forecast result[].wind: Output field 'result[].wind' was added. [output_field_added]" in proc.stdout
     assert snapshot.read_bytes() == WEATHER.read_bytes()  # check never writes

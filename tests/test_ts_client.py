@@ -305,6 +305,7 @@ def test_corpus_package_against_prism(petstore_package, dynamic):
         listed = run_ts_client(command, env, [], list_only=True, dump_tools=True)
         calls = synthesize_calls(listed["tool_list"])
         run = run_ts_client(command, env, calls)
+        base.settle()
         served = base.requests()
         violations = base.violations("request")
         errors = base.errors()
@@ -312,6 +313,7 @@ def test_corpus_package_against_prism(petstore_package, dynamic):
 
         # The violation parser itself: a request Prism must reject shows up as one violation.
         assert httpx.get(f"{base}/pets", params={"limit": "abc"}).status_code == 422
+        base.settle()
         control = base.violations("request")[len(violations):]
         assert [(v["severity"], v["location"]) for v in control] == [("error", "request.query.limit")], base.log()[-3000:]
 

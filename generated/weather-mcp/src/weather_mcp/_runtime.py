@@ -22,7 +22,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -630,38 +630,29 @@ class ToolEntry:
     structured: bool
 
 
-class Registry:
-    """Collects the tool functions of a module; the server registers them. Keeping registration
-    out of the decorator leaves every function an ordinary coroutine a user can call directly."""
+def tool(
+    *,
+    operation: str,
+    name: str,
+    description: str,
+    title: str | None = None,
+    read_only: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+    structured: bool = True,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Describe a tool function for the server (`fn.tool`). The function itself stays an ordinary
+    coroutine that a user can call directly."""
+    annotations = ToolAnnotations(
+        title=title,
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=True,
+    )
 
-    def __init__(self) -> None:
-        self.entries: list[ToolEntry] = []
+    def describe(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.tool = ToolEntry(fn, operation, name, title, description, annotations, structured)  # type: ignore[attr-defined]
+        return fn
 
-    def tool(
-        self,
-        *,
-        operation: str,
-        name: str,
-        description: str,
-        title: str | None = None,
-        read_only: bool = False,
-        destructive: bool = False,
-        idempotent: bool = False,
-        structured: bool = True,
-    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        annotations = ToolAnnotations(
-            title=title,
-            read_only_hint=read_only,
-            destructive_hint=destructive,
-            idempotent_hint=idempotent,
-            open_world_hint=True,
-        )
-
-        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self.entries.append(ToolEntry(fn, operation, name, title, description, annotations, structured))
-            return fn
-
-        return register
-
-    def __iter__(self) -> Iterable[ToolEntry]:  # type: ignore[override]
-        return iter(self.entries)
+    return describe

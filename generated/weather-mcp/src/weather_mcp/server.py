@@ -1,5 +1,6 @@
-"""The MCP server: publishes every tool of `tools.py` with its schemas, and calls them."""
+"""The MCP server: publishes every tool of `tools/` with its schemas, and calls them."""
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOOL_COUNT, VERSION
-from ._runtime import FORWARDED_AUTHORIZATION
+from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry
+from .tools import INDEX
 
 OPERATION_META = "typed-mcp/operation"  # where a tool's data comes from: its REST operation
 CATALOG = Path(__file__).with_name("catalog.json")  # the tools/list result, written at generation time
@@ -50,7 +52,6 @@ class Server(MCPServer):
     def __init__(self, **settings: Any) -> None:
         settings["middleware"] = [*(settings.get("middleware") or ()), self._answer_tools_list]
         super().__init__(**settings)
-        self._entries: dict[str, Any] | None = None
         self._tools, sizes = _load_catalog(CATALOG)
         self._by_name = {tool["name"]: tool for tool in self._tools}
         self._pages = _pages(sizes, self.PAGE_BYTES)
@@ -82,11 +83,7 @@ class Server(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if name in self._by_name and self._tool_manager.get_tool(name) is None:
-            if self._entries is None:
-                from .tools import registry  # the first call pays for importing the tools and models
-
-                self._entries = {entry.name: entry for entry in registry}
-            _register(self, self._entries[name])
+            _register(self, tool_entry(name))  # imports this tool's module and the models it uses, no more
         return await super().call_tool(name, arguments, context)
 
 
@@ -117,6 +114,17 @@ def _pages(sizes: list[int], budget: int) -> dict[int, int]:
     return pages
 
 
+def tool_entry(name: str) -> ToolEntry:
+    """A tool's function and description, importing its module."""
+    module = INDEX[name]
+    return getattr(importlib.import_module(f"{__package__}.tools.{module}"), module).tool
+
+
+def tool_entries() -> list[ToolEntry]:
+    """Every tool, in the order of the spec (imports every tool module)."""
+    return [tool_entry(name) for name in INDEX]
+
+
 def _register(server: MCPServer, entry: Any) -> None:
     # structured_output=True: a return type that cannot produce an outputSchema fails loudly
     # instead of silently publishing the tool without one.
@@ -142,9 +150,7 @@ def build_server(*, forward_authorization_header: bool = False, eager: bool = Fa
     }
     if eager or not CATALOG.is_file():
         server = MCPServer(**settings)
-        from .tools import registry
-
-        for entry in registry:
+        for entry in tool_entries():
             _register(server, entry)
     else:
         server = Server(**settings)
