@@ -63,10 +63,11 @@ publish: build
 demo: $(STAMP)
 	$(BIN)/python -m generator.demo.run
 
-## corpus: every spec of ../shared/corpus (or CORPUS=...): generate, import, list, fidelity; writes reports/corpus.md
+## corpus: every spec of ../shared/corpus (or CORPUS=...): generate, import, list, fidelity, strict-client calls against Prism; writes reports/corpus.md
 CORPUS ?= ../shared/corpus
-corpus: $(STAMP)
-	$(BIN)/typed-mcp corpus $(CORPUS) --report reports/corpus
+CORPUS_ARGS ?=
+corpus: $(STAMP) $(NODE_STAMP)
+	$(BIN)/typed-mcp corpus $(CORPUS) --calls --report reports/corpus $(CORPUS_ARGS)
 
 ## bench: the generated GitHub server vs FastMCP from_openapi (own venv in bench/); writes bench/RESULTS.md (~20 min)
 bench: $(STAMP)

@@ -41,11 +41,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -122,59 +120,6 @@ def ensure_fastmcp_venv() -> str:
     return subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
 
 
-class Upstream:
-    """A threaded HTTP server on 127.0.0.1 answering every request with 200 `{}` (JSON).
-
-    Not `generator.demo.process.HttpServer`: that one writes headers and body in separate writes
-    with Nagle's algorithm on, so each keep-alive request waits ~40 ms for a delayed ACK, which
-    would swamp the per-call overhead this benchmark measures. Here the whole response is one
-    write on a TCP_NODELAY socket.
-    """
-
-    BODY = b"{}"
-
-    def __init__(self) -> None:
-        owner = self
-        self.requests = 0
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _handle(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                if length:
-                    self.rfile.read(length)
-                owner.requests += 1
-                body = b"" if self.command == "HEAD" else owner.BODY
-                head = (
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                    f"content-length: {len(owner.BODY)}\r\n\r\n"
-                ).encode()
-                try:
-                    self.wfile.write(head + body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _handle
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> Upstream:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def machine_info() -> dict[str, str]:
     cpu = "unknown"
     with open("/proc/cpuinfo", encoding="utf-8") as handle:
@@ -233,14 +178,18 @@ def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> Measured:
     return Measured(done.returncode, seconds, peak, done.stdout, done.stderr)
 
 
-def generate(spec: Path, out: Path, package: str, *, fresh: bool, verify: bool = True) -> Measured:
-    """`typed-mcp generate` (into an emptied folder when `fresh`), timed; raises on failure."""
+CACHE_DIR = WORK / "cache"  # the benchmark's own generation cache, emptied at the start
+
+
+def generate(spec: Path, out: Path, package: str, *, fresh: bool, cache: bool = False) -> Measured:
+    """`typed-mcp generate` (into an emptied folder when `fresh`; with the benchmark's cache when
+    `cache`), timed; raises on failure."""
     if fresh and out.exists():
         shutil.rmtree(out)
     cmd = [str(TYPED_MCP), "generate", str(spec), "--out", str(out), "--package-name", package, "--no-snapshot"]
-    if not verify:
-        cmd.append("--no-verify")
-    result = run_measured(cmd)
+    if not cache:
+        cmd.append("--no-cache")
+    result = run_measured(cmd, env={**os.environ, "TYPED_MCP_CACHE_DIR": str(CACHE_DIR)})
     if result.returncode != 0:
         raise RuntimeError(f"typed-mcp generate {spec.name} exited {result.returncode}: {result.stderr.strip()[-2000:]}")
     return result
@@ -275,34 +224,14 @@ def fastmcp_server(spec: Path, upstream_url: str) -> ServerSpec:
     return ServerSpec("FastMCP", [str(FASTMCP_PYTHON), str(FASTMCP_SERVER), "--spec", str(spec), "--base-url", upstream_url], env)
 
 
-def synthesize(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> Any:
-    """A value for `schema`: string "a", integer/number 1, boolean true, enum -> first, array [], object {}."""
-    if depth > 32 or not isinstance(schema, dict):
-        return "a"
-    if "$ref" in schema:
-        return synthesize(defs.get(schema["$ref"].rsplit("/", 1)[-1], {}), defs, depth + 1)
-    if "const" in schema:
-        return schema["const"]
-    if schema.get("enum"):
-        return schema["enum"][0]
-    if "default" in schema and schema["default"] is not None:
-        return schema["default"]
-    for key in ("anyOf", "oneOf", "allOf"):
-        branches = [b for b in schema.get(key, []) if not (isinstance(b, dict) and b.get("type") == "null")]
-        if branches:
-            return synthesize(branches[0], defs, depth + 1)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "string")
-    if kind is None:
-        kind = "object" if "properties" in schema else "string"
-    return {"string": "a", "integer": 1, "number": 1, "boolean": True, "array": [], "object": {}, "null": None}.get(kind, "a")
+def arguments_for(input_schema: dict[str, Any]) -> dict[str, Any]:
+    """Valid arguments made from the inputSchema (the tests' own synthesizer); {} when it cannot."""
+    from generator.arguments import synthesize
 
-
-def required_arguments(input_schema: dict[str, Any]) -> dict[str, Any]:
-    defs = {**input_schema.get("definitions", {}), **input_schema.get("$defs", {})}
-    properties = input_schema.get("properties", {})
-    return {name: synthesize(properties.get(name, {}), defs) for name in input_schema.get("required", [])}
+    try:
+        return synthesize(input_schema, input_schema)
+    except (ValueError, KeyError, TypeError):
+        return {}
 
 
 @dataclass
@@ -368,7 +297,7 @@ async def stdio_session(server: ServerSpec, *, warm_lists: int = 0, call_all: bo
                 result.calls += 1
                 try:
                     with anyio.fail_after(CALL_TIMEOUT_S):
-                        reply = await client.call_tool(tool.name, required_arguments(tool.input_schema))
+                        reply = await client.call_tool(tool.name, arguments_for(tool.input_schema))
                     result.call_errors += bool(reply.is_error)
                 except Exception as exc:  # counted, and a few kept for the report
                     result.call_exceptions += 1
@@ -467,16 +396,26 @@ def raw_session(server: ServerSpec, warm_lists: int = 0) -> RawSession:
 # --------------------------------------------------------------------------------------------
 
 
+GENERATION_LABELS = {
+    "fresh": "typed-mcp generate (fresh folder, no cache)",
+    "regenerate": "regenerate, nothing changed (no cache)",
+    "regenerate cached": "regenerate, nothing changed (cache of the previous run)",
+}
+
+
 def measure_generation(spec: Path, out: Path, package: str, runs: int) -> dict[str, Any]:
-    """5. Fresh generation (with and without --no-verify) and regeneration of an unchanged folder."""
-    results: dict[str, list[Measured]] = {"fresh": [], "fresh --no-verify": [], "regenerate": []}
+    """5. Fresh generation, and regeneration of an unchanged folder without and with the cache."""
+    results: dict[str, list[Measured]] = {name: [] for name in GENERATION_LABELS}
+    shutil.rmtree(CACHE_DIR, ignore_errors=True)
     for run in range(runs):
-        log(f"generate {spec.name} --no-verify (run {run + 1}/{runs})")
-        results["fresh --no-verify"].append(generate(spec, out, package, fresh=True, verify=False))
         log(f"generate {spec.name} (run {run + 1}/{runs})")
         results["fresh"].append(generate(spec, out, package, fresh=True))
         log(f"regenerate {spec.name} unchanged (run {run + 1}/{runs})")
         results["regenerate"].append(generate(spec, out, package, fresh=False))
+        if run == 0:
+            generate(spec, out, package, fresh=False, cache=True)  # fills the cache, not timed
+        log(f"regenerate {spec.name} unchanged, cached (run {run + 1}/{runs})")
+        results["regenerate cached"].append(generate(spec, out, package, fresh=False, cache=True))
     summary = {
         name: {"seconds": median([m.seconds for m in ms]), "peak_rss_kb": median([m.peak_rss_kb for m in ms]), "samples_s": [round(m.seconds, 2) for m in ms]}
         for name, ms in results.items()
@@ -700,13 +639,8 @@ def comparison_rows(stdio: dict[str, Any], inproc: dict[str, Any]) -> list[Row]:
 
 
 def generation_rows(gen: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    rows = []
-    for name in ("fresh", "fresh --no-verify", "regenerate"):
-        g = gen[name]
-        label = {"fresh": "typed-mcp generate (fresh folder)", "fresh --no-verify": "typed-mcp generate --no-verify (fresh folder)",
-                 "regenerate": "regenerate, nothing changed (same folder)"}[name]
-        rows.append((label, fmt_s(g["seconds"]), fmt_kb(g["peak_rss_kb"]), ", ".join(f"{s:.2f}" for s in g["samples_s"])))
-    return rows
+    return [(label, fmt_s(gen[name]["seconds"]), fmt_kb(gen[name]["peak_rss_kb"]), ", ".join(f"{s:.2f}" for s in gen[name]["samples_s"]))
+            for name, label in GENERATION_LABELS.items()]
 
 
 def scaling_rows(rows: list[dict[str, Any]]) -> list[tuple[str, ...]]:
@@ -785,7 +719,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
 
     gen = measure_generation(spec, package_dir, package, args.runs)
-    with Upstream() as upstream:
+    from generator.demo.process import HttpServer, Reply
+
+    with HttpServer() as upstream:
+        upstream.default = Reply(200, b"{}")  # every request: 200 with an (empty) JSON object
         stdio = measure_stdio(typed_mcp_server(package_dir, upstream.url), fastmcp_server(spec, upstream.url), args.runs)
         inproc = measure_inproc(package_dir, spec, upstream.url, args.operation, args.runs)
         sizes = tuple(int(s) for s in args.scaling_sizes.split(",") if s.strip())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -53,10 +54,12 @@ def generate(
     allow_remote_refs: Annotated[bool, typer.Option(help="fetch http(s) $refs (refused by default)")] = False,
     package_version: Annotated[Optional[str], typer.Option(help="package version (default: info.version as PEP 440)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print nothing on success")] = False,
+    use_cache: Annotated[bool, typer.Option("--cache/--no-cache", help=CACHE_HELP)] = True,
 ) -> None:
     """Write a complete MCP server project for SOURCE to OUT (replaced only when everything succeeded)."""
     from generator.pipeline import generate as run, package_names
 
+    _cache_setting(use_cache)
     try:
         if snapshot is None and is_url(source) and not no_snapshot:
             snapshot = Path("specs") / (package_names(package_name, "api")[0] if package_name else "openapi")
@@ -87,6 +90,16 @@ def generate(
         print(f"  skipped {skipped.key}: {skipped.reason}", file=sys.stderr)
 
 
+CACHE_HELP = "reuse models and tool catalogs computed before from the same inputs (~/.cache/typed-mcp, or TYPED_MCP_CACHE_DIR)"
+
+
+def _cache_setting(use_cache: bool) -> None:
+    if not use_cache:
+        from generator import cache
+
+        os.environ[cache.ENV_OFF] = "1"
+
+
 def _with_suffix(snapshot: Path | None, source: str) -> Path | None:
     if snapshot is None or snapshot.suffix:
         return snapshot
@@ -109,10 +122,12 @@ def check(
     snapshot: Annotated[Optional[Path], typer.Option(help="the committed spec snapshot to compare a fetched spec with")] = None,
     header: Annotated[list[str], typer.Option("--header", "-H", help="'Name: value' sent when fetching a URL")] = [],  # noqa: B006
     package_version: Annotated[Optional[str], typer.Option(help="as given to generate")] = None,
+    use_cache: Annotated[bool, typer.Option("--cache/--no-cache", help=CACHE_HELP)] = True,
 ) -> None:
     """Exit 0 when SOURCE regenerates exactly the committed package (and snapshot); 1 on drift, with a summary."""
     import tempfile
 
+    _cache_setting(use_cache)
     from generator import catalog, diff
     from generator.pipeline import generate as run
 
@@ -194,6 +209,7 @@ def corpus(
     max_bytes: Annotated[Optional[int], typer.Option(help="only specs up to this size (index.tsv's size_bytes)")] = None,
     fidelity_sample: Annotated[int, typer.Option(help="operations checked for fidelity per spec (0: none)")] = 200,
     per_op: Annotated[int, typer.Option(help="generated instances per checked operation")] = 3,
+    calls: Annotated[bool, typer.Option(help="call every tool through the strict TypeScript client against Prism (needs `make test`'s tests/node)")] = False,
     report: Annotated[Optional[Path], typer.Option(help="also write REPORT.md and REPORT.json")] = None,
     work: Annotated[Optional[Path], typer.Option(help="keep the generated packages here")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the rows as JSON on stdout")] = False,
@@ -223,7 +239,7 @@ def corpus(
             for path, meta in specs:
                 label = meta.get("file") or path.name
                 step = lambda phase, label=label: progress.update(task, description=f"{label}: {phase}")  # noqa: E731
-                rows.append(runner.run_spec(path, meta, base, fidelity_sample=fidelity_sample, per_op=per_op, step=step))
+                rows.append(runner.run_spec(path, meta, base, fidelity_sample=fidelity_sample, per_op=per_op, calls=calls, step=step))
                 progress.advance(task)
                 if not err.is_terminal:
                     print(f"{label}: {'error' if rows[-1].error else 'done'} in {rows[-1].generate_s:.1f}s", file=sys.stderr)
@@ -235,15 +251,15 @@ def corpus(
         print(runner.to_json(rows), end="")
     else:
         table = Table(title=f"typed-mcp corpus: {folder}")
-        for column in ("spec", "version", "ops", "tools", "outputSchema", "skipped", "gen s", "gen MB", "import s", "fidelity"):
-            table.add_column(column, justify="left" if column in ("spec", "version", "fidelity") else "right")
+        for column in ("spec", "version", "ops", "tools", "outputSchema", "skipped", "gen s", "gen MB", "import s", "fidelity", "strict vs Prism"):
+            table.add_column(column, justify="left" if column in ("spec", "version", "fidelity", "strict vs Prism") else "right")
         for r in rows:
             expected = f" / {r.expected_output}" if r.expected_output is not None else ""
             table.add_row(r.spec, r.version, str(r.operations), str(r.tools), f"{r.with_output}{expected}", str(r.skipped),
                           f"{r.generate_s:.1f}", f"{r.generate_mb:.0f}", f"{r.import_s:.2f}",
-                          f"[red]{r.error}[/]" if r.error else runner.fidelity_cell(r.fidelity))
+                          f"[red]{r.error}[/]" if r.error else runner.fidelity_cell(r.fidelity), runner.strict_cell(r.strict))
         Console().print(table)
-    failed = [r for r in rows if r.error or (r.fidelity is not None and not r.fidelity.get("passed"))]
+    failed = [r for r in rows if r.error or (r.fidelity is not None and not r.fidelity.get("passed")) or runner.strict_failed(r.strict)]
     if failed:
         raise typer.Exit(1)
 

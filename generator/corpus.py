@@ -71,6 +71,7 @@ class Row:
     schema_problems: list[str] = field(default_factory=list)  # first few published schemas that are not sound
     catalog_matches_sdk: bool | None = None  # the precomputed tools/list equals the SDK's own registration
     fidelity: dict[str, Any] | None = None
+    strict: dict[str, Any] | None = None  # the strict TypeScript client against Prism (node_tools.strict_run_against_prism)
     error: str | None = None
 
 
@@ -105,7 +106,8 @@ def _run(args: list[str], env: dict[str, str] | None = None, timeout: float = 18
         return proc.returncode, out.read(), err.read(), seconds, usage.ru_maxrss / 1024
 
 
-def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: int, per_op: int, step=lambda _: None) -> Row:
+def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: int, per_op: int, calls: bool = False,
+             step=lambda _: None) -> Row:
     row = Row(spec=meta.get("file") or spec.name, version=meta.get("version", ""))
     if meta.get("ops_2xx_json_schema", "").isdigit():
         row.expected_output = int(meta["ops_2xx_json_schema"])
@@ -113,7 +115,7 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
     out = work / name
     step("generate")
     code, _, err, row.generate_s, row.generate_mb = _run(
-        [sys.executable, "-m", "generator", "generate", str(spec), "--out", str(out), "--package-name", name, "--no-verify", "--no-snapshot", "-q"]
+        [sys.executable, "-m", "generator", "generate", str(spec), "--out", str(out), "--package-name", name, "--no-verify", "--no-snapshot", "-q", "--no-cache"]
     )
     if code != 0:
         row.error = (err.strip().splitlines() or [f"exit {code}"])[-1][:300]
@@ -134,6 +136,9 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
     row.import_s, row.list_s = listed["import_s"], listed["list_s"]
     row.schema_problems = listed["schema_problems"][:10]
     row.catalog_matches_sdk = listed["catalog_matches_sdk"]
+    if calls:
+        step("strict client calls against Prism")
+        row.strict = _strict_calls(spec, out, manifest["module"])
     if fidelity_sample > 0:
         step("fidelity")
         code, stdout, err, _, _ = _run(
@@ -145,6 +150,55 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
         else:
             row.fidelity = {"error": (err.strip().splitlines() or [f"exit {code}"])[-1][:300], "passed": False}
     return row
+
+
+def _strict_calls(spec: Path, out: Path, module: str) -> dict[str, Any]:
+    """Every tool called through the strict TypeScript client against Prism; counts and first examples."""
+    from generator import node_tools
+
+    code, stdout, err, _, _ = _run(
+        [sys.executable, "-c", _SCHEMES_SCRIPT.format(module=module, marker=RESULT_MARKER)], env={"PYTHONPATH": str(out / "src")}
+    )
+    credentials = {var: "prism-credential" for var in (result_line(stdout) if code == 0 else [])}
+    try:
+        run = node_tools.strict_run_against_prism(spec, out / "src", module, credentials)
+    except Exception as exc:  # a run that could not happen is reported in the row, not raised
+        return {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"}
+    summary: dict[str, Any] = {"tools": run["tools"], "ok": run["ok"], "schemas_compiled": run["schemas_compiled"]}
+    for key in ("schema_failures", "protocol_errors", "raised", "prism_cannot_answer", "off_spec", "email_format", "transport_failures",
+                "other_errors", "request_violations"):
+        summary[key] = len(run[key])
+        if run[key]:
+            summary[f"{key}_examples"] = [str(x)[:300] for x in run[key][:3]]
+    return summary
+
+
+_SCHEMES_SCRIPT = """
+import json
+from {module}.upstream import api
+print("{marker}" + json.dumps(sorted(var for scheme in api.schemes.values() for var in scheme.env)))
+"""
+
+
+def strict_cell(strict: dict[str, Any] | None) -> str:
+    if strict is None:
+        return "-"
+    if "error" in strict:
+        return "error"
+    bad = strict["protocol_errors"] + strict["raised"] + strict["request_violations"] + strict["schema_failures"]
+    text = f"{strict['ok']}/{strict['tools']} ok, {bad} bad"
+    explained = [f"{strict[k]} {label}" for k, label in (("prism_cannot_answer", "no Prism answer"), ("off_spec", "off-spec answers"),
+                                                         ("email_format", "email refusals"), ("transport_failures", "unusable answers"),
+                                                         ("other_errors", "other errors")) if strict[k]]
+    return text + (f" ({', '.join(explained)})" if explained else "")
+
+
+def strict_failed(strict: dict[str, Any] | None) -> bool:
+    """A strict run failed when it could not run, a client refused a result or a schema, Prism saw an
+    invalid request, or a tool erred for a reason nobody explained."""
+    if strict is None:
+        return False
+    return "error" in strict or any(strict[k] for k in ("protocol_errors", "raised", "request_violations", "schema_failures", "other_errors"))
 
 
 def schema_problems(schema: dict[str, Any], what: str) -> list[str]:
@@ -217,17 +271,18 @@ def fidelity_cell(fidelity: dict[str, Any] | None) -> str:
 
 def markdown(rows: list[Row]) -> str:
     lines = [
-        "| spec | version | operations | tools | outputSchema | skipped | generate s | generate MB | import s | tools/list KB | fidelity |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| spec | version | operations | tools | outputSchema | skipped | generate s | generate MB | import s | tools/list KB | fidelity | strict client vs Prism |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     for r in rows:
         if r.error:
-            lines.append(f"| {r.spec} | {r.version} | | | | | {r.generate_s:.1f} | {r.generate_mb:.0f} | | | error: {r.error} |")
+            lines.append(f"| {r.spec} | {r.version} | | | | | {r.generate_s:.1f} | {r.generate_mb:.0f} | | | error: {r.error} | |")
             continue
         expected = f" (of {r.expected_output})" if r.expected_output is not None else ""
         lines.append(
             f"| {r.spec} | {r.version} | {r.operations} | {r.tools} | {r.with_output}{expected} | {r.skipped} | "
-            f"{r.generate_s:.1f} | {r.generate_mb:.0f} | {r.import_s:.2f} | {r.payload_bytes / 1024:.0f} | {fidelity_cell(r.fidelity)} |"
+            f"{r.generate_s:.1f} | {r.generate_mb:.0f} | {r.import_s:.2f} | {r.payload_bytes / 1024:.0f} | {fidelity_cell(r.fidelity)} | "
+            f"{strict_cell(r.strict)} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
 import logging
 import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator import model_modules, names
+from generator import cache, model_modules, names
 from generator.errors import SpecError
 from generator.ir import ApiPlan
 from generator.normalize import Document
@@ -141,6 +142,16 @@ def _reachable_components(doc: Document, plan: ApiPlan) -> set[str]:
 
 
 def _run_codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) -> str:
+    entry = cache.key("models", json.dumps(document, ensure_ascii=False, default=repr), json.dumps(name_map, ensure_ascii=False))
+    cached = cache.get(entry)
+    if cached is not None:
+        return cached
+    source = _codegen(document, name_map, origin)
+    cache.put(entry, source)
+    return source
+
+
+def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) -> str:
     from datamodel_code_generator import DataModelType, InputFileType, OpenAPIScope, PythonVersion, generate
 
     try:

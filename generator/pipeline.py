@@ -12,7 +12,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from generator import __version__, catalog, names
+from generator import __version__, cache, catalog, names
 from generator.errors import OutputError, SpecError, StrictModeError
 from generator.ir import ApiPlan
 from generator.load import LoadedSpec, load
@@ -20,7 +20,7 @@ from generator.models import build_models
 from generator.normalize import normalize
 from generator.plan import plan as build_plan
 from generator.render import render_package
-from generator.verify import tool_catalog
+from generator.verify import check_catalog, tool_catalog
 from generator.write import MANIFEST, write_file_atomically, write_tree
 
 _PACKAGE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -112,14 +112,26 @@ def generate(
                 raise OutputError(f"internal error: generated {relative} line {exc.lineno} does not compile: {exc.msg}") from None
     files[MANIFEST] = manifest(api, spec, spec_name, version)
     lap("render")
-    step("starting the generated server to list (and check) its tools")
-    with tempfile.TemporaryDirectory(prefix="typed-mcp-catalog-") as temp:
-        for relative, content in files.items():
-            if relative.startswith("src/"):
+    sources = sorted((path, content) for path, content in files.items() if path.startswith("src/"))
+    entry = cache.key("catalog", *(part for path, content in sources for part in (path, content)))
+    packed = cache.get(entry)
+    if packed is None:
+        step("starting the generated server to list its tools")
+        with tempfile.TemporaryDirectory(prefix="typed-mcp-catalog-") as temp:
+            for relative, content in sources:
                 target = Path(temp) / relative
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(content) if isinstance(content, str) else target.write_bytes(content)
-        files[f"src/{api.module}/catalog.json"] = catalog.pack(tool_catalog(Path(temp) / "src", api, check=verify))
+            tools = tool_catalog(Path(temp) / "src", api)
+        if verify:
+            check_catalog(tools, api)
+        packed = catalog.pack(tools)
+        cache.put(entry, packed)
+    else:
+        step("the tool catalog of these exact sources is cached")
+        if verify:
+            check_catalog(json.loads(packed)["tools"], api)
+    files[f"src/{api.module}/catalog.json"] = packed
     lap("catalog")
     step("writing")
     write_tree(out, files)

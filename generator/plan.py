@@ -6,6 +6,7 @@ report; nothing disappears silently.
 
 from __future__ import annotations
 
+
 import re
 from typing import Any
 from urllib.parse import parse_qsl, urljoin
@@ -123,7 +124,7 @@ def _operation(
         raise Unsupported(f"path {path!r} is not a plain absolute path")
     fixed_query = tuple(parse_qsl(query_text, keep_blank_values=True))
     params = _parameters(doc, request_path, path_item, op)
-    body = _body(doc, op, tool, result, taken_keys, {p.arg_name for p in params}, views)
+    body = _body(doc, path_item, op, tool, result, taken_keys, {p.arg_name for p in params}, views)
     response = _response(doc, op, tool, result, taken_keys, views)
     summary = _text(op.get("summary"))
     description = _text(op.get("description"))
@@ -306,8 +307,29 @@ def _schema_key(doc: Document, schema: Any, wanted: str, result: ApiPlan, taken:
     return key
 
 
+def _declared_content_type(doc: Document, path_item: dict[str, Any], op: dict[str, Any]) -> str | None:
+    """A fixed media type from a `Content-Type` header parameter (one `enum` value, `const` or
+    `default`). OpenAPI says to ignore such a parameter, but some specs (Docker's `POST /build`:
+    an `application/octet-stream` body, a `Content-Type` of `application/x-tar`) put the real type
+    of a raw body there, and servers and mocks check it; for JSON, form and multipart bodies the
+    request body's own media type always wins."""
+    for source in (op.get("parameters") or [], path_item.get("parameters") or []):
+        for raw in source:
+            param, _ = doc.deref(raw, "#")
+            if not (isinstance(param, dict) and param.get("in") == "header" and str(param.get("name", "")).lower() == "content-type"):
+                continue
+            schema, _ = doc.deref(param.get("schema") or {}, "#")
+            if not isinstance(schema, dict):
+                continue
+            enum = schema.get("enum")
+            value = schema.get("const", enum[0] if isinstance(enum, list) and len(enum) == 1 else schema.get("default"))
+            if isinstance(value, str) and re.fullmatch(r"[\w.+-]+/[\w.+-]+", value):
+                return value
+    return None
+
+
 def _body(
-    doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, taken: set[str], arg_names: set[str], views: Views
+    doc: Document, path_item: dict[str, Any], op: dict[str, Any], tool: str, result: ApiPlan, taken: set[str], arg_names: set[str], views: Views
 ) -> Body | None:
     raw = op.get("requestBody")
     if raw is None:
@@ -325,6 +347,7 @@ def _body(
     if base64_text:
         encoding = "text"  # the wire format is base64 text already: send the argument as it is
     if encoding in ("text", "base64"):
+        media_type = _declared_content_type(doc, path_item, op) or media_type
         what = "base64-encoded bytes" if encoding == "base64" or base64_text else "text"
         note = f"Request body ({media_type}), as {what}."
         text = f"{description}\n\n{note}" if description else note

@@ -53,9 +53,8 @@ def result_line(stdout: str) -> Any:
     raise TypedMcpError(f"a child process printed no result: {stdout.strip()[-300:]!r}")
 
 
-def tool_catalog(src: Path, plan: ApiPlan, *, check: bool = True, timeout: float = 1200) -> list[dict[str, Any]]:
-    """The package's tools/list result (its tools, as JSON objects); with `check`, also that it
-    lists every planned tool and that every JSON tool kept its outputSchema."""
+def tool_catalog(src: Path, plan: ApiPlan, *, timeout: float = 1200) -> list[dict[str, Any]]:
+    """The package's tools/list result: its tools, as JSON objects."""
     env = {**os.environ, "PYTHONPATH": str(src) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     # Registering a tool the SDK's way costs milliseconds (argument model, output schema): big APIs
     # are registered in parallel shards, one per core, and the listings interleaved back in order.
@@ -74,9 +73,11 @@ def tool_catalog(src: Path, plan: ApiPlan, *, check: bool = True, timeout: float
             last = (err.strip().splitlines() or ["no output"])[-1]
             raise VerifyError(f"the generated package does not start: {last}")
         listings.append(result_line(out))
-    tools = [listings[index % shards][index // shards] for index in range(sum(len(listing) for listing in listings))]
-    if not check:
-        return tools
+    return [listings[index % shards][index // shards] for index in range(sum(len(listing) for listing in listings))]
+
+
+def check_catalog(tools: list[dict[str, Any]], plan: ApiPlan) -> None:
+    """The catalog lists every planned tool, and every tool with a JSON response has an outputSchema."""
     listed = {tool["name"]: "outputSchema" in tool for tool in tools}
     expected = {op.tool_name: op.response.kind == "json" for op in plan.operations}
     if set(listed) != set(expected):
@@ -85,4 +86,3 @@ def tool_catalog(src: Path, plan: ApiPlan, *, check: bool = True, timeout: float
     lost = sorted(name for name, wants in expected.items() if wants and not listed[name])
     if lost:
         raise VerifyError(f"tool(s) without outputSchema despite a JSON response: {', '.join(lost[:5])}")
-    return tools

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Every generation in the tests is a fresh one (the cache has tests of its own, in a folder of theirs),
+# and nothing is written to the user's ~/.cache.
+os.environ["TYPED_MCP_NO_CACHE"] = "1"
 
 from generator.demo.process import demo_api  # noqa: E402
 from support import generate  # noqa: E402

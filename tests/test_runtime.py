@@ -80,6 +80,9 @@ SPEC = {
             )
         },
         "/raw": {"put": op("put_raw", requestBody={"required": True, "content": {"image/jpeg": {"schema": {"type": "string", "format": "binary"}}}})},
+        # Docker's POST /build: an octet-stream body whose real type is given by a Content-Type parameter.
+        "/build": {"post": op("build", params=[{"name": "Content-type", "in": "header", "schema": {"type": "string", "enum": ["application/x-tar"]}}],
+                              requestBody={"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}})},
         "/files/{id}#copy": {"post": op("copy_file", params=[{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}])},
         "/search?kind=user": {"get": op("search_users", params=[{"name": "q", "in": "query", "schema": {"type": "string"}}])},
         "/number": {"get": op("number", response={"type": "integer"})},
@@ -183,7 +186,7 @@ async def test_form_body(server_factory, upstream):
 async def test_multipart_raw_and_odd_paths(server_factory, monkeypatch):
     with HttpServer() as server:
         monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
-        for route in ("/upload", "/raw", "/files/a%2Fb", "/search"):
+        for route in ("/upload", "/raw", "/files/a%2Fb", "/search", "/build"):
             server.routes[route] = Reply(200, {"ok": True})
         async with Client(server_factory()) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -193,8 +196,12 @@ async def test_multipart_raw_and_odd_paths(server_factory, monkeypatch):
             bad = await client.call_tool("put_raw", {"body": "not base64!"})
             copied = await client.call_tool("copy_file", {"id": "a/b"})
             found = await client.call_tool("search_users", {"q": "ann"})
-    assert not upload.is_error and not raw.is_error and not copied.is_error and not found.is_error
-    multipart, put, copy, search = server.seen
+            built = await client.call_tool("build", {"body": "YWJj"})
+            assert "content_type" not in tools["build"].input_schema["properties"]  # never an argument
+            assert tools["build"].input_schema["properties"]["body"]["contentMediaType"] == "application/x-tar"
+    assert not upload.is_error and not raw.is_error and not copied.is_error and not found.is_error and not built.is_error
+    multipart, put, copy, search, build = server.seen
+    assert build.headers["content-type"] == "application/x-tar" and build.body == b"abc"
     assert multipart.headers["content-type"].startswith("multipart/form-data; boundary=")
     assert b'name="file"; filename="file"' in multipart.body and b"hello file" in multipart.body
     assert b'name="meta"\r\ncontent-type: application/json\r\n\r\n{"at": "2024-01-01T00:00:00+00:00"}' in multipart.body

@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from node_tools import run_ts_client
+from generator.node_tools import run_ts_client
 from support import CORPUS, REPO, generate, import_server
 
 TEN_MIB = 10 * 1024 * 1024
@@ -50,8 +50,12 @@ def test_big_catalog_lists_in_pages_under_the_client_cap(spec, tools, tmp_path):
     assert sum(len(page) for page in listed) == tools
     sizes = [len(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": page, "nextCursor": "0000"}})) for page in listed]
     assert max(sizes) < TEN_MIB, sizes
-    run = run_ts_client([sys.executable, "-m", module], {"PYTHONPATH": str(out / "src")}, [], list_only=True, timeout=600)
+    run = run_ts_client([sys.executable, "-m", module], {"PYTHONPATH": str(out / "src")}, [], list_only=True, timeout=600,
+                        compile_schemas=True)
     assert run["tools"] == tools  # the strict TypeScript client, over stdio, gets every tool
+    # ... and its AJV compiles every published schema, inputs included.
+    assert run["schemas"]["failures"] == [] and run["schemas"]["compiled"] == tools + sum(
+        1 for page in listed for tool in page if "outputSchema" in tool)
 
 
 def raw_stdio_listing(command: list[str], env: dict[str, str], version: str, cursor_override: str | None = None) -> list[dict]:

@@ -3,7 +3,7 @@
 committed weather package on the live demo API, and against a package generated from a corpus
 spec served by a Prism mock that reports every request that does not match the spec.
 
-Needs Node.js and npm: tests/node is installed with `npm ci` (see tests/node_tools.py)."""
+Needs Node.js and npm: tests/node is installed with `npm ci` (see generator/node_tools.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from generator.demo.process import demo_api, free_port, running
-from node_tools import CONTROL_SERVER, INVALID_PARAMS, INVALID_REQUEST, prism, run_ts_client
+from generator.arguments import synthesize, synthesize_calls
+from generator.node_tools import CONTROL_SERVER, INVALID_PARAMS, INVALID_REQUEST, prism, run_ts_client
 from support import CORPUS, REPO, run_cli
 
 WEATHER = REPO / "generated" / "weather-mcp"
@@ -188,90 +189,6 @@ def test_missing_field_is_a_tool_error_not_a_schema_violation():
 
 
 # --- c) a corpus spec on a Prism mock ---------------------------------------------------------------
-
-FORMATS = {
-    "date-time": "2026-11-30T09:00:00Z",
-    "date": "2026-11-30",
-    "time": "09:00:00Z",
-    "email": "abc@example.com",
-    "uri": "https://example.com/abc",
-    "url": "https://example.com/abc",
-    "uuid": "123e4567-e89b-12d3-a456-426614174000",
-    "ipv4": "127.0.0.1",
-    "ipv6": "::1",
-    "hostname": "example.com",
-    "byte": "YWJj",
-}
-
-
-def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
-    seen = set()
-    while isinstance(schema, dict) and "$ref" in schema:
-        ref = schema["$ref"]
-        if not ref.startswith("#/") or ref in seen:
-            raise ValueError(f"cannot resolve {ref!r}")
-        seen.add(ref)
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target[part.replace("~1", "/").replace("~0", "~")]
-        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
-    return schema if isinstance(schema, dict) else {}
-
-
-def synthesize(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
-    """A value valid for `schema` (a tool's inputSchema or a part of it; `$ref`s into its `$defs`).
-    Objects get their required properties, and their optional ones too near the top."""
-    schema = _resolve(schema, root)
-    if depth > 12:
-        raise ValueError("schema nests too deep to synthesize")
-    if "const" in schema:
-        return schema["const"]
-    if schema.get("enum"):
-        return schema["enum"][0]
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            branches = [b for b in schema[key] if _resolve(b, root).get("type") != "null"] or schema[key]
-            return synthesize({**{k: v for k, v in schema.items() if k != key}, **_resolve(branches[0], root)}, root, depth + 1)
-    if "allOf" in schema:
-        merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-        for part in schema["allOf"]:
-            part = _resolve(part, root)
-            merged.setdefault("properties", {}).update(part.get("properties", {}))
-            merged["required"] = sorted(set(merged.get("required", [])) | set(part.get("required", [])))
-            for k, v in part.items():
-                merged.setdefault(k, v)
-        return synthesize(merged, root, depth + 1)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    if kind is None:
-        kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
-    if kind == "string":
-        value = "YWJj" if schema.get("contentEncoding") == "base64" else FORMATS.get(schema.get("format", ""), "abc")
-        return value.ljust(schema.get("minLength", 0), "a")[: schema.get("maxLength", len(value) + 1000)]
-    if kind in ("integer", "number"):
-        value: float = 1 if kind == "integer" else 1.5
-        if "minimum" in schema:
-            value = max(value, schema["minimum"])
-        if "exclusiveMinimum" in schema and not isinstance(schema["exclusiveMinimum"], bool):
-            value = max(value, schema["exclusiveMinimum"] + 1)
-        if "maximum" in schema:
-            value = min(value, schema["maximum"])
-        return int(value) if kind == "integer" else value
-    if kind == "boolean":
-        return True
-    if kind == "null":
-        return None
-    if kind == "array":
-        return [synthesize(schema.get("items", {}), root, depth + 1)] * max(1, schema.get("minItems", 1))
-    properties = schema.get("properties", {})
-    names = list(properties) if depth <= 2 else list(schema.get("required", []))
-    return {name: synthesize(properties.get(name, {}), root, depth + 1) for name in names}
-
-
-def synthesize_calls(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"name": t["name"], "arguments": synthesize(t["inputSchema"], t["inputSchema"])} for t in tools]
-
 
 def test_synthesize():
     schema = {

@@ -8,6 +8,9 @@
 //   --calls FILE      JSON array of {"name": ..., "arguments": {...}}, called in order
 //   --list-only       only list the tools (no --calls needed)
 //   --dump-tools      also put every listed tool definition in the output ("tool_list")
+//   --compile-schemas compile every tool's inputSchema and outputSchema with the SDK's own AJV
+//                     set-up (listing already compiles the outputSchemas: a failure ends the run);
+//                     adds "schemas": {"compiled": N, "failures": [{"name", "which", "error"}]}
 //   --timeout MS      per-request timeout in milliseconds (default 60000)
 //   --header "N: V"   extra HTTP header for --url (repeatable)
 //
@@ -27,6 +30,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
 function usage(message) {
     process.stderr.write(`mcp_client.mjs: ${message}\n`);
@@ -35,7 +39,7 @@ function usage(message) {
 }
 
 function parseArgs(argv) {
-    const opts = { calls: null, listOnly: false, dumpTools: false, timeout: 60000, url: null, command: null, headers: {} };
+    const opts = { calls: null, listOnly: false, dumpTools: false, compileSchemas: false, timeout: 60000, url: null, command: null, headers: {} };
     for (let i = 0; i < argv.length; i++) {
         const arg = argv[i];
         const value = () => {
@@ -51,6 +55,7 @@ function parseArgs(argv) {
         else if (arg === '--calls') opts.calls = value();
         else if (arg === '--list-only') opts.listOnly = true;
         else if (arg === '--dump-tools') opts.dumpTools = true;
+        else if (arg === '--compile-schemas') opts.compileSchemas = true;
         else if (arg === '--timeout') opts.timeout = Number(value());
         else if (arg === '--header') {
             const header = value();
@@ -87,6 +92,25 @@ async function listAllTools(client, requestOptions) {
     // drops the previous page's: re-cache for every tool so callTool validates all of them.
     client.cacheToolMetadata(tools);
     return tools;
+}
+
+function compileSchemas(tools) {
+    // The validator the Client itself uses by default (draft-07 AJV with ajv-formats, strict off).
+    const validator = new AjvJsonSchemaValidator();
+    const failures = [];
+    let compiled = 0;
+    for (const tool of tools) {
+        for (const which of ['inputSchema', 'outputSchema']) {
+            if (!tool[which]) continue;
+            try {
+                validator.getValidator(tool[which]);
+                compiled++;
+            } catch (error) {
+                failures.push({ name: tool.name, which, error: errorText(error).slice(0, 500) });
+            }
+        }
+    }
+    return { compiled, failures };
 }
 
 async function main() {
@@ -129,6 +153,7 @@ async function main() {
         }
         output = { tools: tools.length, listed_bytes: Buffer.byteLength(JSON.stringify(tools), 'utf8'), results };
         if (opts.dumpTools) output.tool_list = tools;
+        if (opts.compileSchemas) output.schemas = compileSchemas(tools);
     } catch (error) {
         process.stderr.write(`mcp_client.mjs: ${error?.constructor?.name ?? 'error'}: ${errorText(error)}\n`);
         process.exitCode = 1;

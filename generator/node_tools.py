@@ -1,7 +1,9 @@
-"""Node-side test tools: the official TypeScript MCP SDK as a strict client and Prism as a mock upstream.
+"""Node-side tools: the official TypeScript MCP SDK as a strict client and Prism as a mock upstream.
 
-Both live in tests/node (package.json + package-lock.json, exact versions); `npm_install()` runs
-`npm ci` there when node_modules is missing or does not match the lock file.
+Used by the tests and by `typed-mcp corpus` (in a checkout of this repository: they are
+development tools, not part of the generator's wheel). Both live in tests/node (package.json +
+package-lock.json, exact versions); `npm_install()` runs `npm ci` there when node_modules is
+missing or does not match the lock file.
 
 - `run_ts_client(server_cmd, env, calls)` runs tests/node/mcp_client.mjs: the SDK's `Client`
   lists every tool and calls each one with `client.callTool`, which checks structuredContent
@@ -20,6 +22,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -30,7 +33,7 @@ from typing import Any
 
 from generator.demo.process import stop
 
-NODE_DIR = Path(__file__).resolve().parent / "node"
+NODE_DIR = Path(__file__).resolve().parent.parent / "tests" / "node"
 CLIENT = NODE_DIR / "mcp_client.mjs"
 CONTROL_SERVER = NODE_DIR / "control_server.mjs"
 PRISM_BIN = NODE_DIR / "node_modules" / ".bin" / "prism"
@@ -106,6 +109,7 @@ def run_ts_client(
     *,
     url: str | None = None,
     dump_tools: bool = False,
+    compile_schemas: bool = False,
     request_timeout_ms: int = 60000,
 ) -> dict[str, Any]:
     """Run the TypeScript SDK client against `server_cmd` (stdio; the server inherits this
@@ -127,6 +131,8 @@ def run_ts_client(
             args += ["--calls", str(calls_file)]
         if dump_tools:
             args.append("--dump-tools")
+        if compile_schemas:
+            args.append("--compile-schemas")
         args += ["--url", url] if url is not None else ["--stdio", "--", *server_cmd]
         try:
             proc = subprocess.run(
@@ -273,3 +279,62 @@ def prism_requests(log: str) -> list[tuple[str, str]]:
 def prism_errors(log: str) -> list[str]:
     """Requests Prism could not answer from the spec at all (no such path or method, ...)."""
     return [m["message"] for m in map(_TERMINATED.search, log.splitlines()) if m]
+
+
+# ---------------------------------------------------------------------------------------------
+# A generated package against Prism, through the strict client
+
+# Prism's own error document: it could not produce an answer for that operation.
+PRISM_CANNOT_ANSWER = "stoplight.io/prism/errors#NO_COMPLEX_OBJECT_TEXT"
+
+
+def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, str], *, timeout: float = 1800) -> dict[str, Any]:
+    """Serve `spec` with Prism, start the generated server (stdio) on it, list every tool with the
+    TypeScript SDK client (its AJV compiles every inputSchema and outputSchema), call every tool with
+    arguments made from its inputSchema, and sort the outcomes:
+
+    - ok: the client accepted a non-error result;
+    - protocol_errors: the client refused a result (-32602 mismatch, -32600 no structuredContent);
+    - prism_cannot_answer: Prism has no answer for the operation (its own error document);
+    - off_spec: Prism answered something outside the response model, refused with the field named;
+    - email_format: the strict client's `email` format check refused a synthesized argument;
+    - transport_failures: Prism's answer was not usable HTTP for httpx (e.g. `101 Switching
+      Protocols` for Docker's connection-hijacking endpoints), reported as an error result;
+    - other_errors: anything else (a bug, until explained);
+    - request_violations: what Prism found wrong with the requests it received.
+    """
+    from generator.arguments import synthesize_calls
+
+    with prism(spec.resolve()) as base:
+        command = [sys.executable, "-m", module, "--base-url", str(base)]
+        env = {"PYTHONPATH": str(src), **env}
+        listed = run_ts_client(command, env, [], list_only=True, dump_tools=True, compile_schemas=True, timeout=timeout)
+        run = run_ts_client(command, env, synthesize_calls(listed["tool_list"]), timeout=timeout)
+        base.settle()
+        violations = base.violations("request")
+    results = run["results"]
+
+    def text(r: dict[str, Any]) -> str:
+        return r.get("text") or ""
+
+    unanswered = [r["name"] for r in results if r["isError"] and PRISM_CANNOT_ANSWER in text(r)]
+    off_spec = [r["name"] for r in results if r["isError"] and "upstream response does not match" in text(r)]
+    email_format = [r["name"] for r in results if r["isError"] and 'must match format \\"email\\"' in text(r)]
+    transport = [r["name"] for r in results if r["isError"] and text(r).startswith("upstream request failed:")]
+    explained = set(unanswered + off_spec + email_format + transport)
+    return {
+        "tools": run["tools"],
+        "listed": len(listed["tool_list"]),
+        "schemas_compiled": listed["schemas"]["compiled"],
+        "schema_failures": listed["schemas"]["failures"],
+        "outputs": sum(1 for t in listed["tool_list"] if t.get("outputSchema")),
+        "ok": sum(1 for r in results if r["ok"] and not r["isError"]),
+        "protocol_errors": [(r["name"], r["errorCode"], r["error"]) for r in results if r["errorCode"] is not None],
+        "prism_cannot_answer": unanswered,
+        "off_spec": off_spec,
+        "email_format": email_format,
+        "transport_failures": transport,
+        "other_errors": [(r["name"], text(r)[:300]) for r in results if r["isError"] and r["name"] not in explained],
+        "raised": [(r["name"], r["error"]) for r in results if not r["ok"] and r["errorCode"] is None],
+        "request_violations": violations,
+    }
