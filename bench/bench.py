@@ -10,16 +10,20 @@ logs go to `bench/.work/`.
 
 Measurements (every "median" is over --runs runs unless said otherwise):
 
-1. cold start: spawning the stdio server -> first complete tools/list (all pages), through the MCP
-   Python SDK `Client(StdioServerParameters(...))`;
-2. warm tools/list latency (median and p95 of WARM_LISTS calls on one session) and the size of the
-   tools/list result (compact JSON of all tools); the same cold start and warm listing again with a
-   bare JSON-RPC client (no SDK model parsing: the server's own time, exact wire bytes per page);
+1. cold start: spawning the stdio server -> the last byte of the last tools/list page, with a bare
+   JSON-RPC client (the server's time; the client's JSON parsing is not counted), and the same
+   through the MCP Python SDK `Client(StdioServerParameters(...))`, its parsing included;
+2. warm tools/list latency per request (one page) and per complete listing (median and p95 over
+   WARM_LISTS listings on one session), bare and through the SDK client, and the size of the
+   tools/list result (compact JSON of all tools; exact wire bytes per page);
 3. peak RSS (VmHWM from /proc/<pid>/status of the server process) after listing, and after calling
-   every tool once with synthesized required arguments against a local upstream answering 200 `{}`;
-4. in-process first-call latency and per-call overhead of one argument-less GET tool vs a direct
-   HTTP GET to the same upstream (`bench/inproc_calls.py`, run with each server's own venv);
-5. `typed-mcp generate` time and peak RSS on the spec, fresh and regenerating an unchanged folder;
+   every tool once with arguments synthesized from its inputSchema against a local upstream
+   answering 200 `{}`;
+4. in-process first-call latency (nothing imported beforehand but the server) and per-call overhead
+   of one argument-less GET tool vs a direct HTTP GET to the same upstream (`bench/inproc_calls.py`,
+   run with each server's own venv);
+5. `typed-mcp generate` time and peak RSS on the spec: fresh, regenerating an unchanged folder, and
+   regenerating with the generation cache of the previous run;
 6. scaling on synthetic OpenAPI 3.0 specs (100, 1,000, 5,000 operations): generation time and cold start.
 
 Servers are spawned through `/bin/sh -c 'echo $$ > PIDFILE; exec ...'`, so the recorded pid is
@@ -753,7 +757,10 @@ def main(argv: list[str] | None = None) -> int:
         notes.append(f"scaling, typed-mcp generate: {growth(scaling, 'generate_s')}")
         notes.append(f"scaling, typed-mcp cold start: {growth(scaling, 'typed_cold_s')}")
         notes.append(f"scaling, FastMCP cold start: {growth(scaling, 'fastmcp_cold_s')}")
-    notes.append("cold start = spawn of the server process until every tools/list page has arrived (SDK Client, cache off); "
+    notes.append("server time = measured by a bare JSON-RPC client over stdio (protocol 2025-06-18), from writing a request to "
+                 "the last byte of its response, the client's own JSON parsing not counted; cold start = spawn of the server "
+                 "process until the last tools/list page has arrived (the scaling table: through the SDK Client, cache off); "
+                 "first call = in-process, the tool's name taken from the published catalog, nothing imported before; "
                  "payload = compact JSON of all Tool objects as the client parsed them; peak RSS = VmHWM of the server process; "
                  "overhead = median (p99) in-process tool-call latency minus median (p99) direct GET to the same upstream "
                  "(httpx for typed-mcp, httpx2 for FastMCP, i.e. the client each server uses); generate peak RSS = GNU time %M "
