@@ -11,6 +11,7 @@ missing, unreadable or unwritable cache just means the work is done.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -34,10 +35,26 @@ def directory() -> Path | None:
     return Path(base) / "typed-mcp"
 
 
-def key(kind: str, *parts: str | bytes) -> str:
-    """A digest of the inputs and of every library version that could change the result."""
+@functools.lru_cache(maxsize=1)
+def _generator_digest() -> str:
+    """The generator's own code and templates: an edit in a checkout changes every key, even
+    without a version bump."""
+    from generator.render import templates_dir
+
     digest = hashlib.sha256()
-    versions = [f"typed-mcp {__version__}", f"python {sys.version_info[0]}.{sys.version_info[1]}"]
+    here = Path(__file__).resolve().parent
+    for root in (here, templates_dir()):
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def key(kind: str, *parts: str | bytes) -> str:
+    """A digest of the inputs, of the generator itself and of every library version that could
+    change the result."""
+    digest = hashlib.sha256()
+    versions = [f"typed-mcp {__version__} {_generator_digest()}", f"python {sys.version_info[0]}.{sys.version_info[1]}"]
     for package in ("mcp", "pydantic", "pydantic-core", "datamodel-code-generator"):
         try:
             versions.append(f"{package} {metadata.version(package)}")

@@ -274,7 +274,15 @@ async def test_valid_scalar_is_wrapped(server_factory, monkeypatch):
         monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
         server.routes["/number"] = Reply(200, b"42")
         result = await call(server_factory, "number")
-    assert not result.is_error and result.structured_content == {"result": 42}
+        assert not result.is_error and result.structured_content == {"result": 42}
+        # JSON Schema (and AJV) count 22.0 as an integer: so does the server; the body is passed on as it came.
+        server.routes["/number"] = Reply(200, b"22.0")
+        result = await call(server_factory, "number")
+        assert not result.is_error and result.structured_content == {"result": 22.0}
+        assert result.content[0].text == '{"result": 22.0}'
+        server.routes["/number"] = Reply(200, b"22.5")
+        result = await call(server_factory, "number")
+        assert result.is_error and "Input should be a valid integer" in result.content[0].text
 
 
 async def test_timeout_refused_and_size_cap(server_factory, monkeypatch):

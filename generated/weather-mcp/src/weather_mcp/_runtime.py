@@ -593,9 +593,7 @@ def _success(
             raise UpstreamError(f"upstream returned invalid JSON: {_excerpt(body)[:200]}") from None
         if returns is not None:
             try:
-                # Strict JSON validation: lax mode would accept "42" for an integer or a Unix time for a
-                # date-time, and a strict client (AJV) would then reject the untouched upstream JSON.
-                adapter(returns).validate_json(body, strict=True)
+                validate_strict(returns, body)
             except ValidationError as exc:
                 raise UpstreamError(format_validation_error(exc, _type_name(returns), ("result",) if wrap else ())) from None
         structured = {"result": data} if wrap else data
@@ -610,6 +608,38 @@ def _success(
         return CallToolResult(content=[ImageContent(type="image", data=data64, mime_type=media)], _meta=_meta(source))
     resource = BlobResourceContents(uri=source.get("url", "upstream:response"), mime_type=media, blob=data64)
     return CallToolResult(content=[EmbeddedResource(type="resource", resource=resource)], _meta=_meta(source))
+
+
+def validate_strict(returns: Any, body: bytes) -> None:
+    """Validate upstream JSON as a strict client would see it.
+
+    Strict mode, because lax mode would accept "42" for an integer or a Unix time for a date-time,
+    and a strict client (AJV) would then reject the untouched upstream JSON. One exception: JSON
+    Schema, and so AJV, counts a whole number written as a float (22.0) as an integer, which
+    pydantic's strict mode does not; such a body is validated again with those numbers as integers
+    (the body itself, in structuredContent, stays as it came). Any other failure stands as it was.
+    """
+    try:
+        adapter(returns).validate_json(body, strict=True)
+        return
+    except ValidationError as exc:
+        original = exc
+    whole: list[bool] = []
+
+    def parse_float(text: str) -> float | int:
+        value = float(text)
+        if value.is_integer() and abs(value) < 2**53:
+            whole.append(True)
+            return int(value)
+        return value
+
+    converted = json.dumps(json.loads(body, parse_float=parse_float))
+    if not whole:
+        raise original
+    try:
+        adapter(returns).validate_json(converted, strict=True)
+    except ValidationError:
+        raise original from None
 
 
 def _type_name(annotation: Any) -> str:
