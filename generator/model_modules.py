@@ -33,13 +33,13 @@ def split(source: str, file_header: str) -> ModelModules:
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
     imports: list[ast.ImportFrom | ast.Import] = []
-    classes: dict[str, ast.ClassDef] = {}
+    classes: dict[str, ast.stmt] = {}  # models, and type aliases (`X = TypeAliasType("X", ...)`)
     rebuilds: dict[str, list[ast.stmt]] = {}  # `Node.model_rebuild()` goes with Node
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.append(node)
-        elif isinstance(node, ast.ClassDef):
-            classes[node.name] = node
+        elif _defined_name(node) is not None:
+            classes[_defined_name(node)] = node  # type: ignore[index]
         elif _rebuilt_class(node) in classes:
             rebuilds.setdefault(_rebuilt_class(node), []).append(node)
         else:  # the code generator wrote something this step does not know how to place
@@ -66,7 +66,7 @@ def split(source: str, file_header: str) -> ModelModules:
         text = [file_header, "\n", *(line for line in body if line)]
         for name in group:
             node = classes[name]
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
             text += ["\n\n", *lines[first - 1:node.end_lineno]]
         rebuild = [stmt for name in group for stmt in rebuilds.get(name, [])]
         if rebuild:
@@ -78,6 +78,17 @@ def split(source: str, file_header: str) -> ModelModules:
         for alias in node.names
     }
     return ModelModules(imported=imported, sources=sources, module_of=module_of)
+
+
+def _defined_name(node: ast.stmt) -> str | None:
+    """The name a top-level class or single-name assignment defines."""
+    if isinstance(node, ast.ClassDef):
+        return node.name
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        return node.target.id
+    return None
 
 
 def _rebuilt_class(node: ast.stmt) -> str | None:

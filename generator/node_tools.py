@@ -309,7 +309,9 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         command = [sys.executable, "-m", module, "--base-url", str(base)]
         env = {"PYTHONPATH": str(src), **env}
         listed = run_ts_client(command, env, [], list_only=True, dump_tools=True, compile_schemas=True, timeout=timeout)
-        run = run_ts_client(command, env, synthesize_calls(listed["tool_list"]), timeout=timeout)
+        calls = synthesize_calls(listed["tool_list"])
+        run = run_ts_client(command, env, calls, timeout=timeout)
+        python = python_client_calls(command, env, calls, timeout=timeout)
         base.settle()
         violations = base.violations("request")
     results = run["results"]
@@ -337,4 +339,34 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         "other_errors": [(r["name"], text(r)[:300]) for r in results if r["isError"] and r["name"] not in explained],
         "raised": [(r["name"], r["error"]) for r in results if not r["ok"] and r["errorCode"] is None],
         "request_violations": violations,
+        # The same calls through the MCP Python SDK's Client (it checks structuredContent with jsonschema):
+        # refusals, and tools whose outcome (result or error) differs from the TypeScript client's.
+        "python_refused": [(name, error) for name, (is_error, error) in python.items() if error is not None],
+        "python_disagrees": sorted(
+            r["name"] for r in results if r["ok"] and python.get(r["name"], (None, None))[0] is not r["isError"]
+        ),
     }
+
+
+def python_client_calls(command: list[str], env: dict[str, str], calls: list[dict[str, Any]], *, timeout: float) -> dict[str, tuple[bool | None, str | None]]:
+    """Each call through the MCP Python SDK `Client` over stdio: name -> (isError, None), or
+    (None, the exception) when the client raised (e.g. structuredContent not matching the outputSchema)."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    async def run() -> dict[str, tuple[bool | None, str | None]]:
+        outcome: dict[str, tuple[bool | None, str | None]] = {}
+        params = StdioServerParameters(command=command[0], args=command[1:], env={**os.environ, **env})
+        async with Client(params, read_timeout_seconds=timeout) as client:
+            page = await client.list_tools()
+            while page.next_cursor:  # every page, so the client knows every tool's outputSchema
+                page = await client.list_tools(cursor=page.next_cursor)
+            for call in calls:
+                try:
+                    result = await client.call_tool(call["name"], call["arguments"])
+                    outcome[call["name"]] = (bool(result.is_error), None)
+                except Exception as exc:  # recorded: a refusal is what this run is looking for
+                    outcome[call["name"]] = (None, f"{type(exc).__name__}: {str(exc)[:300]}")
+        return outcome
+
+    return anyio.run(run)

@@ -3,6 +3,7 @@ recursive models), imported only when used, so big APIs start and answer a first
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -115,3 +116,25 @@ def test_the_committed_demo_package_has_one_module_per_tool():
     src = REPO / "generated" / "weather-mcp" / "src" / "weather_mcp"
     manifest = json.loads((REPO / "generated" / "weather-mcp" / "typed-mcp.json").read_text())
     assert sorted(p.stem for p in (src / "tools").glob("*.py") if p.stem != "__init__") == sorted(manifest["tools"])
+
+
+def test_type_aliases_are_split_like_models(tmp_path: Path, monkeypatch):
+    # datamodel-code-generator writes some schemas (Cloudflare's) as `X = TypeAliasType("X", ...)`.
+    source = (
+        "from typing import Annotated\nfrom pydantic import BaseModel, Field\nfrom typing_extensions import TypeAliasType\n\n\n"
+        "class RuleId(BaseModel):\n    id: str\n\n\n"
+        "Rules = TypeAliasType(\"Rules\", Annotated[list[RuleId], Field(min_length=1)])\n\n\n"
+        "class Holder(BaseModel):\n    rules: Rules\n"
+    )
+    modules = split(source, "")
+    assert modules.module_of == {"RuleId": "rule_id", "Rules": "rules", "Holder": "holder"}
+    assert "from .rule_id import RuleId\n" in modules.sources["rules"]
+    assert "from .rules import Rules\n" in modules.sources["holder"]
+    package = tmp_path / "aliaspkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for module, text in modules.sources.items():
+        (package / f"{module}.py").write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    holder = importlib.import_module("aliaspkg.holder").Holder
+    assert holder.model_validate({"rules": [{"id": "a"}]}).rules[0].id == "a"

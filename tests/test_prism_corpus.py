@@ -42,6 +42,8 @@ def test_every_tool_against_prism(path, tmp_path):
     assert run["schemas_compiled"] == run["listed"] + run["outputs"]
     assert run["protocol_errors"] == [] and run["raised"] == []  # no -32602 / -32600 from the strict client
     assert run["request_violations"] == []  # every request was valid for the spec
+    # The MCP Python SDK's Client, given the same calls, refuses nothing and sees the same outcomes.
+    assert run["python_refused"] == [] and run["python_disagrees"] == []
     # Known gap: `format: email` is not carried into inputSchemas (email fields are plain strings, so
     # outputs can never disagree with a strict client's email check), so a synthesized "abc" may be refused.
     assert run["other_errors"] == []
