@@ -85,25 +85,25 @@ def discover(folder: Path) -> list[tuple[Path, dict[str, str]]]:
 
 
 def _run(args: list[str], env: dict[str, str] | None = None, timeout: float = 1800) -> tuple[int, str, str, float, float]:
-    """Run a child; returns (exit code, stdout, stderr, seconds, peak RSS in MB) of that child alone."""
+    """Run a child; returns (exit code, stdout, stderr, seconds, peak RSS in MB) of that child alone.
+
+    The peak comes from GNU time when it is installed: a forked child's own `ru_maxrss` starts at
+    its parent's size, and this process grows while it works through big specs."""
     started = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(args, stdout=out, stderr=err, env={**os.environ, **(env or {})})
-        deadline = started + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                proc.kill()
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.05)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, tempfile.NamedTemporaryFile("r") as peak:
+        timed = ["/usr/bin/time", "-o", peak.name, "-f", "%M", *args] if Path("/usr/bin/time").exists() else args
+        proc = subprocess.Popen(timed, stdout=out, stderr=err, env={**os.environ, **(env or {})})
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         seconds = time.perf_counter() - started
         out.seek(0)
         err.seek(0)
-        return proc.returncode, out.read(), err.read(), seconds, usage.ru_maxrss / 1024
+        text = peak.read().strip().splitlines()
+        peak_mb = int(text[-1]) / 1024 if text and text[-1].isdigit() else 0.0
+        return proc.returncode, out.read(), err.read(), seconds, peak_mb
 
 
 def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: int, per_op: int, calls: bool = False,

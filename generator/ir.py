@@ -45,6 +45,7 @@ class Response:
     kind: ResponseKind
     media_type: str | None
     schema_key: str | None = None  # for kind == "json"
+    nullable: bool = False  # the JSON body may be `null` (the schema itself says so)
 
 
 @dataclass(frozen=True)

@@ -72,9 +72,9 @@ def split(source: str, file_header: str) -> ModelModules:
         if rebuild:
             text += ["\n\n", *("".join(lines[s.lineno - 1:s.end_lineno]) for s in rebuild)]
         sources[module] = "".join(text).rstrip("\n") + "\n"
-    imported = {
-        alias.asname or alias.name: (node.module, alias.name)
-        for node in imports if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+    imported = {  # relative ones one level up, as seen from `models/__init__.py`
+        alias.asname or alias.name: ("." * (node.level + 1 if node.level else 0) + node.module, alias.name)
+        for node in imports if isinstance(node, ast.ImportFrom) and node.module
         for alias in node.names
     }
     return ModelModules(imported=imported, sources=sources, module_of=module_of)

@@ -83,7 +83,8 @@ def build_models(doc: Document, plan: ApiPlan) -> Models:
         raise SpecError(f"model generation: could not settle class names after {MAX_RENAMES} renames", source=doc.origin)
     if BASE_IMPORT not in source:
         raise SpecError("model generation: the base model import is missing", source=doc.origin)
-    source = source.replace(BASE_IMPORT, f"from ._runtime import {BASE_CLASS}\n", 1)
+    source, moved = _runtime_types(source)
+    source = source.replace(BASE_IMPORT, f"from ._runtime import {', '.join(sorted([BASE_CLASS, *moved]))}\n", 1)
     models = Models(source=HEADER + _strip_codegen_header(source), class_of={k: class_names[k] for k in plan.schemas})
     defined = _read_classes(models)
     missing = sorted(cls for cls in models.class_of.values() if cls not in defined)
@@ -177,9 +178,9 @@ def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) ->
                 formatters=[],
                 model_name_map=name_map,
                 naming_strategy=NAMING,
-                # EmailStr needs the email-validator package, and it disagrees with the `email` format that strict
-                # MCP clients check (AJV): keep emails plain strings.
-                type_mappings=["email=string", "idn-email=string"],
+                # `email` becomes pydantic's EmailStr, replaced by the runtime's own (see _runtime_types);
+                # strict clients have no `idn-email` check, so those stay plain strings.
+                type_mappings=["idn-email=string"],
             )
     except Exception as exc:  # the code generator raises many types; all mean "this schema set failed"
         taken = _NAME_TAKEN.search(str(exc))
@@ -189,6 +190,27 @@ def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) ->
     if not isinstance(out, str):
         raise SpecError("model generation produced several modules; expected one", source=origin)
     return out
+
+
+# pydantic types the runtime replaces. EmailStr: pydantic's needs the email-validator package and
+# accepts addresses that the `email` format of strict MCP clients (AJV) refuses; the runtime's checks
+# exactly that format.
+RUNTIME_TYPES = ("EmailStr",)
+
+
+def _runtime_types(source: str) -> tuple[str, list[str]]:
+    """Take RUNTIME_TYPES out of the code generator's `from pydantic import ...`; returns the
+    source and the names to import from the runtime instead."""
+    lines = source.splitlines(keepends=True)
+    moved: list[str] = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ImportFrom) and node.module == "pydantic" and node.level == 0:
+            keep = [a for a in node.names if a.name not in RUNTIME_TYPES]
+            moved += [a.name for a in node.names if a.name in RUNTIME_TYPES]
+            if len(keep) != len(node.names):
+                text = ast.unparse(ast.ImportFrom(module="pydantic", names=keep, level=0)) + "\n" if keep else ""
+                lines[node.lineno - 1:node.end_lineno] = [text] + [""] * (node.end_lineno - node.lineno)
+    return "".join(lines), moved
 
 
 def _strip_codegen_header(source: str) -> str:

@@ -253,9 +253,15 @@ def prism(spec_path: str | Path, port: int | None = None, dynamic: bool = False,
 #   [2:54:20 AM] ›     [VALIDATOR] ✖  error     Violation: request.query.limit Request query parameter limit must be integer
 #   [2:54:20 AM] ›     [VALIDATOR] ✖  error     Violation: request.body Request body must have required property 'name'
 # (prism-http-server: `Violation: ${location.join('.')} ${message}`, location starting with
-# "request" or "response"). The same violations go back to the caller in the `sl-violations`
-# response header, and a request that fails validation is answered 422/400 (401 for security).
-_VIOLATION = re.compile(r"\[VALIDATOR\]\s+\S+\s+(?P<severity>error|warning|info)\s+Violation: (?P<location>\S*) (?P<message>.*)$")
+# "request" or "response"). When no response in the spec describes the failure, Prism answers 422
+# itself and logs the violations without the prefix and without a location:
+#   [6:10:21 AM] ›     [VALIDATOR] ✖  error     Request path parameter sid must match pattern "^AC[0-9a-fA-F]{32}$"
+# Those count too (location: "request" or "response", from the message); the summary lines
+# ("Request did not pass the validation rules", at warning level) do not.
+_VIOLATION = re.compile(
+    r"\[VALIDATOR\]\s+\S+\s+(?P<severity>error|warning|info)\s+"
+    r"(?:Violation: (?P<location>\S*) (?P<message>.*)|(?P<bare>(?P<side>Request|Response) (?!did not pass the validation rules).*))$"
+)
 _REQUEST = re.compile(r"\[HTTP SERVER\] (?P<method>[a-z]+) (?P<path>\S+) \S+\s+info\s+Request received")
 _TERMINATED = re.compile(r"Request terminated with error: (?P<message>.*)$")
 
@@ -266,8 +272,11 @@ def prism_violations(log: str, where: str = "request") -> list[dict[str, str]]:
     found = []
     for line in log.splitlines():
         match = _VIOLATION.search(line)
-        if match and (match["location"] == where or match["location"].startswith(where + ".")):
-            found.append({"severity": match["severity"], "location": match["location"], "message": match["message"], "line": line})
+        if not match:
+            continue
+        location = match["location"] if match["location"] is not None else match["side"].lower()
+        if location == where or location.startswith(where + "."):
+            found.append({"severity": match["severity"], "location": location, "message": match["message"] or match["bare"], "line": line})
     return found
 
 

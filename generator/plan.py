@@ -126,6 +126,9 @@ def _operation(
     params = _parameters(doc, request_path, path_item, op)
     body = _body(doc, path_item, op, tool, result, taken_keys, {p.arg_name for p in params}, views)
     response = _response(doc, op, tool, result, taken_keys, views)
+    if method.lower() == "head" and response.kind != "empty":
+        # A HEAD response never has a body (HTTP), whatever the spec declares for it.
+        response = Response(status=response.status, kind="empty", media_type=None)
     summary = _text(op.get("summary"))
     description = _text(op.get("description"))
     text = "\n\n".join(part for part in (summary, description if description != summary else None) if part)
@@ -237,7 +240,17 @@ def _constraints(schema: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
             found[argument] = value
         elif value is True and ("ge" if argument == "gt" else "le") in found:  # OpenAPI 3.0 spelling
             found[argument] = found.pop("ge" if argument == "gt" else "le")
+    types = schema.get("type")
+    is_string = types == "string" or (isinstance(types, list) and [t for t in types if t != "null"] == ["string"])
+    fmt = schema.get("format")
+    if is_string and isinstance(fmt, str) and _FORMAT.fullmatch(fmt) and "enum" not in schema:
+        # The format tells the model (and any client) what to send: `date-time`, `date`, `uri`, ...
+        # The value stays a string and is passed on as given; the upstream API judges it.
+        found["json_schema_extra"] = {"format": fmt}
     return tuple(sorted(found.items()))
+
+
+_FORMAT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 
 
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
@@ -392,7 +405,7 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
     if media_type is not None:
         schema = views.view((content[media_type] or {}).get("schema"), "response")  # without writeOnly properties
         key = _schema_key(doc, schema, names.pascal_case(tool) + "Response", result, taken) if schema else None
-        return Response(status=status, kind="json", media_type=media_type, schema_key=key)
+        return Response(status=status, kind="json", media_type=media_type, schema_key=key, nullable=_nullable(doc, schema))
     media_type = next(iter(content))
     if media_type.startswith("text/"):
         kind = "text"
@@ -401,6 +414,24 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
     else:
         kind = "binary"
     return Response(status=status, kind=kind, media_type=media_type)  # type: ignore[arg-type]
+
+
+def _nullable(doc: Document, schema: Any) -> bool:
+    """The response schema itself admits `null` (`nullable`, `x-nullable`, or a type list with
+    "null"), also through `$ref`s: GitHub's `issue-type` is a nullable object, and a model class
+    alone would refuse the `null` the API may send."""
+    for _ in range(16):
+        if not isinstance(schema, dict):
+            return False
+        if schema.get("nullable") is True or schema.get("x-nullable") is True:
+            return True
+        types = schema.get("type")
+        if isinstance(types, list) and "null" in types:
+            return True
+        if not isinstance(schema.get("$ref"), str):
+            return False
+        schema = doc.resolve_pointer(schema["$ref"])
+    return False
 
 
 def _content(doc: Document, raw: Any) -> dict[str, Any]:

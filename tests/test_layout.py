@@ -42,7 +42,8 @@ def test_split_keeps_class_text_forward_references_and_rebuilds():
     assert "    \"\"\"A node.\"\"\"\n    children: Optional[list['Node']] = None\n" in node  # text copied as written
     assert node.rstrip().endswith("Node.model_rebuild()")
     assert "Optional" not in modules.sources["leaf"]
-    assert modules.imported == {"Optional": ("typing", "Optional"), "ConfigDict": ("pydantic", "ConfigDict")}
+    assert modules.imported == {"Optional": ("typing", "Optional"), "ConfigDict": ("pydantic", "ConfigDict"),
+                                "OpenModel": (".._runtime", "OpenModel")}  # relative to models/__init__.py
 
 
 def test_module_names_never_clash_with_keywords_or_imported_names():

@@ -39,7 +39,9 @@ SPEC = {
             "headerKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
             "queryKey": {"type": "apiKey", "in": "query", "name": "api_key"},
             "cookieKey": {"type": "apiKey", "in": "cookie", "name": "session"},
-        }
+        },
+        # GitHub's `issue-type`: an object schema that is itself nullable.
+        "schemas": {"IssueType": {"type": "object", "nullable": True, "required": ["id"], "properties": {"id": {"type": "integer"}}}},
     },
     "paths": {
         "/auth/bearer": {"get": op("bearer", [{"bearerAuth": []}])},
@@ -84,8 +86,13 @@ SPEC = {
         "/build": {"post": op("build", params=[{"name": "Content-type", "in": "header", "schema": {"type": "string", "enum": ["application/x-tar"]}}],
                               requestBody={"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}})},
         "/files/{id}#copy": {"post": op("copy_file", params=[{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}])},
-        "/search?kind=user": {"get": op("search_users", params=[{"name": "q", "in": "query", "schema": {"type": "string"}}])},
+        "/search?kind=user": {"get": op("search_users", params=[
+            {"name": "q", "in": "query", "schema": {"type": "string"}},
+            {"name": "since", "in": "query", "schema": {"type": "string", "format": "date-time"}},
+            {"name": "sort", "in": "query", "schema": {"type": "string", "format": "x\nevil", "enum": ["a"]}}])},
         "/number": {"get": op("number", response={"type": "integer"})},
+        "/issue-type": {"get": op("issue_type", response={"$ref": "#/components/schemas/IssueType"}),
+                        "head": op("issue_type_exists", response={"$ref": "#/components/schemas/IssueType"})},
         "/anything": {"get": {"operationId": "anything", "responses": {"200": {"description": "ok", "content": {"application/json": {}}}}}},
         "/text": {"get": op("text", media="text/plain", response={"type": "string"})},
         "/image": {"get": op("image", media="image/png", response={"type": "string", "format": "binary"})},
@@ -191,6 +198,10 @@ async def test_multipart_raw_and_odd_paths(server_factory, monkeypatch):
         async with Client(server_factory()) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert tools["put_raw"].input_schema["properties"]["body"]["type"] == "string"
+            # A string parameter's format reaches the inputSchema (the value stays a string).
+            search = tools["search_users"].input_schema["properties"]
+            assert search["since"]["format"] == "date-time" and search["since"]["anyOf"][0] == {"type": "string"}
+            assert "format" not in json.dumps(search["sort"])
             upload = await client.call_tool("upload", {"body": {"file": "hello file", "note": "n", "meta": {"at": "2024-01-01T00:00:00Z"}}})
             raw = await client.call_tool("put_raw", {"body": "/9j/4AAQ"})
             bad = await client.call_tool("put_raw", {"body": "not base64!"})
@@ -256,6 +267,25 @@ async def test_upstream_failures_are_bounded_error_results(server_factory, monke
     text = result.content[0].text
     assert text.startswith(expected) or expected in text, text
     assert len(text) < 800 and "Traceback" not in text
+
+
+async def test_a_nullable_response_schema_admits_null_and_head_has_no_body(server_factory, monkeypatch):
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        async with Client(server_factory()) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            server.routes["/issue-type"] = Reply(200, b"null")
+            empty = await client.call_tool("issue_type", {})
+            server.routes["/issue-type"] = Reply(200, {"id": 3, "extra": True})
+            found = await client.call_tool("issue_type", {})
+            exists = await client.call_tool("issue_type_exists", {})
+    # A union with null: wrapped as {"result": ...}, as the SDK's rule says for unions.
+    assert tools["issue_type"].output_schema["properties"]["result"]["anyOf"][1] == {"type": "null"}
+    assert not empty.is_error and empty.structured_content == {"result": None}
+    assert not found.is_error and found.structured_content == {"result": {"id": 3, "extra": True}}
+    # HEAD: whatever the spec declares, HTTP sends no body, so there is no outputSchema to promise.
+    assert tools["issue_type_exists"].output_schema is None
+    assert not exists.is_error and "HTTP 200" in exists.content[0].text
 
 
 async def test_json_without_a_schema_is_any_json_wrapped(server_factory, monkeypatch):

@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 from generator.demo.process import demo_api, free_port, running
 from generator.arguments import synthesize, synthesize_calls
 from generator.node_tools import CONTROL_SERVER, INVALID_PARAMS, INVALID_REQUEST, prism, run_ts_client
-from support import CORPUS, REPO, run_cli
+from support import CORPUS, REPO, HttpServer, Reply, generate, run_cli
 
 WEATHER = REPO / "generated" / "weather-mcp"
 TOKEN_ENV = "WEATHER_MCP_HTTP_BEARER_TOKEN"
@@ -251,3 +251,64 @@ def test_corpus_package_against_prism(petstore_package, dynamic):
     assert results["delete_pet"]["structuredContent"] is None and "204" in results["delete_pet"]["text"]
     if not dynamic:  # static mode: Prism's schema-derived example, always the same
         assert pets == [{"name": "string", "tag": "string", "id": -9007199254740991}]
+
+
+def test_prism_violation_lines_in_both_spellings():
+    from generator.node_tools import prism_violations
+
+    log = "\n".join([
+        "[6:10:21 AM] ›     [VALIDATOR] ⚠  warning   Request did not pass the validation rules",  # a summary, not a violation
+        "[6:10:21 AM] ›     [VALIDATOR] ✖  error     Request path parameter sid must match pattern \"^AC[0-9a-fA-F]{32}$\"",
+        "[6:10:21 AM] ›     [VALIDATOR] ✖  error     Violation: request.query.limit Request query parameter limit must be integer",
+        "[6:10:21 AM] ›     [VALIDATOR] ✔  success   The request passed the validation rules. Looking for the best response",
+        "[6:10:21 AM] ›     [VALIDATOR] ⚠  warning   Violation: response.body Response body must have required property 'id'",
+    ])
+    assert [(v["location"], v["message"][:30]) for v in prism_violations(log)] == [
+        ("request", "Request path parameter sid mus"), ("request.query.limit", "Request query parameter limit ")]
+    assert [v["location"] for v in prism_violations(log, "response")] == ["response.body"]
+
+
+EMAIL_SPEC = {
+    "openapi": "3.0.3", "info": {"title": "Mail", "version": "1"},
+    "paths": {
+        "/me": {"get": {"operationId": "getMe", "responses": {"200": {"description": "ok", "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/User"}}}}}}},
+        "/emails": {"get": {"operationId": "listEmails", "responses": {"200": {"description": "ok", "content": {
+            "application/json": {"schema": {"type": "array", "items": {"type": "string", "format": "email"}}}}}}}},
+        "/invite": {"post": {"operationId": "invite", "requestBody": {"required": True, "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/User"}}}}, "responses": {"204": {"description": "ok"}}}},
+    },
+    "components": {"schemas": {"User": {"type": "object", "required": ["email"], "properties": {
+        "email": {"type": "string", "format": "email"}, "backup": {"type": "string", "format": "email", "nullable": True}}}}},
+}
+
+
+@pytest.mark.parametrize(("address", "accepted"), [
+    ("ann@example.com", True), ("a.b+c@mail.example.co", True),
+    ("ann@localhost", False),  # AJV's `email` wants a dot in the domain
+    ("ännä@example.com", False), ("ann@example.com\n", False), ('"ann smith"@example.com', False), ("abc", False),
+])
+def test_email_format_is_kept_and_checked_as_strict_clients_do(tmp_path, address, accepted):
+    """`format: email` stays in the schemas (inputs and outputs), and the server accepts an email
+    exactly when the strict client's AJV would: what it passes on, the client never refuses."""
+    out = tmp_path / "mail"
+    generate(EMAIL_SPEC, out, "mail-mcp")
+    with HttpServer() as upstream:
+        upstream.routes["/me"] = Reply(200, {"email": address, "backup": None})
+        upstream.routes["/emails"] = Reply(200, [address])
+        upstream.routes["/invite"] = Reply(204)
+        command = [sys.executable, "-m", "mail_mcp", "--base-url", upstream.url]
+        calls = [{"name": "get_me", "arguments": {}}, {"name": "list_emails", "arguments": {}},
+                 {"name": "invite", "arguments": {"body": {"email": address}}}]
+        run = run_ts_client(command, {"PYTHONPATH": str(out / "src")}, calls, dump_tools=True)
+    tools = {t["name"]: t for t in run["tool_list"]}
+    assert tools["get_me"]["outputSchema"]["properties"]["email"] == {"format": "email", "type": "string"}
+    assert tools["list_emails"]["outputSchema"]["properties"]["result"]["items"] == {"format": "email", "type": "string"}
+    assert tools["invite"]["inputSchema"]["$defs"]["User"]["properties"]["email"]["format"] == "email"
+    results = by_name(run)
+    assert all(r["ok"] and r["errorCode"] is None for r in results.values()), results  # never a -32602
+    for name in ("get_me", "list_emails", "invite"):
+        assert results[name]["isError"] is (not accepted), (name, results[name]["text"])
+    if not accepted:
+        assert "email" in results["get_me"]["text"]
+        assert len(upstream.seen) == 2  # an invalid email argument never reaches the upstream API

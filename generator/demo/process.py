@@ -129,7 +129,7 @@ class HttpServer:
                     except (BrokenPipeError, ConnectionResetError):
                         pass
 
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = _handle
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_TRACE = _handle
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

@@ -21,10 +21,11 @@ import enum
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
 import httpx
@@ -36,7 +37,7 @@ from mcp.types import (
     TextContent,
     ToolAnnotations,
 )
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, TypeAdapter, ValidationError, WithJsonSchema
 
 logger = logging.getLogger(__name__)
 # httpx logs every request URL at INFO, and a URL can carry an API key in its query: keep it quiet
@@ -58,6 +59,24 @@ def _drop_titles(schema: dict[str, Any], cls: type) -> None:
     for prop in (schema.get("properties") or {}).values():
         if isinstance(prop, dict):
             prop.pop("title", None)
+
+
+# The `email` format as the strict MCP clients check it: ajv-formats' full-mode regex (ASCII, any
+# case). Email fields are validated with it, so the server never returns one that such a client
+# would refuse, and the format stays in the schemas, where models and clients can see it.
+_EMAIL = re.compile(
+    r"[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?",
+    re.ASCII | re.IGNORECASE,
+)
+
+
+def _email(value: str) -> str:
+    if not _EMAIL.fullmatch(value):
+        raise ValueError("value is not an email address of the `email` format")
+    return value
+
+
+EmailStr = Annotated[str, AfterValidator(_email), WithJsonSchema({"type": "string", "format": "email"})]
 
 
 class OpenModel(BaseModel):

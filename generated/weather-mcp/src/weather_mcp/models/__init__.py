@@ -22,6 +22,7 @@ _IMPORTED = {
     'AwareDatetime': ('pydantic', 'AwareDatetime',),
     'ConfigDict': ('pydantic', 'ConfigDict',),
     'Field': ('pydantic', 'Field',),
+    'OpenModel': ('.._runtime', 'OpenModel',),
     'RootModel': ('pydantic', 'RootModel',),
 }
 __all__ = sorted(_MODULE_OF)
@@ -32,7 +33,7 @@ def __getattr__(name: str) -> _Any:
         value = getattr(_importlib.import_module(f"{__name__}.{_MODULE_OF[name]}"), name)
     elif name in _IMPORTED:
         module, attribute = _IMPORTED[name]
-        value = getattr(_importlib.import_module(module), attribute)
+        value = getattr(_importlib.import_module(module, __name__), attribute)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
