@@ -64,6 +64,8 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
         kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
     if kind == "string":
         value = "YWJj" if schema.get("contentEncoding") == "base64" else FORMATS.get(schema.get("format", ""), "abc")
+        if isinstance(schema.get("pattern"), str) and schema.get("format") not in FORMATS:
+            value = _matching(schema["pattern"], schema.get("minLength"), schema.get("maxLength")) or value
         return value.ljust(schema.get("minLength", 0), "a")[: schema.get("maxLength", len(value) + 1000)]
     if kind in ("integer", "number"):
         value: float = 1 if kind == "integer" else 1.5
@@ -87,3 +89,19 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
 
 def synthesize_calls(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"name": t["name"], "arguments": synthesize(t["inputSchema"], t["inputSchema"])} for t in tools]
+
+
+def _matching(pattern: str, min_length: Any = None, max_length: Any = None) -> str | None:
+    """A string matching `pattern` (an ECMA-262 regex, as JSON Schema means it), drawn
+    deterministically by hypothesis-jsonschema; None when it finds none."""
+    from generator.fidelity import draw
+
+    schema: dict[str, Any] = {"type": "string", "pattern": pattern}
+    for key, value in (("minLength", min_length), ("maxLength", max_length)):
+        if isinstance(value, int):
+            schema[key] = value
+    try:
+        found = draw(schema, 1)
+    except Exception:  # an unreadable pattern, or none found in time: the caller keeps its default
+        return None
+    return found[0] if found and isinstance(found[0], str) else None

@@ -243,10 +243,16 @@ def _constraints(schema: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     types = schema.get("type")
     is_string = types == "string" or (isinstance(types, list) and [t for t in types if t != "null"] == ["string"])
     fmt = schema.get("format")
+    # A string's format and pattern tell the model (and any client) what to send: `date-time`, an
+    # `^AC[0-9a-f]{32}$` account id... The value stays a string, passed on as given: the upstream API
+    # judges it (patterns are ECMA-262 regexes, which Python's `re` does not always read the same).
+    extra: dict[str, Any] = {}
     if is_string and isinstance(fmt, str) and _FORMAT.fullmatch(fmt) and "enum" not in schema:
-        # The format tells the model (and any client) what to send: `date-time`, `date`, `uri`, ...
-        # The value stays a string and is passed on as given; the upstream API judges it.
-        found["json_schema_extra"] = {"format": fmt}
+        extra["format"] = fmt
+    if is_string and isinstance(schema.get("pattern"), str) and "enum" not in schema:
+        extra["pattern"] = schema["pattern"]
+    if extra:
+        found["json_schema_extra"] = extra
     return tuple(sorted(found.items()))
 
 

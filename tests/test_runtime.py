@@ -89,6 +89,7 @@ SPEC = {
         "/search?kind=user": {"get": op("search_users", params=[
             {"name": "q", "in": "query", "schema": {"type": "string"}},
             {"name": "since", "in": "query", "schema": {"type": "string", "format": "date-time"}},
+            {"name": "sid", "in": "query", "schema": {"type": "string", "pattern": "^AC[0-9a-f]{32}$"}},
             {"name": "sort", "in": "query", "schema": {"type": "string", "format": "x\nevil", "enum": ["a"]}}])},
         "/number": {"get": op("number", response={"type": "integer"})},
         "/issue-type": {"get": op("issue_type", response={"$ref": "#/components/schemas/IssueType"}),
@@ -202,6 +203,7 @@ async def test_multipart_raw_and_odd_paths(server_factory, monkeypatch):
             search = tools["search_users"].input_schema["properties"]
             assert search["since"]["format"] == "date-time" and search["since"]["anyOf"][0] == {"type": "string"}
             assert "format" not in json.dumps(search["sort"])
+            assert search["sid"]["pattern"] == "^AC[0-9a-f]{32}$"
             upload = await client.call_tool("upload", {"body": {"file": "hello file", "note": "n", "meta": {"at": "2024-01-01T00:00:00Z"}}})
             raw = await client.call_tool("put_raw", {"body": "/9j/4AAQ"})
             bad = await client.call_tool("put_raw", {"body": "not base64!"})

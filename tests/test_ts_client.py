@@ -202,6 +202,8 @@ def test_synthesize():
         "$defs": {"B": {"type": "object", "properties": {"when": {"type": "string", "format": "date-time"}, "ok": {"type": "boolean"}}}},
     }
     assert synthesize(schema, schema) == {"a": 5, "b": {"when": "2026-11-30T09:00:00Z", "ok": True}, "c": ["x"]}
+    sid = {"type": "string", "pattern": "^AC[0-9a-f]{32}$"}
+    assert __import__("re").fullmatch("AC[0-9a-f]{32}", synthesize(sid, sid))
 
 
 @pytest.fixture(scope="module")
