@@ -44,7 +44,8 @@ class Report:
     schema_ok: int = 0
     open_ok: int = 0
     roundtrip_ok: int = 0
-    rejected: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # the first rejections, with examples
+    ungeneratable: list[str] = field(default_factory=list)  # operations hypothesis found no instance for
 
     @property
     def passed(self) -> bool:
@@ -215,7 +216,7 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
             instances = draw(json_schema, per_op)
         except Exception as exc:  # recursive refs, unsatisfiable schemas: reported, not fatal
             report.not_generatable += 1
-            report.reject(f"{op.tool_name}: cannot generate instances ({type(exc).__name__})")
+            report.ungeneratable.append(f"{op.tool_name} ({type(exc).__name__})")
             return
         if not instances:
             report.not_generatable += 1

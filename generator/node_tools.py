@@ -157,6 +157,7 @@ class PrismURL(str):
     """Prism's base URL (a str), carrying the mock's captured log."""
 
     log_lines: list[str]
+    process: subprocess.Popen[str]
     hidden: list[range]  # lines of `settle` marker requests, not part of the test's traffic
 
     def log(self) -> str:
@@ -213,10 +214,13 @@ def prism(spec_path: str | Path, port: int | None = None, dynamic: bool = False,
         args.append("-d")
     if seed is not None:
         args += ["--seed", seed]
-    env = {**os.environ, "NO_COLOR": "1", "FORCE_COLOR": "0"}
+    # Big specs (Cloudflare's 14 MB) outgrow node's default heap once Prism has dereferenced them.
+    env = {**os.environ, "NO_COLOR": "1", "FORCE_COLOR": "0",
+           "NODE_OPTIONS": (os.environ.get("NODE_OPTIONS", "") + " --max-old-space-size=8192").strip()}
     proc = subprocess.Popen(args, cwd=NODE_DIR, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace")
     url = PrismURL(f"http://127.0.0.1:{port}")
+    url.process = proc
     url.log_lines = []
     listening = threading.Event()
 
@@ -320,7 +324,9 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         listed = run_ts_client(command, env, [], list_only=True, dump_tools=True, compile_schemas=True, timeout=timeout)
         calls = synthesize_calls(listed["tool_list"])
         run = run_ts_client(command, env, calls, timeout=timeout)
+        _require_alive(base, "the TypeScript client's calls")
         python = python_client_calls(command, env, calls, timeout=timeout)
+        _require_alive(base, "the Python client's calls")
         base.settle()
         violations = base.violations("request")
     results = run["results"]
@@ -355,6 +361,13 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
             r["name"] for r in results if r["ok"] and python.get(r["name"], (None, None))[0] is not r["isError"]
         ),
     }
+
+
+def _require_alive(base: PrismURL, during: str) -> None:
+    """Calls to a Prism that died are refused connections, not answers: such a run says nothing."""
+    if base.process.poll() is not None:
+        tail = " | ".join(base.log().splitlines()[-3:])[-500:]
+        raise NodeToolsError(f"Prism exited (code {base.process.returncode}) during {during}: {tail}")
 
 
 def python_client_calls(command: list[str], env: dict[str, str], calls: list[dict[str, Any]], *, timeout: float) -> dict[str, tuple[bool | None, str | None]]:
