@@ -34,9 +34,10 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
     return schema if isinstance(schema, dict) else {}
 
 
-def synthesize(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
+def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only: bool = False) -> Any:
     """A value valid for `schema` (a tool's inputSchema or a part of it; `$ref`s into its `$defs`).
-    Objects get their required properties, and their optional ones too near the top."""
+    Objects get their required properties, and their optional ones too near the top (unless
+    `required_only`). For a `oneOf`, the first candidate that matches exactly one branch."""
     schema = _resolve(schema, root)
     if depth > 12:
         raise ValueError("schema nests too deep to synthesize")
@@ -44,7 +45,15 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
         return schema["const"]
     if schema.get("enum"):
         return schema["enum"][0]
-    for key in ("anyOf", "oneOf"):
+    if isinstance(schema.get("oneOf"), list) and schema["oneOf"]:
+        base = {k: v for k, v in schema.items() if k != "oneOf"}
+        branches = [b for b in schema["oneOf"] if _resolve(b, root).get("type") != "null"] or schema["oneOf"]
+        candidates = [
+            synthesize({**base, **_resolve(branch, root)}, root, depth + 1, required_only=only)
+            for branch in branches for only in (False, True)
+        ]
+        return next((c for c in candidates if _matches_one(c, schema["oneOf"], root)), candidates[0])
+    for key in ("anyOf",):
         if key in schema:
             branches = [b for b in schema[key] if _resolve(b, root).get("type") != "null"] or schema[key]
             return synthesize({**{k: v for k, v in schema.items() if k != key}, **_resolve(branches[0], root)}, root, depth + 1)
@@ -83,8 +92,22 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
     if kind == "array":
         return [synthesize(schema.get("items", {}), root, depth + 1)] * max(1, schema.get("minItems", 1))
     properties = schema.get("properties", {})
-    names = list(properties) if depth <= 2 else list(schema.get("required", []))
+    names = list(properties) if depth <= 2 and not required_only else list(schema.get("required", []))
     return {name: synthesize(properties.get(name, {}), root, depth + 1) for name in names}
+
+
+def _matches_one(value: Any, branches: list[Any], root: dict[str, Any]) -> bool:
+    """`value` is valid for exactly one of the `oneOf` branches (refs resolved in `root`)."""
+    from jsonschema import Draft202012Validator
+
+    defs = {key: root[key] for key in ("$defs", "definitions") if isinstance(root.get(key), dict)}
+    matching = 0
+    for branch in branches:
+        try:
+            matching += Draft202012Validator({**defs, **branch} if isinstance(branch, dict) else branch).is_valid(value)
+        except Exception:  # an unreadable branch counts as not matching
+            continue
+    return matching == 1
 
 
 def synthesize_calls(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:

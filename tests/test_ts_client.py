@@ -314,3 +314,11 @@ def test_email_format_is_kept_and_checked_as_strict_clients_do(tmp_path, address
     if not accepted:
         assert "email" in results["get_me"]["text"]
         assert len(upstream.seen) == 2  # an invalid email argument never reaches the upstream API
+
+
+def test_synthesize_prefers_a_value_that_matches_one_oneof_branch():
+    schema = {"type": "object", "required": ["body"], "properties": {"body": {"oneOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]}},
+              "$defs": {"A": {"type": "object", "required": ["x"], "properties": {"x": {"type": "string"}, "z": {"type": "string"}}},
+                        "B": {"type": "object", "required": ["z"], "properties": {"z": {"type": "string"}}}}}
+    # Filling A's optional `z` would match B too; A with its required `x` only matches A alone.
+    assert synthesize(schema, schema) == {"body": {"x": "abc"}}
