@@ -274,10 +274,14 @@ def prism_violations(log: str, where: str = "request") -> list[dict[str, str]]:
     """The violations Prism logged for requests (`where="request"`) or for its own responses
     (`"response"`): [{"severity", "location", "message", "line"}], in log order."""
     found = []
-    for line in log.splitlines():
+    lines = log.splitlines()
+    prefixed = {(i, m["message"]) for i, m in ((i, _VIOLATION.search(line)) for i, line in enumerate(lines)) if m and m["location"] is not None}
+    for index, line in enumerate(lines):
         match = _VIOLATION.search(line)
         if not match:
             continue
+        if match["location"] is None and any((j, match["bare"]) in prefixed for j in range(index - 8, index + 9)):
+            continue  # the same violation, also logged with its location next to it
         location = match["location"] if match["location"] is not None else match["side"].lower()
         if location == where or location.startswith(where + "."):
             found.append({"severity": match["severity"], "location": location, "message": match["message"] or match["bare"], "line": line})

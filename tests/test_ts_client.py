@@ -322,3 +322,13 @@ def test_synthesize_prefers_a_value_that_matches_one_oneof_branch():
                         "B": {"type": "object", "required": ["z"], "properties": {"z": {"type": "string"}}}}}
     # Filling A's optional `z` would match B too; A with its required `x` only matches A alone.
     assert synthesize(schema, schema) == {"body": {"x": "abc"}}
+
+
+def test_a_violation_logged_both_ways_counts_once():
+    from generator.node_tools import prism_violations
+
+    log = "\n".join([
+        "[7:09:11 AM] ›     [VALIDATOR] ✖  error     Request query parameter limit must be integer",
+        "[7:09:11 AM] ›     [VALIDATOR] ✖  error     Violation: request.query.limit Request query parameter limit must be integer",
+    ])
+    assert [v["location"] for v in prism_violations(log)] == ["request.query.limit"]
