@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator import cache, model_modules, names
+from generator import cache, literals, model_modules, names
 from generator.errors import SpecError
 from generator.ir import ApiPlan
 from generator.normalize import Document
@@ -83,7 +83,7 @@ def build_models(doc: Document, plan: ApiPlan) -> Models:
         raise SpecError(f"model generation: could not settle class names after {MAX_RENAMES} renames", source=doc.origin)
     if BASE_IMPORT not in source:
         raise SpecError("model generation: the base model import is missing", source=doc.origin)
-    source, moved = _runtime_types(source)
+    source, moved = _runtime_types(literals.canonical(source))
     source = source.replace(BASE_IMPORT, f"from ._runtime import {', '.join(sorted([BASE_CLASS, *moved]))}\n", 1)
     models = Models(source=HEADER + _strip_codegen_header(source), class_of={k: class_names[k] for k in plan.schemas})
     defined = _read_classes(models)

@@ -18,7 +18,7 @@ from typing import Any
 
 import jinja2
 
-from generator import __version__
+from generator import __version__, literals
 from generator.ir import ApiPlan, Operation
 from generator.models import Models
 
@@ -233,7 +233,8 @@ def render_package(plan: ApiPlan, models: Models, *, spec_sha256: str, spec_file
     }
     tool_template = env.get_template("package/tools/tool.py.j2")
     for view in tools:
-        files[f"{src}/tools/{view.op.func_name}.py"] = tool_template.render({**context, "t": view, **tool_imports(view, models)})
+        text = tool_template.render({**context, "t": view, **tool_imports(view, models)})
+        files[f"{src}/tools/{view.op.func_name}.py"] = literals.canonical(text)
     for module, source in models.modules.sources.items():
         files[f"{src}/models/{module}.py"] = source
     return files

@@ -139,3 +139,29 @@ def test_type_aliases_are_split_like_models(tmp_path: Path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     holder = importlib.import_module("aliaspkg.holder").Holder
     assert holder.model_validate({"rules": [{"id": "a"}]}).rules[0].id == "a"
+
+
+def test_literal_values_are_written_in_one_order():
+    from generator.literals import canonical
+
+    source = "a: Literal['update', 'delete', 'add'] | None = None\nb: Literal[2, 'x', 1]\nc: Literal['é', 'b']\n"
+    assert canonical(source) == "a: Literal['add', 'delete', 'update'] | None = None\nb: Literal[1, 2, 'x']\nc: Literal['b', 'é']\n"
+
+
+ENUMS = {
+    "openapi": "3.0.3", "info": {"title": "Enums", "version": "1"},
+    "paths": {p: {"get": {"operationId": op, "parameters": [{"name": "mode", "in": "query", "schema": {"type": "string", "enum": order}}],
+                          "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
+                              "type": "object", "properties": {"action": {"type": "string", "enum": order}}}}}}}}}
+              for p, op, order in (("/a", "getA", ["update", "delete", "add"]), ("/b", "getB", ["add", "update", "delete"]))},
+}
+
+
+def test_same_enum_in_two_orders_publishes_one_order(tmp_path: Path):
+    """`typing` caches Literal[...] by its set of values: without one order, which schema a process
+    publishes would depend on which module it imported first."""
+    out = tmp_path / "enums"
+    generate(ENUMS, out, "enums-mcp")
+    catalog = (out / "src" / "enums_mcp" / "catalog.json").read_text()
+    assert '"update","delete","add"' not in catalog and '"add","update","delete"' not in catalog
+    assert catalog.count('"enum":["add","delete","update"]') == 4  # 2 tools x (input, output)

@@ -1,0 +1,51 @@
+"""`Literal[...]` values in one canonical order, in every generated module.
+
+`typing` caches `Literal[...]` by the SET of its values: once `Literal['update', 'delete', 'add']`
+exists in a process, writing `Literal['add', 'update', 'delete']` returns that first object, order
+included. Which one comes first depends on which modules a process imported first (a tool's
+first call, the generator's parallel catalog shards), so the enum order of a published schema
+would depend on it too, and two runs of the generator on machines with different core counts
+could write different catalogs. Sorting every Literal's values makes all orders the same.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+
+def _key(value: Any) -> tuple[str, str]:
+    return type(value).__name__, repr(value)
+
+
+def canonical(source: str) -> str:
+    """`source` with the values of every `Literal[...]` of constants sorted (by type, then repr)."""
+    if "Literal[" not in source:
+        return source
+    tree = ast.parse(source)
+    line_starts = [0]
+    for line in source.splitlines(keepends=True):
+        line_starts.append(line_starts[-1] + len(line))
+    edits: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Literal"):
+            continue
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) < 2 or not all(isinstance(item, ast.Constant) for item in items):
+            continue
+        values = [item.value for item in items]  # type: ignore[attr-defined]
+        ordered = sorted(values, key=_key)
+        if ordered == values:
+            continue
+        start = line_starts[node.slice.lineno - 1] + _char_offset(source, line_starts, node.slice.lineno, node.slice.col_offset)
+        end = line_starts[node.slice.end_lineno - 1] + _char_offset(source, line_starts, node.slice.end_lineno, node.slice.end_col_offset)  # type: ignore[arg-type]
+        edits.append((start, end, ", ".join(repr(value) for value in ordered)))
+    for start, end, text in sorted(edits, reverse=True):
+        source = source[:start] + text + source[end:]
+    return source
+
+
+def _char_offset(source: str, line_starts: list[int], lineno: int, byte_offset: int) -> int:
+    """ast column offsets count UTF-8 bytes; string slicing counts characters."""
+    line = source[line_starts[lineno - 1]:line_starts[lineno]]
+    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", "ignore"))
