@@ -23,9 +23,9 @@ def canonical(source: str) -> str:
     if "Literal[" not in source:
         return source
     tree = ast.parse(source)
-    line_starts = [0]
-    for line in source.splitlines(keepends=True):
-        line_starts.append(line_starts[-1] + len(line))
+    line_starts = [0]  # ast counts lines by "\n" only (not by str.splitlines' U+2028 and the like)
+    for line in source.split("\n"):
+        line_starts.append(line_starts[-1] + len(line) + 1)
     edits: list[tuple[int, int, str]] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Literal"):

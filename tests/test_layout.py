@@ -146,6 +146,9 @@ def test_literal_values_are_written_in_one_order():
 
     source = "a: Literal['update', 'delete', 'add'] | None = None\nb: Literal[2, 'x', 1]\nc: Literal['é', 'b']\n"
     assert canonical(source) == "a: Literal['add', 'delete', 'update'] | None = None\nb: Literal[1, 2, 'x']\nc: Literal['b', 'é']\n"
+    # Characters that str.splitlines() would take for line breaks, inside strings, move nothing.
+    odd = "d = 'x\u2028y\x0cz\x1c'\ne: Literal['b', 'a']\n"
+    assert canonical(odd) == "d = 'x\u2028y\x0cz\x1c'\ne: Literal['a', 'b']\n"
 
 
 ENUMS = {
