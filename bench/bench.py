@@ -44,7 +44,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -166,20 +165,12 @@ class Measured:
 
 
 def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> Measured:
-    """Run `cmd` under `/usr/bin/time -f %M` for its peak RSS.
+    """Run `cmd` (environment: this one's plus `env`), timed, with its peak RSS from GNU time
+    (`typed-mcp corpus` measures its children the same way)."""
+    from generator.corpus import run_timed
 
-    Not os.wait4 on a direct child: Python's subprocess may vfork, and the kernel then charges the
-    (large) benchmark process's RSS to the child's ru_maxrss at exec. GNU time is a small process,
-    so what it reports is the command's own peak (and that of its children, e.g. the verify step).
-    """
-    with tempfile.TemporaryDirectory() as tmp:
-        report = Path(tmp) / "time"
-        timed = ["/usr/bin/time", "-o", str(report), "-f", "%M", *cmd] if Path("/usr/bin/time").exists() else cmd
-        start = time.perf_counter()
-        done = subprocess.run(timed, capture_output=True, text=True, env=env)
-        seconds = time.perf_counter() - start
-        peak = int(report.read_text().split()[-1]) if report.exists() and report.read_text().strip() else 0
-    return Measured(done.returncode, seconds, peak, done.stdout, done.stderr)
+    code, stdout, stderr, seconds, peak_mb = run_timed(cmd, env=env)
+    return Measured(code, seconds, round(peak_mb * 1024), stdout, stderr)
 
 
 CACHE_DIR = WORK / "cache"  # the benchmark's own generation cache, emptied at the start
@@ -193,7 +184,7 @@ def generate(spec: Path, out: Path, package: str, *, fresh: bool, cache: bool = 
     cmd = [str(TYPED_MCP), "generate", str(spec), "--out", str(out), "--package-name", package, "--no-snapshot"]
     if not cache:
         cmd.append("--no-cache")
-    result = run_measured(cmd, env={**os.environ, "TYPED_MCP_CACHE_DIR": str(CACHE_DIR)})
+    result = run_measured(cmd, env={"TYPED_MCP_CACHE_DIR": str(CACHE_DIR)})
     if result.returncode != 0:
         raise RuntimeError(f"typed-mcp generate {spec.name} exited {result.returncode}: {result.stderr.strip()[-2000:]}")
     return result

@@ -21,19 +21,26 @@ from generator.write import MANIFEST
 _SCRIPT = r"""
 import anyio, json
 from mcp import Client
+from generator.catalog import list_all_tools
 from {module}.server import build_server
 
 async def main():
     async with Client(build_server()) as client:
-        listed = await client.list_tools()
-        tools = list(listed.tools)
-        while listed.next_cursor:
-            listed = await client.list_tools(cursor=listed.next_cursor)
-            tools += listed.tools
+        tools = await list_all_tools(client)
     print("{marker}" + json.dumps({{"tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]}}))
 
 anyio.run(main)
 """
+
+
+async def list_all_tools(client: Any) -> list[Any]:
+    """Every tool an MCP `Client` is offered, following `nextCursor` through every page."""
+    listed = await client.list_tools()
+    tools = list(listed.tools)
+    while listed.next_cursor:
+        listed = await client.list_tools(cursor=listed.next_cursor)
+        tools += listed.tools
+    return tools
 
 
 FORMAT = "typed-mcp-catalog/1"

@@ -29,14 +29,11 @@ server = build_server()
 imported = time.perf_counter() - started
 import anyio
 from mcp import Client
+from generator.catalog import list_all_tools
 async def main():
     async with Client(server) as client:
         begin = time.perf_counter()
-        listed = await client.list_tools()
-        tools = list(listed.tools)
-        while listed.next_cursor:
-            listed = await client.list_tools(cursor=listed.next_cursor)
-            tools += listed.tools
+        tools = await list_all_tools(client)
         elapsed = time.perf_counter() - begin
     dumped = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
     payload = len(json.dumps(dumped))
@@ -84,11 +81,12 @@ def discover(folder: Path) -> list[tuple[Path, dict[str, str]]]:
     return [(p, {}) for p in sorted(folder.iterdir()) if p.suffix in (".json", ".yaml", ".yml")]
 
 
-def _run(args: list[str], env: dict[str, str] | None = None, timeout: float = 1800) -> tuple[int, str, str, float, float]:
-    """Run a child; returns (exit code, stdout, stderr, seconds, peak RSS in MB) of that child alone.
+def run_timed(args: list[str], env: dict[str, str] | None = None, timeout: float = 1800) -> tuple[int, str, str, float, float]:
+    """Run a child (environment: this one's plus `env`); returns (exit code, stdout, stderr,
+    seconds, peak RSS in MB) of that child and the processes it waited for.
 
-    The peak comes from GNU time when it is installed: a forked child's own `ru_maxrss` starts at
-    its parent's size, and this process grows while it works through big specs."""
+    The peak comes from GNU time when it is installed, not from the child's own `ru_maxrss`: Python
+    may vfork, and the kernel then charges the (growing) parent's size to the child at exec."""
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, tempfile.NamedTemporaryFile("r") as peak:
         timed = ["/usr/bin/time", "-o", peak.name, "-f", "%M", *args] if Path("/usr/bin/time").exists() else args
@@ -114,7 +112,7 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
     name = "c-" + "".join(c if c.isalnum() else "-" for c in row.spec.split("/")[0].rsplit(".", 1)[0].lower())[:40].strip("-")
     out = work / name
     step("generate")
-    code, _, err, row.generate_s, row.generate_mb = _run(
+    code, _, err, row.generate_s, row.generate_mb = run_timed(
         [sys.executable, "-m", "generator", "generate", str(spec), "--out", str(out), "--package-name", name, "--no-verify", "--no-snapshot", "-q", "--no-cache"]
     )
     if code != 0:
@@ -127,7 +125,7 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
     row.skip_reasons = dict(Counter(_reason_kind(s["reason"]) for s in manifest["skipped"]))
     step("import and list")
     script = _LIST_SCRIPT.format(module=manifest["module"], marker=RESULT_MARKER)
-    code, stdout, err, _, _ = _run([sys.executable, "-c", script], env={"PYTHONPATH": str(out / "src")})
+    code, stdout, err, _, _ = run_timed([sys.executable, "-c", script], env={"PYTHONPATH": str(out / "src")})
     if code != 0:
         row.error = "import: " + (err.strip().splitlines() or [f"exit {code}"])[-1][:300]
         return row
@@ -141,7 +139,7 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
         row.strict = _strict_calls(spec, out, manifest["module"])
     if fidelity_sample > 0:
         step("fidelity")
-        code, stdout, err, _, _ = _run(
+        code, stdout, err, _, _ = run_timed(
             [sys.executable, "-m", "generator.fidelity", str(out), str(spec), "--sample", str(fidelity_sample), "--per-op", str(per_op)],
             env={"PYTHONPATH": str(out / "src")},
         )
@@ -156,7 +154,7 @@ def _strict_calls(spec: Path, out: Path, module: str) -> dict[str, Any]:
     """Every tool called through the strict TypeScript client against Prism; counts and first examples."""
     from generator import node_tools
 
-    code, stdout, err, _, _ = _run(
+    code, stdout, err, _, _ = run_timed(
         [sys.executable, "-c", _SCHEMES_SCRIPT.format(module=module, marker=RESULT_MARKER)], env={"PYTHONPATH": str(out / "src")}
     )
     credentials = {var: "prism-credential" for var in (result_line(stdout) if code == 0 else [])}

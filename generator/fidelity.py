@@ -175,6 +175,7 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
     from mcp import Client
     from pydantic import TypeAdapter
 
+    from generator.catalog import list_all_tools
     from generator.demo.process import HttpServer, Reply
     from generator.load import load
     from generator.normalize import normalize
@@ -201,11 +202,7 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
         with HttpServer() as upstream:
             api.base_url = upstream.url
             async with Client(server) as client:
-                listed = await client.list_tools()
-                published = {t.name: t for t in listed.tools}
-                while listed.next_cursor:  # big catalogs come in pages
-                    listed = await client.list_tools(cursor=listed.next_cursor)
-                    published.update((t.name, t) for t in listed.tools)
+                published = {t.name: t for t in await list_all_tools(client)}
                 for op in sample(operations, sample_size):
                     await check_operation(op, published[op.tool_name], client, upstream)
 

@@ -29,8 +29,9 @@ class ModelModules:
     module_of: dict[str, str]  # class name -> module name
 
 
-def split(source: str, file_header: str) -> ModelModules:
-    tree = ast.parse(source)
+def split(source: str, file_header: str, tree: ast.Module | None = None) -> ModelModules:
+    """`source` (with its `tree`, when the caller has parsed it already) as one module per model."""
+    tree = tree if tree is not None else ast.parse(source)
     lines = source.splitlines(keepends=True)
     imports: list[ast.ImportFrom | ast.Import] = []
     classes: dict[str, ast.stmt] = {}  # models, and type aliases (`X = TypeAliasType("X", ...)`)
@@ -38,10 +39,10 @@ def split(source: str, file_header: str) -> ModelModules:
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.append(node)
-        elif _defined_name(node) is not None:
-            classes[_defined_name(node)] = node  # type: ignore[index]
-        elif _rebuilt_class(node) in classes:
-            rebuilds.setdefault(_rebuilt_class(node), []).append(node)
+        elif (name := _defined_name(node)) is not None:
+            classes[name] = node
+        elif (rebuilt := _rebuilt_class(node)) in classes:
+            rebuilds.setdefault(rebuilt, []).append(node)
         else:  # the code generator wrote something this step does not know how to place
             raise OutputError(f"internal error: unexpected statement in the generated models: {ast.unparse(node)[:120]}")
     uses = {name: _names_in([node, *rebuilds.get(name, [])]) for name, node in classes.items()}

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from generator.demo.process import stop
+from generator.demo.process import free_port, stop
 
 NODE_DIR = Path(__file__).resolve().parent.parent / "tests" / "node"
 CLIENT = NODE_DIR / "mcp_client.mjs"
@@ -162,7 +162,7 @@ class PrismURL(str):
 
     def log(self) -> str:
         lines = list(self.log_lines)
-        return "\n".join(line for i, line in enumerate(lines) if not any(i in r for r in getattr(self, "hidden", ())))
+        return "\n".join(line for i, line in enumerate(lines) if not any(i in r for r in self.hidden))
 
     def settle(self, timeout: float = 30.0) -> None:
         """Wait until Prism has logged every request it received so far. Its log is written in
@@ -180,7 +180,7 @@ class PrismURL(str):
             start = next((i for i, line in enumerate(lines) if marker in line), None)
             end = next((i for i in range(start, len(lines)) if _TERMINATED.search(lines[i])), None) if start is not None else None
             if end is not None:
-                self.hidden = [*getattr(self, "hidden", []), range(start, end + 1)]
+                self.hidden.append(range(start, end + 1))
                 return
             if time.monotonic() > deadline:
                 raise NodeToolsError(f"Prism did not log the marker request within {timeout:g}s:\n{self.log()[-3000:]}")
@@ -196,19 +196,13 @@ class PrismURL(str):
         return prism_errors(self.log())
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextlib.contextmanager
 def prism(spec_path: str | Path, port: int | None = None, dynamic: bool = False, *, seed: str | None = None,
           startup_timeout: float = 60.0) -> Iterator[PrismURL]:
     """`prism mock SPEC --host 127.0.0.1 --port PORT [-d]`; yields its base URL (a PrismURL whose
     `log_lines` fill up while it runs) once it accepts connections; terminates it on exit."""
     npm_install()
-    port = port or _free_port()
+    port = port or free_port()
     args = [str(PRISM_BIN), "mock", str(spec_path), "--host", "127.0.0.1", "--port", str(port)]
     if dynamic:
         args.append("-d")
@@ -222,6 +216,7 @@ def prism(spec_path: str | Path, port: int | None = None, dynamic: bool = False,
     url = PrismURL(f"http://127.0.0.1:{port}")
     url.process = proc
     url.log_lines = []
+    url.hidden = []
     listening = threading.Event()
 
     def pump() -> None:
@@ -275,9 +270,9 @@ def prism_violations(log: str, where: str = "request") -> list[dict[str, str]]:
     (`"response"`): [{"severity", "location", "message", "line"}], in log order."""
     found = []
     lines = log.splitlines()
-    prefixed = {(i, m["message"]) for i, m in ((i, _VIOLATION.search(line)) for i, line in enumerate(lines)) if m and m["location"] is not None}
-    for index, line in enumerate(lines):
-        match = _VIOLATION.search(line)
+    matches = [_VIOLATION.search(line) for line in lines]
+    prefixed = {(i, m["message"]) for i, m in enumerate(matches) if m and m["location"] is not None}
+    for index, (line, match) in enumerate(zip(lines, matches)):
         if not match:
             continue
         if match["location"] is None and any((j, match["bare"]) in prefixed for j in range(index - 8, index + 9)):
@@ -380,13 +375,13 @@ def python_client_calls(command: list[str], env: dict[str, str], calls: list[dic
     import anyio
     from mcp import Client, StdioServerParameters
 
+    from generator.catalog import list_all_tools
+
     async def run() -> dict[str, tuple[bool | None, str | None]]:
         outcome: dict[str, tuple[bool | None, str | None]] = {}
         params = StdioServerParameters(command=command[0], args=command[1:], env={**os.environ, **env})
         async with Client(params, read_timeout_seconds=timeout) as client:
-            page = await client.list_tools()
-            while page.next_cursor:  # every page, so the client knows every tool's outputSchema
-                page = await client.list_tools(cursor=page.next_cursor)
+            await list_all_tools(client)  # every page, so the client knows every tool's outputSchema
             for call in calls:
                 try:
                     result = await client.call_tool(call["name"], call["arguments"])

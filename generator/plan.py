@@ -6,8 +6,8 @@ report; nothing disappears silently.
 
 from __future__ import annotations
 
-
 import re
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urljoin
 
@@ -156,19 +156,24 @@ def _operation(
 # --- parameters -------------------------------------------------------------------------------
 
 
-def _parameters(doc: Document, path: str, path_item: dict[str, Any], op: dict[str, Any]) -> tuple[Parameter, ...]:
-    merged: dict[tuple[str, str], dict[str, Any]] = {}
+def _declared_parameters(doc: Document, path_item: dict[str, Any], op: dict[str, Any]) -> Iterator[Any]:
+    """The path item's parameters, then the operation's (which override them), dereferenced."""
     for source in (path_item.get("parameters") or [], op.get("parameters") or []):
         for raw in source:
-            param, _ = doc.deref(raw, "#")
-            if not isinstance(param, dict) or not isinstance(param.get("name"), str):
-                raise Unsupported("a parameter without a name")
-            location = param.get("in")
-            if location not in DEFAULT_STYLE:
-                raise Unsupported(f"parameter {param['name']!r} is in {location!r}")
-            if location == "header" and param["name"].lower() in _IGNORED_HEADERS:
-                continue  # OpenAPI: these are set by the content negotiation and auth instead
-            merged[(param["name"], location)] = param
+            yield doc.deref(raw, "#")[0]
+
+
+def _parameters(doc: Document, path: str, path_item: dict[str, Any], op: dict[str, Any]) -> tuple[Parameter, ...]:
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for param in _declared_parameters(doc, path_item, op):
+        if not isinstance(param, dict) or not isinstance(param.get("name"), str):
+            raise Unsupported("a parameter without a name")
+        location = param.get("in")
+        if location not in DEFAULT_STYLE:
+            raise Unsupported(f"parameter {param['name']!r} is in {location!r}")
+        if location == "header" and param["name"].lower() in _IGNORED_HEADERS:
+            continue  # OpenAPI: these are set by the content negotiation and auth instead
+        merged[(param["name"], location)] = param
     template_names = set(re.findall(r"{([^{}]+)}", path))
     missing = template_names - {name for name, loc in merged if loc == "path"}
     if missing:
@@ -332,19 +337,18 @@ def _declared_content_type(doc: Document, path_item: dict[str, Any], op: dict[st
     an `application/octet-stream` body, a `Content-Type` of `application/x-tar`) put the real type
     of a raw body there, and servers and mocks check it; for JSON, form and multipart bodies the
     request body's own media type always wins."""
-    for source in (op.get("parameters") or [], path_item.get("parameters") or []):
-        for raw in source:
-            param, _ = doc.deref(raw, "#")
-            if not (isinstance(param, dict) and param.get("in") == "header" and str(param.get("name", "")).lower() == "content-type"):
-                continue
-            schema, _ = doc.deref(param.get("schema") or {}, "#")
-            if not isinstance(schema, dict):
-                continue
-            enum = schema.get("enum")
-            value = schema.get("const", enum[0] if isinstance(enum, list) and len(enum) == 1 else schema.get("default"))
-            if isinstance(value, str) and re.fullmatch(r"[\w.+-]+/[\w.+-]+", value):
-                return value
-    return None
+    declared = None  # the operation's own parameter overrides the path item's
+    for param in _declared_parameters(doc, path_item, op):
+        if not (isinstance(param, dict) and param.get("in") == "header" and str(param.get("name", "")).lower() == "content-type"):
+            continue
+        schema, _ = doc.deref(param.get("schema") or {}, "#")
+        if not isinstance(schema, dict):
+            continue
+        enum = schema.get("enum")
+        value = schema.get("const", enum[0] if isinstance(enum, list) and len(enum) == 1 else schema.get("default"))
+        if isinstance(value, str) and re.fullmatch(r"[\w.+-]+/[\w.+-]+", value):
+            declared = value
+    return declared
 
 
 def _body(

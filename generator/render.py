@@ -205,7 +205,6 @@ def render_package(plan: ApiPlan, models: Models, *, spec_sha256: str, spec_file
     """Relative path -> file text for the complete project."""
     env = environment()
     tools = [tool_view(op, models) for op in plan.operations]
-    assert models.modules is not None
     context = {
         "plan": plan,
         "tools": tools,

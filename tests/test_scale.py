@@ -4,6 +4,8 @@ that is exactly the SDK's; tools still register and validate on their first call
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 
 import anyio
@@ -58,12 +60,13 @@ def test_big_catalog_lists_in_pages_under_the_client_cap(spec, tools, tmp_path):
         1 for page in listed for tool in page if "outputSchema" in tool)
 
 
+WEATHER_STDIO = [sys.executable, "-m", "weather_mcp"]
+WEATHER_ENV = {"PYTHONPATH": str(REPO / "generated" / "weather-mcp" / "src"), "WEATHER_MCP_BASE_URL": "http://127.0.0.1:9"}
+
+
 def raw_stdio_listing(command: list[str], env: dict[str, str], version: str, cursor_override: str | None = None) -> list[dict]:
     """tools/list over stdio with a bare JSON-RPC client that asks for protocol `version`: the
     results exactly as they come over the wire, every page."""
-    import os
-    import subprocess
-
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env={**os.environ, **env}, text=True)
     try:
@@ -101,8 +104,7 @@ def test_spliced_pages_are_what_the_sdk_would_send(version):
     from mcp_types.methods import serialize_server_result
 
     package = REPO / "generated" / "weather-mcp"
-    env = {"PYTHONPATH": str(package / "src"), "WEATHER_MCP_BASE_URL": "http://127.0.0.1:9"}
-    results = raw_stdio_listing([sys.executable, "-m", "weather_mcp"], env, version)
+    results = raw_stdio_listing(WEATHER_STDIO, WEATHER_ENV, version)
     assert len(results) == 1
     for result in results:
         assert serialize_server_result("tools/list", version, result) == result
@@ -112,8 +114,6 @@ def test_spliced_pages_are_what_the_sdk_would_send(version):
 
 
 def test_an_unknown_cursor_is_an_invalid_params_error():
-    package = REPO / "generated" / "weather-mcp"
-    env = {"PYTHONPATH": str(package / "src"), "WEATHER_MCP_BASE_URL": "http://127.0.0.1:9"}
-    first, bad = raw_stdio_listing([sys.executable, "-m", "weather_mcp"], env, "2025-06-18", cursor_override="12345")
+    first, bad = raw_stdio_listing(WEATHER_STDIO, WEATHER_ENV, "2025-06-18", cursor_override="12345")
     assert len(first["tools"]) == 7
     assert bad["error"]["code"] == -32602 and "cursor" in bad["error"]["message"].lower()
