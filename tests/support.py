@@ -14,7 +14,19 @@ from typing import Any
 from generator.demo.process import HttpServer, Reply, Seen  # noqa: F401 - re-exported for the tests
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "corpus"  # the shared corpus sits beside the repository (also in CI)
+def _corpus() -> Path:
+    """The shared corpus: TYPED_MCP_CORPUS, else `shared/corpus` beside this repository, else beside
+    the repository this one was cloned from (CI tests a fresh clone in a temporary folder)."""
+    if os.environ.get("TYPED_MCP_CORPUS"):
+        return Path(os.environ["TYPED_MCP_CORPUS"])
+    candidates = [REPO.parent / "shared" / "corpus"]
+    origin = subprocess.run(["git", "-C", str(REPO), "remote", "get-url", "origin"], capture_output=True, text=True)
+    if origin.returncode == 0 and Path(origin.stdout.strip()).is_dir():
+        candidates.append(Path(origin.stdout.strip()).resolve().parent / "shared" / "corpus")
+    return next((c for c in candidates if c.is_dir()), candidates[0])
+
+
+CORPUS = _corpus()
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
