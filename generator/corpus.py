@@ -164,10 +164,11 @@ def _strict_calls(spec: Path, out: Path, module: str) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"}
     summary: dict[str, Any] = {"tools": run["tools"], "ok": run["ok"], "schemas_compiled": run["schemas_compiled"]}
     for key in ("schema_failures", "protocol_errors", "raised", "prism_cannot_answer", "off_spec", "email_format", "transport_failures",
-                "other_errors", "request_violations", "python_refused", "python_disagrees"):
+                "other_errors", "model_stricter", "request_violations", "python_refused", "python_disagrees"):
         summary[key] = len(run[key])
         if run[key]:
             summary[f"{key}_examples"] = [str(x)[:300] for x in run[key][:3]]
+    summary["off_spec_why"] = run["off_spec_examples_why"]
     return summary
 
 
@@ -183,9 +184,10 @@ def strict_cell(strict: dict[str, Any] | None) -> str:
         return "-"
     if "error" in strict:
         return "error"
-    bad = sum(strict.get(k, 0) for k in ("protocol_errors", "raised", "request_violations", "schema_failures", "python_refused", "python_disagrees"))
+    bad = sum(strict.get(k, 0) for k in ("protocol_errors", "raised", "request_violations", "schema_failures", "python_refused", "python_disagrees",
+                                         "model_stricter"))
     text = f"{strict['ok']}/{strict['tools']} ok, {bad} bad"
-    explained = [f"{strict[k]} {label}" for k, label in (("prism_cannot_answer", "no Prism answer"), ("off_spec", "off-spec answers"),
+    explained = [f"{strict[k]} {label}" for k, label in (("prism_cannot_answer", "no Prism answer"), ("off_spec", "answers the spec itself refuses"),
                                                          ("email_format", "email refusals"), ("transport_failures", "unusable answers"),
                                                          ("other_errors", "other errors")) if strict[k]]
     return text + (f" ({', '.join(explained)})" if explained else "")
@@ -196,7 +198,7 @@ def strict_failed(strict: dict[str, Any] | None) -> bool:
     invalid request, or a tool erred for a reason nobody explained."""
     if strict is None:
         return False
-    return "error" in strict or any(strict.get(k) for k in ("protocol_errors", "raised", "request_violations", "schema_failures", "other_errors",
+    return "error" in strict or any(strict.get(k) for k in ("protocol_errors", "raised", "request_violations", "schema_failures", "other_errors", "model_stricter",
                                                             "python_refused", "python_disagrees"))
 
 

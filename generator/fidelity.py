@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import importlib
 import json
 import os
@@ -250,6 +251,33 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
 
     anyio.run(run)
     return report
+
+
+@functools.lru_cache(maxsize=4)
+def _document(spec_path: str) -> Any:
+    from generator.load import load
+    from generator.normalize import normalize
+
+    return normalize(load(spec_path))
+
+
+def spec_response_schema(spec_path: str | Path, operation: str, status: int, content_type: str) -> dict[str, Any] | None:
+    """The spec's own schema (as JSON Schema) for an answer of `operation` ("GET /pets/{id}") with
+    this status and media type: the exact status, else `2XX`, else `default`; None when it has none."""
+    from generator.plan import _is_json
+
+    doc = _document(str(spec_path))
+    method, path = operation.split(" ", 1)
+    responses = ((doc.data.get("paths") or {}).get(path) or {}).get(method.lower(), {}).get("responses") or {}
+    raw = next((responses[k] for k in (str(status), f"{str(status)[0]}XX", "default") if k in responses), None)
+    response, _ = doc.deref(raw, "#") if raw is not None else (None, None)
+    content = response.get("content") if isinstance(response, dict) else None
+    if not isinstance(content, dict):
+        return None
+    media = content_type.split(";")[0].strip().lower()
+    chosen = content.get(media) or next((c for m, c in content.items() if _is_json(m) or m == "*/*"), None)
+    schema = chosen.get("schema") if isinstance(chosen, dict) else None
+    return to_json_schema(doc, schema) if isinstance(schema, dict) else None
 
 
 def _is_object_model(model: Any) -> bool:

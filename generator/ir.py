@@ -46,6 +46,7 @@ class Response:
     media_type: str | None
     schema_key: str | None = None  # for kind == "json"
     nullable: bool = False  # the JSON body may be `null` (the schema itself says so)
+    empty_statuses: tuple[str, ...] = ()  # other 2xx statuses declared without a body ("204"; "2XX" matches any)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -317,8 +318,8 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     """
     from generator.arguments import synthesize_calls
 
-    with prism(spec.resolve()) as base:
-        command = [sys.executable, "-m", module, "--base-url", str(base)]
+    with prism(spec.resolve()) as base, recording_proxy(base) as proxy:
+        command = [sys.executable, "-m", module, "--base-url", proxy.url]
         env = {"PYTHONPATH": str(src), **env}
         listed = run_ts_client(command, env, [], list_only=True, dump_tools=True, compile_schemas=True, timeout=timeout)
         calls = synthesize_calls(listed["tool_list"])
@@ -334,10 +335,16 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         return r.get("text") or ""
 
     unanswered = [r["name"] for r in results if r["isError"] and PRISM_CANNOT_ANSWER in text(r)]
-    off_spec = [r["name"] for r in results if r["isError"] and "upstream response does not match" in text(r)]
+    refused = [r for r in results if r["isError"] and "upstream response does not match" in text(r)]
+    # Each answer the server refused, checked against the spec's own response schema: off-spec when
+    # the spec refuses it too (Prism serves the spec's examples, which are often wrong); when the spec
+    # accepts it, the generated model is stricter than the spec, a bug.
+    verdicts = {r["name"]: judge_answer(spec, out_of(src), r, proxy.exchanges) for r in refused}
+    off_spec = [name for name, verdict in verdicts.items() if verdict.startswith("off-spec")]
+    stricter = [(name, verdict) for name, verdict in verdicts.items() if not verdict.startswith("off-spec")]
     email_format = [r["name"] for r in results if r["isError"] and 'must match format \\"email\\"' in text(r)]
     transport = [r["name"] for r in results if r["isError"] and text(r).startswith("upstream request failed:")]
-    explained = set(unanswered + off_spec + email_format + transport)
+    explained = set(unanswered + [r["name"] for r in refused] + email_format + transport)
     return {
         "tools": run["tools"],
         "listed": len(listed["tool_list"]),
@@ -348,6 +355,8 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         "protocol_errors": [(r["name"], r["errorCode"], r["error"]) for r in results if r["errorCode"] is not None],
         "prism_cannot_answer": unanswered,
         "off_spec": off_spec,
+        "off_spec_examples_why": [verdicts[name] for name in off_spec[:3]],
+        "model_stricter": stricter,
         "email_format": email_format,
         "transport_failures": transport,
         "other_errors": [(r["name"], text(r)[:300]) for r in results if r["isError"] and r["name"] not in explained],
@@ -360,6 +369,82 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
             r["name"] for r in results if r["ok"] and python.get(r["name"], (None, None))[0] is not r["isError"]
         ),
     }
+
+
+@dataclass
+class Exchange:
+    method: str
+    target: str  # path and query, as sent
+    status: int
+    content_type: str
+    body: bytes
+
+
+class RecordingProxy:
+    url: str
+    exchanges: list[Exchange]
+
+
+@contextlib.contextmanager
+def recording_proxy(target: str) -> Iterator[RecordingProxy]:
+    """A real HTTP server on 127.0.0.1 that forwards every request to `target` and records each
+    answer, so that a refused answer can be judged afterwards against the spec."""
+    import httpx
+
+    from generator.demo.process import HttpServer, Reply, Seen
+
+    proxy = RecordingProxy()
+    proxy.exchanges = []
+    client = httpx.Client(base_url=target, timeout=120)
+    hop = {"host", "content-length", "connection", "transfer-encoding", "accept-encoding"}
+
+    def forward(seen: Seen) -> Reply:
+        headers = {k: v for k, v in seen.headers.items() if k not in hop}
+        answer = client.request(seen.method, seen.raw_path, headers=headers, content=seen.body)
+        content_type = answer.headers.get("content-type", "")
+        proxy.exchanges.append(Exchange(seen.method, seen.raw_path, answer.status_code, content_type, answer.content))
+        return Reply(answer.status_code, answer.content, content_type)
+
+    with client, HttpServer() as server:
+        server.default = forward
+        proxy.url = server.url
+        yield proxy
+
+
+def out_of(src: Path) -> Path:
+    """The generated project folder of a package's `src` folder."""
+    return src.parent
+
+
+def judge_answer(spec: Path, project: Path, result: dict[str, Any], exchanges: list[Exchange]) -> str:
+    """Why the server refused an upstream answer: "off-spec: ..." when the spec's own response
+    schema refuses the answer too, else "model stricter than the spec: ..." (or why it could not
+    be judged, which counts as unexplained)."""
+    import jsonschema
+    from urllib.parse import urlsplit
+
+    from generator.fidelity import spec_response_schema
+
+    source = ((result.get("meta") or {}).get("typed-mcp/source")) or {}
+    operation = json.loads((project / "typed-mcp.json").read_text())["tools"].get(result["name"], "")
+    url = urlsplit(source.get("url") or "")
+    sent = [e for e in exchanges if e.method == source.get("method") and urlsplit(e.target).path == url.path]
+    if not operation or not sent:
+        return "not judged: the upstream answer was not recorded"
+    answer = sent[-1]
+    schema = spec_response_schema(spec, operation, answer.status, answer.content_type)
+    if schema is None:
+        return f"not judged: the spec has no JSON schema for HTTP {answer.status}"
+    try:
+        body = json.loads(answer.body)
+    except ValueError:
+        return "off-spec: not JSON"
+    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    error = next(iter(validator.iter_errors(body)), None)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        return f"off-spec: at {where}: {error.message[:200]}"
+    return "model stricter than the spec: " + (result.get("text") or "")[:300]
 
 
 def _require_alive(base: PrismURL, during: str) -> None:

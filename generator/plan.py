@@ -18,6 +18,7 @@ from generator.normalize import HTTP_METHODS, Document
 from generator.variants import COMPONENT_SCHEMA, Views
 
 _STATUS_ORDER = ("200", "201", "202", "203", "206", "2XX", "204", "205", "default")
+_NO_BODY = ("204", "205")
 DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
 _IGNORED_HEADERS = {"accept", "content-type", "authorization"}
 
@@ -216,14 +217,25 @@ def _parameter(doc: Document, param: dict[str, Any], location: str, arg_name: st
         location=location,  # type: ignore[arg-type]
         arg_name=arg_name,
         required=required,
-        annotation=annotation if required or has_default else f"{annotation} | None",
+        annotation=annotation if required or has_default or annotation.endswith(" | None") else f"{annotation} | None",
         description=_text(param.get("description")) or _text(resolved.get("description") if isinstance(resolved, dict) else None),
         has_default=has_default,
         default=resolved.get("default") if has_default else None,
         style=style,
         explode=explode,
-        constraints=_constraints(resolved) if isinstance(resolved, dict) else (),
+        constraints=_constraints(_non_null_branch(doc, resolved)) if isinstance(resolved, dict) else (),
     )
+
+
+def _non_null_branch(doc: Document, schema: dict[str, Any]) -> dict[str, Any]:
+    """`anyOf: [X, {type: "null"}]` (OpenAPI 3.1's nullable, as Airflow writes it) -> X, so that X's
+    format, pattern and bounds still reach the argument; any other schema as it is."""
+    branches = schema.get("anyOf") or schema.get("oneOf")
+    if not isinstance(branches, list):
+        return schema
+    resolved = [doc.deref(b, "#")[0] for b in branches]
+    others = [b for b in resolved if not (isinstance(b, dict) and b.get("type") == "null")]
+    return others[0] if len(others) == 1 and len(others) < len(resolved) and isinstance(others[0], dict) else schema
 
 
 _CONSTRAINTS = {
@@ -290,6 +302,8 @@ def python_type(doc: Document, schema: Any, depth: int = 0) -> str:
         if values and all(isinstance(v, (str, int, float)) for v in values):
             text = f"Literal[{', '.join(repr(v) for v in dict.fromkeys(values))}]"
             return f"{text} | None" if nullable else text
+    if types == "null":  # OpenAPI 3.1's `anyOf: [{type: integer}, {type: "null"}]` (Airflow)
+        return "None"
     if types in _SCALARS:
         text = _SCALARS[types]
     elif types == "array":
@@ -298,8 +312,9 @@ def python_type(doc: Document, schema: Any, depth: int = 0) -> str:
         text = "dict[str, Any]"
     elif isinstance(schema.get("anyOf") or schema.get("oneOf"), list):
         parts = [python_type(doc, s, depth + 1) for s in (schema.get("anyOf") or schema.get("oneOf"))]
-        parts = list(dict.fromkeys(parts))
-        text = "Any" if "Any" in parts else " | ".join(parts)
+        nullable = nullable or any(p == "None" or p.endswith(" | None") for p in parts)
+        parts = list(dict.fromkeys(p.removesuffix(" | None") for p in parts if p != "None"))
+        text = "Any" if "Any" in parts or not parts else " | ".join(parts)
     else:
         text = "Any"
     return f"{text} | None" if nullable and text != "Any" else text
@@ -405,8 +420,9 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
         codes.remove("default")  # `default` is the success response only when no 2xx is declared
     if not codes:
         return Response(status="2XX", kind="empty", media_type=None)
-    # The primary response: the first 2xx with a JSON body, else the first with any body.
-    contents = {code: _content(doc, responses[code]) for code in codes}
+    # The primary response: the first 2xx with a JSON body, else the first with any body. HTTP
+    # gives 204 and 205 no body, whatever content a spec declares for them (Zoom declares JSON).
+    contents = {code: {} if code in _NO_BODY else _content(doc, responses[code]) for code in codes}
     status = next((c for c in codes if _json_media(contents[c])), None) or next((c for c in codes if contents[c]), codes[0])
     content = contents[status]
     if not content:
@@ -415,7 +431,12 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
     if media_type is not None:
         schema = views.view((content[media_type] or {}).get("schema"), "response")  # without writeOnly properties
         key = _schema_key(doc, schema, names.pascal_case(tool) + "Response", result, taken) if schema else None
-        return Response(status=status, kind="json", media_type=media_type, schema_key=key, nullable=_nullable(doc, schema))
+        # Other 2xx answers the spec declares without a body (GitHub's "201 created / 204
+        # updated"): a success too, whose structured result is null.
+        empty = tuple(c for c in codes if not contents[c] and c != "default")
+        return Response(
+            status=status, kind="json", media_type=media_type, schema_key=key, nullable=_nullable(doc, schema), empty_statuses=empty
+        )
     media_type = next(iter(content))
     if media_type.startswith("text/"):
         kind = "text"

@@ -159,11 +159,14 @@ def tool_view(op: Operation, models: Models) -> ToolView:
         if returns_type == "Any":  # a JSON body without a schema: the SDK publishes no schema for bare Any
             returns_type = "JsonValue"
         wrap = _wrapped(returns_type, models, response.schema_key)
-        if response.nullable and returns_type not in ("JsonValue", "Any") and not re.search(r"\bNone\b", returns_type):
+        may_be_null = response.nullable or bool(response.empty_statuses)
+        if may_be_null and returns_type not in ("JsonValue", "Any") and not re.search(r"\bNone\b", returns_type):
             returns_type, wrap = f"{returns_type} | None", True  # a union: wrapped, as the SDK's rule says
         call.append(f"returns={returns_type}")
         if wrap:
             call.append("wrap=True")
+        if response.empty_statuses:
+            call.append(f"empty_statuses={py_literal(response.empty_statuses)}")
         returns = f"Annotated[CallToolResult, {returns_type}]"
     else:
         call.append(f"kind={py_literal(response.kind)}")

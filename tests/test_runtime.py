@@ -90,10 +90,20 @@ SPEC = {
             {"name": "q", "in": "query", "schema": {"type": "string"}},
             {"name": "since", "in": "query", "schema": {"type": "string", "format": "date-time"}},
             {"name": "sid", "in": "query", "schema": {"type": "string", "pattern": "^AC[0-9a-f]{32}$"}},
-            {"name": "sort", "in": "query", "schema": {"type": "string", "format": "x\nevil", "enum": ["a"]}}])},
+            {"name": "sort", "in": "query", "schema": {"type": "string", "format": "x\nevil", "enum": ["a"]}},
+            # OpenAPI 3.1's nullable, as Airflow writes it: the type and format of the non-null branch stay.
+            {"name": "asset_id", "in": "query", "schema": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
+            {"name": "after", "in": "query", "schema": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]}}])},
         "/number": {"get": op("number", response={"type": "integer"})},
         "/issue-type": {"get": op("issue_type", response={"$ref": "#/components/schemas/IssueType"}),
                         "head": op("issue_type_exists", response={"$ref": "#/components/schemas/IssueType"})},
+        # GitHub's PUT .../secrets/{name}: 201 with JSON when created, 204 without a body when updated.
+        "/secret": {"put": {"operationId": "put_secret", "responses": {
+            "201": {"description": "created", "content": {"application/json": {"schema": OBJ}}},
+            "204": {"description": "updated"}}}},
+        # Zoom: JSON declared on a 204, which HTTP gives no body.
+        "/owner": {"put": {"operationId": "put_owner", "responses": {
+            "204": {"description": "updated", "content": {"application/json": {"schema": {}}}}}}},
         "/anything": {"get": {"operationId": "anything", "responses": {"200": {"description": "ok", "content": {"application/json": {}}}}}},
         "/text": {"get": op("text", media="text/plain", response={"type": "string"})},
         "/image": {"get": op("image", media="image/png", response={"type": "string", "format": "binary"})},
@@ -204,11 +214,13 @@ async def test_multipart_raw_and_odd_paths(server_factory, monkeypatch):
             assert search["since"]["format"] == "date-time" and search["since"]["anyOf"][0] == {"type": "string"}
             assert "format" not in json.dumps(search["sort"])
             assert search["sid"]["pattern"] == "^AC[0-9a-f]{32}$"
+            assert search["asset_id"]["anyOf"] == [{"type": "integer"}, {"type": "null"}]
+            assert search["after"]["anyOf"] == [{"type": "string"}, {"type": "null"}] and search["after"]["format"] == "date-time"
             upload = await client.call_tool("upload", {"body": {"file": "hello file", "note": "n", "meta": {"at": "2024-01-01T00:00:00Z"}}})
             raw = await client.call_tool("put_raw", {"body": "/9j/4AAQ"})
             bad = await client.call_tool("put_raw", {"body": "not base64!"})
             copied = await client.call_tool("copy_file", {"id": "a/b"})
-            found = await client.call_tool("search_users", {"q": "ann"})
+            found = await client.call_tool("search_users", {"q": "ann", "asset_id": 7})
             built = await client.call_tool("build", {"body": "YWJj"})
             assert "content_type" not in tools["build"].input_schema["properties"]  # never an argument
             assert tools["build"].input_schema["properties"]["body"]["contentMediaType"] == "application/x-tar"
@@ -221,7 +233,7 @@ async def test_multipart_raw_and_odd_paths(server_factory, monkeypatch):
     assert put.headers["content-type"] == "image/jpeg" and put.body == __import__("base64").b64decode("/9j/4AAQ")
     assert bad.is_error and bad.content[0].text == "the request body is not valid base64"
     assert copy.raw_path == "/files/a%2Fb"  # the `#copy` that told two operations apart is not sent
-    assert search.raw_path == "/search?kind=user&q=ann"
+    assert search.raw_path == "/search?kind=user&q=ann&asset_id=7"
 
 
 async def test_content_kinds(server_factory, monkeypatch):
@@ -288,6 +300,30 @@ async def test_a_nullable_response_schema_admits_null_and_head_has_no_body(serve
     # HEAD: whatever the spec declares, HTTP sends no body, so there is no outputSchema to promise.
     assert tools["issue_type_exists"].output_schema is None
     assert not exists.is_error and "HTTP 200" in exists.content[0].text
+
+
+async def test_a_success_declared_without_a_body_is_a_null_result(server_factory, monkeypatch):
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        async with Client(server_factory()) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            server.routes["/secret"] = Reply(201, {"ok": True})
+            created = await client.call_tool("put_secret", {})
+            server.routes["/secret"] = Reply(204, b"")
+            updated = await client.call_tool("put_secret", {})
+            server.routes["/secret"] = Reply(200, b"")  # not declared without a body: still an error
+            undeclared = await client.call_tool("put_secret", {})
+            server.routes["/owner"] = Reply(204, b"")
+            owner = await client.call_tool("put_owner", {})
+    # The tool may answer null (the 204), so its result is `Model | null`, wrapped as unions are.
+    assert tools["put_secret"].output_schema["properties"]["result"]["anyOf"][1] == {"type": "null"}
+    assert not created.is_error and created.structured_content == {"result": {"ok": True}}
+    assert not updated.is_error and updated.structured_content == {"result": None}
+    assert "HTTP 204, no content" in updated.content[0].text and updated.meta["typed-mcp/source"]["status"] == 204
+    assert undeclared.is_error and "empty body where JSON was promised" in undeclared.content[0].text
+    # A 204 has no body whatever the spec declares: no outputSchema promised.
+    assert tools["put_owner"].output_schema is None
+    assert not owner.is_error and "HTTP 204" in owner.content[0].text
 
 
 async def test_json_without_a_schema_is_any_json_wrapped(server_factory, monkeypatch):

@@ -51,3 +51,49 @@ def test_path_parameters_are_never_null(tmp_path):
 
     properties = anyio.run(schema)["properties"]
     assert properties["a"]["type"] == "string" and properties["b"]["type"] == "integer"
+
+
+def test_a_property_narrowed_in_allof_is_the_intersection(tmp_path):
+    """Cloudflare's envelopes: a base says `result: anyOf [object, string], nullable`, the schema
+    extending it says `result: {type: object}`. Both apply, so `result` is any object; the model
+    generator alone made it a map whose values must be objects, strings or null."""
+    import importlib
+    import json
+
+    from pydantic import ValidationError
+
+    schemas = {
+        "common": {"type": "object", "required": ["success", "result"], "properties": {
+            "success": {"type": "boolean", "enum": [True]},
+            "result": {"anyOf": [{"type": "object"}, {"type": "array", "items": {}}, {"type": "string"}]}}},
+        "single": {"type": "object", "allOf": [{"$ref": "#/components/schemas/common"},
+                                               {"properties": {"result": {"anyOf": [{"type": "object"}, {"type": "string"}], "nullable": True}}}]},
+        "app": {"allOf": [{"$ref": "#/components/schemas/single"}, {"type": "object", "properties": {"result": {"type": "object"}}}]},
+        # GitHub's webhook-fork: `created_at: oneOf [date-time string, integer]` narrowed to a string.
+        "repo": {"type": "object", "properties": {"created_at": {"oneOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}}},
+        "fork": {"allOf": [{"$ref": "#/components/schemas/repo"}, {"type": "object", "properties": {"created_at": {"type": "string"}}}]},
+    }
+    spec = {"openapi": "3.0.3", "info": {"title": "n", "version": "1"}, "components": {"schemas": schemas}, "paths": {
+        "/app": {"get": {"operationId": "get_app", "responses": {"200": {"description": "ok", "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/app"}}}}}}},
+        "/fork": {"get": {"operationId": "get_fork", "responses": {"200": {"description": "ok", "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/fork"}}}}}}}}}
+    out = tmp_path / "n"
+    generate(spec, out, "narrowed")
+    import_server(out, "narrowed")
+    models = importlib.import_module("narrowed.models")
+    app = models.App.model_validate_json(json.dumps({"success": True, "result": {"id": 1, "tags": ["a"], "on": None}}), strict=True)
+    assert app.result == {"id": 1, "tags": ["a"], "on": None}
+    for refused in ("text", None):  # an object, and only an object, satisfies both parts
+        try:
+            models.App.model_validate_json(json.dumps({"success": True, "result": refused}), strict=True)
+        except ValidationError:
+            continue
+        raise AssertionError(f"result {refused!r} was accepted")
+    models.Fork.model_validate_json('{"created_at": "2024-01-01T00:00:00Z"}', strict=True)
+    try:
+        models.Fork.model_validate_json('{"created_at": 1700000000}', strict=True)
+    except ValidationError:
+        pass
+    else:
+        raise AssertionError("an integer created_at was accepted where the fork narrows it to a string")

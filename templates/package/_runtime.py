@@ -176,6 +176,7 @@ class Api:
         returns: Any = None,
         wrap: bool = False,
         kind: str = "json",
+        empty_statuses: tuple[str, ...] = (),
     ) -> CallToolResult:
         """Send one request and build the tool result. Never raises."""
         source: dict[str, Any] = {"method": method}
@@ -190,6 +191,8 @@ class Api:
             source["status"] = response.status_code
             if response.status_code >= 400:
                 return _error(_http_error(method, path, response, response.content), source)
+            if kind == "json" and wrap and not response.content.strip() and _declared(response.status_code, empty_statuses):
+                return _no_content(response.status_code, source)
             return _success(response, response.content, returns, wrap, kind, source)
         except UpstreamError as exc:
             return _error(str(exc), source)
@@ -627,6 +630,17 @@ def _success(
         return CallToolResult(content=[ImageContent(type="image", data=data64, mime_type=media)], _meta=_meta(source))
     resource = BlobResourceContents(uri=source.get("url", "upstream:response"), mime_type=media, blob=data64)
     return CallToolResult(content=[EmbeddedResource(type="resource", resource=resource)], _meta=_meta(source))
+
+
+def _declared(status: int, statuses: tuple[str, ...]) -> bool:
+    return str(status) in statuses or f"{str(status)[0]}XX" in statuses
+
+
+def _no_content(status: int, source: dict[str, Any]) -> CallToolResult:
+    """A success the spec declares without a body (a 204 beside a 200 with JSON): structured
+    result null, which the tool's published `{"result": Model | null}` schema allows."""
+    text = f"{source['method']} succeeded: HTTP {status}, no content"
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content={"result": None}, _meta=_meta(source))
 
 
 def validate_strict(returns: Any, body: bytes) -> None:

@@ -142,6 +142,7 @@ async function main() {
                 entry.ok = true;
                 entry.isError = result.isError === true;
                 entry.structuredContent = result.structuredContent ?? null;
+                entry.meta = result._meta ?? null;
                 const texts = (result.content ?? []).filter(c => c.type === 'text').map(c => c.text);
                 entry.text = texts.length ? texts.join('\n') : null;
             } catch (error) {
