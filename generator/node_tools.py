@@ -420,8 +420,9 @@ def judge_answer(spec: Path, project: Path, result: dict[str, Any], exchanges: l
     """Why the server refused an upstream answer: "off-spec: ..." when the spec's own response
     schema refuses the answer too, else "model stricter than the spec: ..." (or why it could not
     be judged, which counts as unexplained)."""
-    import jsonschema
     from urllib.parse import urlsplit
+
+    import jsonschema
 
     from generator.fidelity import spec_response_schema
 
