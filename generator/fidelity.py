@@ -170,7 +170,7 @@ def sample(items: list[Any], size: int) -> list[Any]:
     return [items[i * len(items) // size] for i in range(size)]
 
 
-def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: int = 3) -> Report:
+def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: int = 3, tools: list[str] | None = None) -> Report:
     import anyio
     import jsonschema
     from mcp import Client
@@ -193,7 +193,7 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
     spec = load(spec_path)
     doc = normalize(spec)
     api_plan = build_plan(doc, package_name=manifest["package"], module=module, spec_url=spec.url)
-    operations = sorted((op for op in api_plan.operations if op.response.kind == "json"), key=lambda op: op.key)
+    operations = sorted((op for op in api_plan.operations if op.response.kind == "json" and (not tools or op.tool_name in tools)), key=lambda op: op.key)
     report = Report(operations=len(operations))
     for scheme in api.schemes.values():
         for var in scheme.env:
@@ -298,30 +298,13 @@ def _path_key(doc: Any, op: Any) -> str:
     return op.key.split(" ", 1)[1]
 
 
-class _SchemaDocument:
-    """Lets `to_json_schema` resolve `$ref`s inside one published schema (its `$defs`)."""
-
-    def __init__(self, schema: dict[str, Any]) -> None:
-        self.schema = schema
-
-    def resolve_pointer(self, ref: str) -> Any:
-        from generator import pointer
-
-        return pointer.get(self.schema, ref, {})
-
-
 def _arguments(input_schema: dict[str, Any]) -> dict[str, Any]:
-    """One valid set of required arguments, drawn from the published inputSchema."""
-    required = input_schema.get("required", [])
-    if not required:
-        return {}
-    properties = {k: v for k, v in input_schema.get("properties", {}).items() if k in required}
-    schema = to_json_schema(_SchemaDocument(input_schema), {"type": "object", "properties": properties, "required": required})
-    try:
-        drawn = draw(schema, 1)
-    except Exception:
-        return {}
-    return drawn[0] if drawn else {}
+    """One valid set of required arguments, made from the published inputSchema by the same
+    deterministic synthesizer the strict-client runs use (a random draw can time out on big
+    schemas, and a call without its required arguments checks nothing)."""
+    from generator.arguments import synthesize
+
+    return synthesize(input_schema, input_schema, required_only=True)
 
 
 def main() -> None:
@@ -330,8 +313,9 @@ def main() -> None:
     parser.add_argument("spec")
     parser.add_argument("--sample", type=int, default=200)
     parser.add_argument("--per-op", type=int, default=3)
+    parser.add_argument("--tool", action="append", default=[], help="check only this tool (repeatable): to look into one rejection")
     args = parser.parse_args()
-    report = check(args.package_dir, args.spec, sample_size=args.sample, per_op=args.per_op)
+    report = check(args.package_dir, args.spec, sample_size=args.sample, per_op=args.per_op, tools=args.tool)
     print(RESULT_MARKER + json.dumps({**asdict(report), "passed": report.passed}))
 
 
