@@ -272,6 +272,12 @@ def prism_violations(log: str, where: str = "request") -> list[dict[str, str]]:
     found = []
     lines = log.splitlines()
     matches = [_VIOLATION.search(line) for line in lines]
+    received = ""  # the request each violation belongs to: the last one Prism logged as received
+    requests = []
+    for line in lines:
+        request = _REQUEST.search(line)
+        received = f"{request['method'].upper()} {request['path']}" if request else received
+        requests.append(received)
     prefixed = {(i, m["message"]) for i, m in enumerate(matches) if m and m["location"] is not None}
     for index, (line, match) in enumerate(zip(lines, matches)):
         if not match:
@@ -280,7 +286,8 @@ def prism_violations(log: str, where: str = "request") -> list[dict[str, str]]:
             continue  # the same violation, also logged with its location next to it
         location = match["location"] if match["location"] is not None else match["side"].lower()
         if location == where or location.startswith(where + "."):
-            found.append({"severity": match["severity"], "location": location, "message": match["message"] or match["bare"], "line": line})
+            found.append({"severity": match["severity"], "location": location, "message": match["message"] or match["bare"], "line": line,
+                          "request": requests[index]})
     return found
 
 
@@ -328,7 +335,7 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         python = python_client_calls(command, env, calls, timeout=timeout)
         _require_alive(base, "the Python client's calls")
         base.settle()
-        violations = base.violations("request")
+        violations, form_arrays = split_form_array_violations(base.violations("request"), proxy.exchanges)
     results = run["results"]
 
     def text(r: dict[str, Any]) -> str:
@@ -362,6 +369,7 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         "other_errors": [(r["name"], text(r)[:300]) for r in results if r["isError"] and r["name"] not in explained],
         "raised": [(r["name"], r["error"]) for r in results if not r["ok"] and r["errorCode"] is None],
         "request_violations": violations,
+        "prism_form_arrays": form_arrays,
         # The same calls through the MCP Python SDK's Client (it checks structuredContent with jsonschema):
         # refusals, and tools whose outcome (result or error) differs from the TypeScript client's.
         "python_refused": [(name, error) for name, (is_error, error) in python.items() if error is not None],
@@ -378,6 +386,8 @@ class Exchange:
     status: int
     content_type: str
     body: bytes
+    request_type: str = ""  # the request's content-type
+    request_body: bytes = b""
 
 
 class RecordingProxy:
@@ -402,13 +412,36 @@ def recording_proxy(target: str) -> Iterator[RecordingProxy]:
         headers = {k: v for k, v in seen.headers.items() if k not in hop}
         answer = client.request(seen.method, seen.raw_path, headers=headers, content=seen.body)
         content_type = answer.headers.get("content-type", "")
-        proxy.exchanges.append(Exchange(seen.method, seen.raw_path, answer.status_code, content_type, answer.content))
+        proxy.exchanges.append(Exchange(seen.method, seen.raw_path, answer.status_code, content_type, answer.content,
+                                        seen.headers.get("content-type", ""), seen.body))
         return Reply(answer.status_code, answer.content, content_type)
 
     with client, HttpServer() as server:
         server.default = forward
         proxy.url = server.url
         yield proxy
+
+
+_FORM_ARRAY = re.compile(r"^Request body property (?P<name>\S+) must be array$")
+
+
+def split_form_array_violations(violations: list[dict[str, str]], exchanges: list[Exchange]) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """(violations, Prism's own form-array limitation). An array property of a form body goes on the
+    wire as repeated keys (OpenAPI's default: style form, explode true: `tag=a&tag=b`), and Prism
+    reads one or more repeated keys as a string (stoplightio/prism#2473, fix proposed in #2654). A
+    "must be array" violation is put apart only when the request really was a form body that sent
+    that property as `name=value` pairs; anything else stays a violation."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    kept, limitation = [], []
+    for violation in violations:
+        match = _FORM_ARRAY.match(violation["message"])
+        method, _, path = violation.get("request", "").partition(" ")
+        sent = [e for e in exchanges if e.method == method and urlsplit(e.target).path == path
+                and e.request_type.startswith("application/x-www-form-urlencoded")] if match else []
+        pairs = [dict(parse_qsl(e.request_body.decode("utf-8", "replace"), keep_blank_values=True)) for e in sent]
+        (limitation if match and any(match["name"] in p for p in pairs) else kept).append(violation)
+    return kept, limitation
 
 
 def out_of(src: Path) -> Path:

@@ -74,3 +74,23 @@ def test_a_refused_answer_is_judged_against_the_spec_itself(tmp_path):
     assert judged(b'{"id": 7, "at": "2024-01-01T00:00:00"}').startswith("off-spec: at at:")  # no timezone: not RFC 3339
     assert judged(b'{"id": 7, "at": "2024-01-01T00:00:00Z"}').startswith("model stricter than the spec: upstream response")
     assert judge_answer(spec, tmp_path, result, []).startswith("not judged")
+
+
+def test_only_prisms_form_array_limitation_is_put_apart():
+    from generator.node_tools import Exchange, prism_violations, split_form_array_violations
+
+    log = "\n".join([
+        "[8:17:24 AM] › [HTTP SERVER] post /f ℹ  info      Request received",
+        "[8:17:24 AM] ›     [VALIDATOR] ✖  error     Request body property Ev must be array",
+        "[8:17:24 AM] ›     [VALIDATOR] ✖  error     Request body property N must be integer",
+        "[8:17:25 AM] › [HTTP SERVER] post /j ℹ  info      Request received",
+        "[8:17:25 AM] ›     [VALIDATOR] ✖  error     Request body property Ev must be array",
+    ])
+    violations = prism_violations(log)
+    assert [v["request"] for v in violations] == ["POST /f", "POST /f", "POST /j"]
+    exchanges = [Exchange("POST", "/f", 422, "application/json", b"{}", "application/x-www-form-urlencoded", b"Ev=a&N=1"),
+                 Exchange("POST", "/j", 422, "application/json", b"{}", "application/json", b'{"Ev": "a"}')]
+    kept, limitation = split_form_array_violations(violations, exchanges)
+    assert [v["message"] for v in limitation] == ["Request body property Ev must be array"]
+    assert [(v["request"], v["message"]) for v in kept] == [("POST /f", "Request body property N must be integer"),
+                                                            ("POST /j", "Request body property Ev must be array")]

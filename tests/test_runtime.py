@@ -69,7 +69,8 @@ SPEC = {
                 "submit_form",
                 requestBody={
                     "required": True,
-                    "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}}}}},
+                    "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"},
+                                                                                               "events": {"type": "array", "items": {"type": "string"}}}}}},
                 },
             )
         },
@@ -194,11 +195,12 @@ async def test_parameter_serialization(server_factory, upstream):
 
 
 async def test_form_body(server_factory, upstream):
-    result = await call(server_factory, "submit_form", {"body": {"name": "a&b", "n": 3}})
+    result = await call(server_factory, "submit_form", {"body": {"name": "a&b", "n": 3, "events": ["ringing", "a,b"]}})
     assert not result.is_error, result.content
     seen = upstream.seen[-1]
     assert seen.headers["content-type"] == "application/x-www-form-urlencoded"
-    assert seen.body == b"name=a%26b&n=3"
+    # An array is one pair per item (style form, explode true: OpenAPI's default for form fields).
+    assert seen.body == b"name=a%26b&n=3&events=ringing&events=a%2Cb"
 
 
 async def test_multipart_raw_and_odd_paths(server_factory, monkeypatch):

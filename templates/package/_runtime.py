@@ -392,7 +392,14 @@ class _Body:
         if self.form is not None:
             headers["content-type"] = "application/x-www-form-urlencoded"
             fields = _jsonable(self.form)
-            pairs = [(k, encode_simple(v)) for k, v in (fields.items() if isinstance(fields, dict) else []) if v is not None]
+            # OpenAPI's default for a form field is style form, explode true: an array is one
+            # `name=value` pair per item (Twilio's StatusCallbackEvent=initiated&StatusCallbackEvent=ringing).
+            pairs = [
+                (k, encode_simple(item))
+                for k, v in (fields.items() if isinstance(fields, dict) else [])
+                for item in (v if isinstance(v, list) else [v])
+                if item is not None
+            ]
             return str(httpx.QueryParams(pairs)).encode()
         if self.multipart is not None:
             fields = self.multipart.model_dump(by_alias=True, exclude_unset=True) if isinstance(self.multipart, BaseModel) else self.multipart
