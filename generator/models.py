@@ -181,8 +181,11 @@ def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) ->
                 model_name_map=name_map,
                 naming_strategy=NAMING,
                 # `email` becomes pydantic's EmailStr, replaced by the runtime's own (see _runtime_types);
-                # strict clients have no `idn-email` check, so those stay plain strings.
-                type_mappings=["idn-email=string"],
+                # strict clients have no `idn-email` check, so those stay plain strings. `uri` stays a
+                # plain string too: real APIs put relative references there (Twilio's `uri` and
+                # `first_page_uri`: "/2010-04-01/Accounts.json"), which the `uri` format refuses, so a
+                # URL type would make every such answer an error.
+                type_mappings=["idn-email=string", "uri=string"],
             )
     except Exception as exc:  # the code generator raises many types; all mean "this schema set failed"
         taken = _NAME_TAKEN.search(str(exc))

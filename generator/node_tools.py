@@ -444,6 +444,23 @@ def split_form_array_violations(violations: list[dict[str, str]], exchanges: lis
     return kept, limitation
 
 
+def _strict_client_formats() -> Any:
+    """jsonschema's format checks, with `email` as the strict clients (and so the server) check it:
+    ajv-formats' regex, which wants a dot in the domain, where jsonschema only looks for an "@"."""
+    import importlib.util
+
+    import jsonschema
+
+    spec = importlib.util.spec_from_file_location("_typed_mcp_runtime", Path(__file__).resolve().parent.parent / "templates" / "package" / "_runtime.py")
+    runtime = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)  # type: ignore[arg-type, union-attr]
+    if spec.name not in sys.modules:
+        sys.modules[spec.name] = runtime  # its dataclasses look their module up there
+        spec.loader.exec_module(runtime)  # type: ignore[union-attr]
+    checker = jsonschema.FormatChecker(jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers)
+    checker.checks("email")(lambda value: not isinstance(value, str) or bool(runtime._EMAIL.fullmatch(value)))
+    return checker
+
+
 def out_of(src: Path) -> Path:
     """The generated project folder of a package's `src` folder."""
     return src.parent
@@ -473,7 +490,7 @@ def judge_answer(spec: Path, project: Path, result: dict[str, Any], exchanges: l
         body = json.loads(answer.body)
     except ValueError:
         return "off-spec: not JSON"
-    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    validator = jsonschema.Draft202012Validator(schema, format_checker=_strict_client_formats())
     error = next(iter(validator.iter_errors(body)), None)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"

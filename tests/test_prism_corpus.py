@@ -61,7 +61,8 @@ def test_a_refused_answer_is_judged_against_the_spec_itself(tmp_path):
     spec.write_text(json.dumps({
         "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
         "paths": {"/pets/{id}": {"get": {"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
-            "type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}}}}}}}}}},
+            "type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}, "at": {"type": "string", "format": "date-time"},
+                                                                  "mail": {"type": "string", "format": "email"}}}}}}}}}},
     }))
     (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"get_pet": "GET /pets/{id}"}}))
     result = {"name": "get_pet", "text": "upstream response does not match Pet: ...",
@@ -72,7 +73,8 @@ def test_a_refused_answer_is_judged_against_the_spec_itself(tmp_path):
 
     assert judged(b'{"id": "seven"}').startswith("off-spec: at id: 'seven' is not of type 'integer'")
     assert judged(b'{"id": 7, "at": "2024-01-01T00:00:00"}').startswith("off-spec: at at:")  # no timezone: not RFC 3339
-    assert judged(b'{"id": 7, "at": "2024-01-01T00:00:00Z"}').startswith("model stricter than the spec: upstream response")
+    assert judged(b'{"id": 7, "mail": "ann@localhost"}').startswith("off-spec: at mail:")  # as strict clients check `email`
+    assert judged(b'{"id": 7, "at": "2024-01-01T00:00:00Z", "mail": "ann@example.com"}').startswith("model stricter than the spec: upstream")
     assert judge_answer(spec, tmp_path, result, []).startswith("not judged")
 
 

@@ -96,6 +96,8 @@ SPEC = {
             {"name": "asset_id", "in": "query", "schema": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
             {"name": "after", "in": "query", "schema": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]}}])},
         "/number": {"get": op("number", response={"type": "integer"})},
+        # Twilio: relative references under `format: uri`.
+        "/links": {"get": op("links", response={"type": "object", "required": ["uri"], "properties": {"uri": {"type": "string", "format": "uri"}}})},
         "/issue-type": {"get": op("issue_type", response={"$ref": "#/components/schemas/IssueType"}),
                         "head": op("issue_type_exists", response={"$ref": "#/components/schemas/IssueType"})},
         # GitHub's PUT .../secrets/{name}: 201 with JSON when created, 204 without a body when updated.
@@ -326,6 +328,18 @@ async def test_a_success_declared_without_a_body_is_a_null_result(server_factory
     # A 204 has no body whatever the spec declares: no outputSchema promised.
     assert tools["put_owner"].output_schema is None
     assert not owner.is_error and "HTTP 204" in owner.content[0].text
+
+
+async def test_a_uri_is_a_plain_string(server_factory, monkeypatch):
+    """Real APIs put relative references under `format: uri`; a URL type refused them all."""
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        server.routes["/links"] = Reply(200, {"uri": "/2010-04-01/Accounts.json"})
+        async with Client(server_factory()) as client:
+            tool = next(t for t in (await client.list_tools()).tools if t.name == "links")
+            result = await client.call_tool("links", {})
+    assert tool.output_schema["properties"]["uri"] == {"type": "string"}  # nothing a strict client would check
+    assert not result.is_error and result.structured_content == {"uri": "/2010-04-01/Accounts.json"}
 
 
 async def test_json_without_a_schema_is_any_json_wrapped(server_factory, monkeypatch):
