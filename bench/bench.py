@@ -221,10 +221,10 @@ def fastmcp_server(spec: Path, upstream_url: str) -> ServerSpec:
 
 def arguments_for(input_schema: dict[str, Any]) -> dict[str, Any]:
     """Valid arguments made from the inputSchema (the tests' own synthesizer); {} when it cannot."""
-    from generator.arguments import synthesize
+    from generator.arguments import synthesize_arguments
 
     try:
-        return synthesize(input_schema, input_schema)
+        return synthesize_arguments(input_schema)
     except (ValueError, KeyError, TypeError):
         return {}
 

@@ -34,7 +34,8 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
     return schema if isinstance(schema, dict) else {}
 
 
-def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only: bool = False) -> Any:
+def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only: bool = False, text_first: bool = False,
+               notes: list[str] | None = None) -> Any:
     """A value valid for `schema` (a tool's inputSchema or a part of it; `$ref`s into its `$defs`).
     Objects get their required properties, and their optional ones too near the top (unless
     `required_only`). For a `oneOf`, the first candidate that matches exactly one branch."""
@@ -49,14 +50,21 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only:
         base = {k: v for k, v in schema.items() if k != "oneOf"}
         branches = [b for b in schema["oneOf"] if _resolve(b, root).get("type") != "null"] or schema["oneOf"]
         candidates = [
-            synthesize({**base, **_resolve(branch, root)}, root, depth + 1, required_only=only)
+            synthesize({**base, **_resolve(branch, root)}, root, depth + 1, required_only=only, notes=notes)
             for branch in branches for only in (False, True)
         ]
-        return next((c for c in candidates if _matches_one(c, schema["oneOf"], root)), candidates[0])
+        if text_first:
+            # A path, query or header value travels as text: `1` for `oneOf [integer, string]` reads as
+            # both branches there (GitHub's workflow_id), a non-numeric string as one only.
+            candidates.sort(key=lambda c: not isinstance(c, str))
+        found = next((c for c in candidates if _matches_one(c, schema["oneOf"], root)), None)
+        if found is None and notes is not None:
+            notes.append("oneOf: no value made matches exactly one branch (the branches overlap)")
+        return candidates[0] if found is None else found
     for key in ("anyOf",):
         if key in schema:
             branches = [b for b in schema[key] if _resolve(b, root).get("type") != "null"] or schema[key]
-            return synthesize({**{k: v for k, v in schema.items() if k != key}, **_resolve(branches[0], root)}, root, depth + 1)
+            return synthesize({**{k: v for k, v in schema.items() if k != key}, **_resolve(branches[0], root)}, root, depth + 1, notes=notes)
     if "allOf" in schema:
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
         for part in schema["allOf"]:
@@ -65,7 +73,7 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only:
             merged["required"] = sorted(set(merged.get("required", [])) | set(part.get("required", [])))
             for k, v in part.items():
                 merged.setdefault(k, v)
-        return synthesize(merged, root, depth + 1)
+        return synthesize(merged, root, depth + 1, notes=notes)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
@@ -90,10 +98,10 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only:
     if kind == "null":
         return None
     if kind == "array":
-        return [synthesize(schema.get("items", {}), root, depth + 1)] * max(1, schema.get("minItems", 1))
+        return [synthesize(schema.get("items", {}), root, depth + 1, notes=notes)] * max(1, schema.get("minItems", 1))
     properties = schema.get("properties", {})
     names = list(properties) if depth <= 2 and not required_only else list(schema.get("required", []))
-    return {name: synthesize(properties.get(name, {}), root, depth + 1) for name in names}
+    return {name: synthesize(properties.get(name, {}), root, depth + 1, notes=notes) for name in names}
 
 
 def _matches_one(value: Any, branches: list[Any], root: dict[str, Any]) -> bool:
@@ -110,8 +118,26 @@ def _matches_one(value: Any, branches: list[Any], root: dict[str, Any]) -> bool:
     return matching == 1
 
 
+BODY_ARGUMENTS = ("body", "request_body")  # the names a tool gives its request body argument
+
+
 def synthesize_calls(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"name": t["name"], "arguments": synthesize(t["inputSchema"], t["inputSchema"])} for t in tools]
+    """[{"name", "arguments", "notes"}]: notes say what the arguments could not satisfy."""
+    calls = []
+    for tool in tools:
+        notes: list[str] = []
+        calls.append({"name": tool["name"], "arguments": synthesize_arguments(tool["inputSchema"], notes=notes), "notes": notes})
+    return calls
+
+
+def synthesize_arguments(input_schema: dict[str, Any], required_only: bool = False, notes: list[str] | None = None) -> dict[str, Any]:
+    """Arguments for a tool: every argument but the body is a parameter, sent as text."""
+    properties = input_schema.get("properties") or {}
+    names = list(input_schema.get("required", [])) if required_only else list(properties)
+    return {
+        name: synthesize(properties.get(name, {}), input_schema, 1, text_first=name not in BODY_ARGUMENTS, notes=notes)
+        for name in names
+    }
 
 
 def _matching(pattern: str, min_length: Any = None, max_length: Any = None) -> str | None:

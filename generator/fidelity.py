@@ -302,9 +302,9 @@ def _arguments(input_schema: dict[str, Any]) -> dict[str, Any]:
     """One valid set of required arguments, made from the published inputSchema by the same
     deterministic synthesizer the strict-client runs use (a random draw can time out on big
     schemas, and a call without its required arguments checks nothing)."""
-    from generator.arguments import synthesize
+    from generator.arguments import synthesize_arguments
 
-    return synthesize(input_schema, input_schema, required_only=True)
+    return synthesize_arguments(input_schema, required_only=True)
 
 
 def main() -> None:

@@ -337,6 +337,7 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         base.settle()
         violations, form_arrays = split_form_array_violations(base.violations("request"), proxy.exchanges)
     results = run["results"]
+    violations, overlapping = split_overlapping_one_of(violations, calls, results)
 
     def text(r: dict[str, Any]) -> str:
         return r.get("text") or ""
@@ -351,7 +352,11 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     stricter = [(name, verdict) for name, verdict in verdicts.items() if not verdict.startswith("off-spec")]
     email_format = [r["name"] for r in results if r["isError"] and 'must match format \\"email\\"' in text(r)]
     transport = [r["name"] for r in results if r["isError"] and text(r).startswith("upstream request failed:")]
-    explained = set(unanswered + [r["name"] for r in refused] + email_format + transport)
+    # Prism answers 422 to a request it finds invalid; when every violation of that request was put
+    # apart above (Prism's form-array reading, a spec's unsatisfiable oneOf), so is the error.
+    put_apart = {v["request"] for v in form_arrays + overlapping} - {v.get("request") for v in violations}
+    invalid_for_prism = [r["name"] for r in results if r["isError"] and "UNPROCESSABLE_ENTITY" in text(r) and _request_of(r) in put_apart]
+    explained = set(unanswered + [r["name"] for r in refused] + email_format + transport + invalid_for_prism)
     return {
         "tools": run["tools"],
         "listed": len(listed["tool_list"]),
@@ -370,6 +375,8 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         "raised": [(r["name"], r["error"]) for r in results if not r["ok"] and r["errorCode"] is None],
         "request_violations": violations,
         "prism_form_arrays": form_arrays,
+        "spec_one_of_overlap": overlapping,
+        "invalid_for_prism": invalid_for_prism,
         # The same calls through the MCP Python SDK's Client (it checks structuredContent with jsonschema):
         # refusals, and tools whose outcome (result or error) differs from the TypeScript client's.
         "python_refused": [(name, error) for name, (is_error, error) in python.items() if error is not None],
@@ -459,6 +466,30 @@ def _strict_client_formats() -> Any:
     checker = jsonschema.FormatChecker(jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers)
     checker.checks("email")(lambda value: not isinstance(value, str) or bool(runtime._EMAIL.fullmatch(value)))
     return checker
+
+
+def _request_of(result: dict[str, Any]) -> str:
+    """"METHOD /path" of the upstream request behind a tool result (from its provenance)."""
+    from urllib.parse import urlsplit
+
+    source = ((result.get("meta") or {}).get("typed-mcp/source")) or {}
+    return f"{source.get('method')} {urlsplit(source.get('url') or '').path}"
+
+
+def split_overlapping_one_of(
+    violations: list[dict[str, str]], calls: list[dict[str, Any]], results: list[dict[str, Any]]
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """(violations, those a spec's overlapping `oneOf` makes unavoidable). Zoom's PATCH
+    /accounts/{id}/lock_settings body is `oneOf` two all-optional property lists without `type`:
+    every object matches both, so no request can satisfy it. Put apart only for a request of a tool
+    whose synthesized arguments noted that no value matched exactly one branch."""
+    noted = {call["name"] for call in calls if any(n.startswith("oneOf") for n in call.get("notes", []))}
+    requests = {_request_of(result) for result in results if result["name"] in noted}
+    kept, overlapping = [], []
+    for violation in violations:
+        unavoidable = "must match exactly one schema in oneOf" in violation["message"] and violation.get("request") in requests
+        (overlapping if unavoidable else kept).append(violation)
+    return kept, overlapping
 
 
 def out_of(src: Path) -> Path:

@@ -96,3 +96,22 @@ def test_only_prisms_form_array_limitation_is_put_apart():
     assert [v["message"] for v in limitation] == ["Request body property Ev must be array"]
     assert [(v["request"], v["message"]) for v in kept] == [("POST /f", "Request body property N must be integer"),
                                                             ("POST /j", "Request body property Ev must be array")]
+
+
+def test_only_an_unsatisfiable_one_of_is_put_apart():
+    from generator.arguments import synthesize_calls
+    from generator.node_tools import split_overlapping_one_of
+
+    # Zoom's lock settings: two branches without `type` whose properties are all optional.
+    overlapping = {"type": "object", "properties": {"body": {"oneOf": [{"properties": {"a": {"type": "boolean"}}}, {"properties": {"b": {"type": "object"}}}]}}}
+    separate = {"type": "object", "properties": {"body": {"oneOf": [{"type": "object", "required": ["a"], "properties": {"a": {"type": "boolean"}}},
+                                                                    {"type": "string"}]}}}
+    calls = synthesize_calls([{"name": "lock", "inputSchema": overlapping}, {"name": "fine", "inputSchema": separate}])
+    assert calls[0]["notes"] and not calls[1]["notes"]
+    results = [{"name": "lock", "meta": {"typed-mcp/source": {"method": "PATCH", "url": "http://h/accounts/1/lock"}}},
+               {"name": "fine", "meta": {"typed-mcp/source": {"method": "PATCH", "url": "http://h/fine"}}}]
+    message = "Request body must match exactly one schema in oneOf"
+    violations = [{"message": message, "request": "PATCH /accounts/1/lock"}, {"message": message, "request": "PATCH /fine"},
+                  {"message": "Request body property a must be boolean", "request": "PATCH /accounts/1/lock"}]
+    kept, apart = split_overlapping_one_of(violations, calls, results)
+    assert apart == violations[:1] and kept == violations[1:]

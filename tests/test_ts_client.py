@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from generator.demo.process import demo_api, free_port, running
-from generator.arguments import synthesize, synthesize_calls
+from generator.arguments import synthesize, synthesize_arguments, synthesize_calls
 from generator.node_tools import CONTROL_SERVER, INVALID_PARAMS, INVALID_REQUEST, prism, run_ts_client
 from support import CORPUS, REPO, HttpServer, Reply, generate, run_cli
 
@@ -204,6 +204,11 @@ def test_synthesize():
     assert synthesize(schema, schema) == {"a": 5, "b": {"when": "2026-11-30T09:00:00Z", "ok": True}, "c": ["x"]}
     sid = {"type": "string", "pattern": "^AC[0-9a-f]{32}$"}
     assert __import__("re").fullmatch("AC[0-9a-f]{32}", synthesize(sid, sid))
+    # A parameter travels as text: for `oneOf [integer, string]` (GitHub's workflow_id) only a
+    # non-numeric string is one branch on the wire; a body keeps its JSON types.
+    either = {"oneOf": [{"type": "integer"}, {"type": "string"}]}
+    tool = {"type": "object", "properties": {"workflow_id": either, "body": {"type": "object", "properties": {"id": either}}}}
+    assert synthesize_arguments(tool) == {"workflow_id": "abc", "body": {"id": 1}}
 
 
 @pytest.fixture(scope="module")
