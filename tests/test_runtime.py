@@ -109,6 +109,8 @@ SPEC = {
             "204": {"description": "updated", "content": {"application/json": {"schema": {}}}}}}},
         "/anything": {"get": {"operationId": "anything", "responses": {"200": {"description": "ok", "content": {"application/json": {}}}}}},
         "/text": {"get": op("text", media="text/plain", response={"type": "string"})},
+        # Kubernetes' connect endpoints: a string under */*.
+        "/exec": {"get": op("exec_text", media="*/*", response={"type": "string"})},
         "/image": {"get": op("image", media="image/png", response={"type": "string", "format": "binary"})},
         "/blob": {"get": op("blob", media="application/octet-stream", response={"type": "string", "format": "binary"})},
     },
@@ -328,6 +330,21 @@ async def test_a_success_declared_without_a_body_is_a_null_result(server_factory
     # A 204 has no body whatever the spec declares: no outputSchema promised.
     assert tools["put_owner"].output_schema is None
     assert not owner.is_error and "HTTP 204" in owner.content[0].text
+
+
+async def test_a_string_under_any_media_type_may_come_as_text(server_factory, monkeypatch):
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        async with Client(server_factory()) as client:
+            server.routes["/exec"] = Reply(200, "total 0\n", "text/plain")
+            as_text = await client.call_tool("exec_text", {})
+            server.routes["/exec"] = Reply(200, '"quoted"', "application/json")
+            as_json = await client.call_tool("exec_text", {})
+            server.routes["/exec"] = Reply(200, "not json", "application/json")
+            broken = await client.call_tool("exec_text", {})
+    assert not as_text.is_error and as_text.structured_content == {"result": "total 0\n"}
+    assert not as_json.is_error and as_json.structured_content == {"result": "quoted"}
+    assert broken.is_error and "invalid JSON" in broken.content[0].text
 
 
 async def test_a_uri_is_a_plain_string(server_factory, monkeypatch):

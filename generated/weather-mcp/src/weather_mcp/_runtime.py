@@ -612,6 +612,12 @@ def _success(
     if kind == "json":
         if not body.strip():
             raise UpstreamError(f"upstream returned HTTP {response.status_code} with an empty body where JSON was promised")
+        if returns is str and wrap and content_type and not _is_json_type(content_type):
+            # A string response filed under `*/*` (Kubernetes' connect endpoints) that comes as text:
+            # the text is the string.
+            data = body.decode(response.encoding or "utf-8", "replace")
+            text = json.dumps({"result": data}, ensure_ascii=False)
+            return CallToolResult(content=[TextContent(type="text", text=text)], structured_content={"result": data}, _meta=_meta(source))
         if content_type and not _is_json_type(content_type) and "text/plain" not in content_type:
             raise UpstreamError(
                 f"upstream returned {content_type.split(';')[0]} where JSON was promised: {_excerpt(body)[:200]}"
