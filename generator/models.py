@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator import cache, literals, model_modules, names, overrides
+from generator import cache, literals, model_modules, names, repairs
 from generator.errors import SpecError
 from generator.ir import ApiPlan
 from generator.normalize import Document
@@ -61,7 +61,7 @@ def build_models(doc: Document, plan: ApiPlan) -> Models:
     for key, value in plan.schemas.items():
         if isinstance(value, dict):
             schemas[key] = value
-    schemas = overrides.narrow_inherited_unions(schemas, doc.resolve_pointer)
+    schemas = repairs.repair(schemas, doc.resolve_pointer)
     class_names = _class_names(list(schemas))
     document = {
         "openapi": doc.data.get("openapi", "3.0.3"),

@@ -223,8 +223,20 @@ def _parameter(doc: Document, param: dict[str, Any], location: str, arg_name: st
         default=resolved.get("default") if has_default else None,
         style=style,
         explode=explode,
-        constraints=_constraints(_non_null_branch(doc, resolved)) if isinstance(resolved, dict) else (),
+        constraints=_applicable(_constraints(_non_null_branch(doc, resolved)), annotation) if isinstance(resolved, dict) else (),
     )
+
+
+_NUMERIC = ("ge", "le", "gt", "lt")
+
+
+def _applicable(constraints: tuple[tuple[str, Any], ...], annotation: str) -> tuple[tuple[str, Any], ...]:
+    """Bounds only on numbers and lengths only on strings and lists: pydantic raises a TypeError (not
+    a validation error) for `ge` on a string."""
+    base = annotation.removesuffix(" | None")
+    numeric = base in ("int", "float")
+    sized = base == "str" or base.startswith("list[")
+    return tuple((k, v) for k, v in constraints if (numeric if k in _NUMERIC else sized if k in ("min_length", "max_length") else True))
 
 
 def _non_null_branch(doc: Document, schema: dict[str, Any]) -> dict[str, Any]:
@@ -304,6 +316,8 @@ def python_type(doc: Document, schema: Any, depth: int = 0) -> str:
             return f"{text} | None" if nullable else text
     if types == "null":  # OpenAPI 3.1's `anyOf: [{type: integer}, {type: "null"}]` (Airflow)
         return "None"
+    if types is None and any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")):
+        types = "number"  # Cloudflare's `page: {minimum: 1}`: the bounds say it is a number
     if types in _SCALARS:
         text = _SCALARS[types]
     elif types == "array":

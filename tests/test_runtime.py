@@ -61,6 +61,10 @@ SPEC = {
                     {"name": "flag", "in": "query", "schema": {"type": "boolean"}},
                     {"name": "X-Request-Id", "in": "header", "schema": {"type": "string"}},
                     {"name": "pref", "in": "cookie", "schema": {"type": "string"}},
+                    # Cloudflare: bounds without a type, and pages typed as numbers.
+                    {"name": "page", "in": "query", "schema": {"minimum": 1}},
+                    {"name": "per_page", "in": "query", "schema": {"type": "number", "maximum": 100}},
+                    {"name": "name", "in": "query", "schema": {"minLength": 2}},
                 ],
             )
         },
@@ -196,6 +200,14 @@ async def test_parameter_serialization(server_factory, upstream):
     assert seen.headers["cookie"] == "pref=dark%20mode"
     result = await call(server_factory, "params", {"id": 7})  # optional arguments left out are not sent
     assert upstream.seen[-1].raw_path == "/api/params/7"
+    # Bounds say a typeless parameter is a number; a whole number goes as one (`page=2`, not `2.0`).
+    result = await call(server_factory, "params", {"id": 7, "page": 2, "per_page": 2.5, "name": "x"})
+    assert not result.is_error, result.content
+    assert upstream.seen[-1].raw_path == "/api/params/7?page=2&per_page=2.5&name=x"
+    refused = await call(server_factory, "params", {"id": 7, "page": "abc"})  # a clean refusal, not a server exception
+    assert refused.is_error and "page" in refused.content[0].text
+    refused = await call(server_factory, "params", {"id": 7, "page": 0})
+    assert refused.is_error and "greater than or equal to 1" in refused.content[0].text
 
 
 async def test_form_body(server_factory, upstream):

@@ -97,3 +97,24 @@ def test_a_property_narrowed_in_allof_is_the_intersection(tmp_path):
         pass
     else:
         raise AssertionError("an integer created_at was accepted where the fork narrows it to a string")
+
+
+def test_a_default_its_own_schema_refuses_is_dropped(tmp_path):
+    """Cloudflare's `logpush_kind`: `enum: [edge]`, nullable, `default: ""`. Models validate defaults,
+    so every call leaving the field out failed (with an AttributeError from pydantic, not even a
+    validation error)."""
+    import importlib
+
+    job = {"type": "object", "properties": {
+        "kind": {"type": "string", "enum": ["edge"], "nullable": True, "default": ""},
+        "frequency": {"type": "string", "enum": ["high", "low"], "default": "high"},
+        "limit": {"type": "integer", "default": "ten"}}}
+    spec = {"openapi": "3.0.3", "info": {"title": "d", "version": "1"}, "components": {"schemas": {"job": job}}, "paths": {
+        "/jobs": {"post": {"operationId": "create_job", "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/job"}}}},
+                           "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/job"}}}}}}}}}
+    out = tmp_path / "d"
+    generate(spec, out, "defaults")
+    import_server(out, "defaults")
+    job_model = importlib.import_module("defaults.models").Job
+    made = job_model.model_validate({})
+    assert made.kind is None and made.limit is None and made.frequency == "high"  # a default the schema admits stays

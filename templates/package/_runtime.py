@@ -488,6 +488,10 @@ def encode_simple(value: Any) -> str:
         return ",".join(encode_simple(v) for v in value)
     if isinstance(value, dict):
         return ",".join(f"{k},{encode_simple(v)}" for k, v in value.items())
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        # A `number` argument given as 1 arrives as 1.0; the API gets `page=1`, which any number
+        # parser reads, where `page=1.0` fails an integer one (Cloudflare types pages as numbers).
+        return str(int(value))
     return str(value)
 
 

@@ -1,12 +1,16 @@
-"""Narrowed properties in `allOf` inheritance, resolved before model generation.
+"""Repairs to a spec's schemas before model generation: what the code generator would otherwise
+turn into models that refuse valid data or cannot validate at all.
 
-Cloudflare's envelopes say `result: anyOf [object, string], nullable` in a base schema and
-`result: {type: object}` in the schema that extends it with `allOf`. JSON Schema means both apply:
-`result` is an object. The code generator merges the two into `dict[str, dict | str | None]` (a
-map whose values must be objects, strings or null), which refuses real answers such as
-`{"id": 1}`. This pass writes such a narrowing property as the intersection itself: the branches
-of the inherited union that have the property's `type`, each with the property's own keywords,
-and not null unless the property says so. The code generator then has nothing left to merge.
+1. Narrowed properties in `allOf` inheritance. Cloudflare's envelopes say `result: anyOf [object,
+   string], nullable` in a base schema and `result: {type: object}` in the schema that extends it
+   with `allOf`. JSON Schema means both apply: `result` is an object. The code generator merges the
+   two into `dict[str, dict | str | None]` (a map whose values must be objects, strings or null),
+   which refuses real answers such as `{"id": 1}`. Such a narrowing property is written as the
+   intersection itself: the branches of the inherited union that have the property's `type`, each
+   with the property's own keywords, and not null unless the property says so.
+2. Defaults their own schema refuses. Cloudflare's `logpush_kind` is `enum: [edge]`, nullable, with
+   `default: ""`; the model validates defaults, so every call that left the field out failed. Such
+   a default says nothing true about the API and is dropped.
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ _UNIONS = ("anyOf", "oneOf")
 _SHAPE = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else")
 
 
-def narrow_inherited_unions(schemas: dict[str, Any], resolve: Callable[[str], Any]) -> dict[str, Any]:
-    """`schemas` (name -> schema) with every narrowing `allOf` property rewritten; the input is not
-    changed (rewritten schemas are copies). `resolve` maps a `$ref` to its schema."""
+def repair(schemas: dict[str, Any], resolve: Callable[[str], Any]) -> dict[str, Any]:
+    """`schemas` (name -> schema) with both repairs made; the input is not changed (repaired schemas
+    are copies). `resolve` maps a `$ref` to its schema."""
     return {name: _walk(schema, resolve, 0) for name, schema in schemas.items()}
 
 
@@ -32,6 +36,8 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
     if not isinstance(node, dict):
         return node
     out = {key: _walk(value, resolve, depth + 1) for key, value in node.items()}
+    if "default" in out and not _admits(out, out["default"]):
+        del out["default"]
     parts = out.get("allOf")
     if isinstance(parts, list) and len(parts) > 1:
         out["allOf"] = _narrow_parts(parts, resolve)
@@ -97,3 +103,29 @@ def _deref(schema: Any, resolve: Callable[[str], Any]) -> Any:
             return schema
         schema = resolve(schema["$ref"])
     return schema
+
+
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+
+
+def _admits(schema: dict[str, Any], value: Any) -> bool:
+    """What the schema's own `type` and `enum` say of `value` (`nullable`/`x-nullable` admit null);
+    anything else about it is not judged here."""
+    if value is None and (schema.get("nullable") is True or schema.get("x-nullable") is True):
+        return True
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum and value not in enum:
+        return False
+    types = schema.get("type")
+    types = [types] if isinstance(types, str) else types
+    if isinstance(types, list) and types and all(t in _TYPES for t in types):
+        return any(_TYPES[t](value) for t in types)
+    return True
