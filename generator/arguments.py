@@ -100,7 +100,9 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only:
     if kind == "array":
         return [synthesize(schema.get("items", {}), root, depth + 1, notes=notes)] * max(1, schema.get("minItems", 1))
     properties = schema.get("properties", {})
-    names = list(properties) if depth <= 2 and not required_only else list(schema.get("required", []))
+    required = [name for name in schema.get("required", []) if isinstance(name, str)]
+    # Required names a schema does not declare as properties (Box's revoke: `grant_type`) are required all the same.
+    names = [*properties, *(n for n in required if n not in properties)] if depth <= 2 and not required_only else required
     return {name: synthesize(properties.get(name, {}), root, depth + 1, notes=notes) for name in names}
 
 

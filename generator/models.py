@@ -197,24 +197,37 @@ def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) ->
     return out
 
 
-# pydantic types the runtime replaces. EmailStr: pydantic's needs the email-validator package and
-# accepts addresses that the `email` format of strict MCP clients (AJV) refuses; the runtime's checks
-# exactly that format.
-RUNTIME_TYPES = ("EmailStr",)
+# Types the runtime replaces, by where the code generator imports them from. EmailStr: pydantic's needs
+# the email-validator package and accepts addresses that the `email` format of strict MCP clients (AJV)
+# refuses. The others: pydantic's parsers accept values AJV's formats refuse (`10:00:00` for a `time`,
+# `1 day` for a `duration`); the runtime's versions check AJV's rule as well (see its STRICT_FORMATS).
+RUNTIME_TYPES = {
+    ("pydantic", "EmailStr"): "EmailStr",
+    ("pydantic", "AwareDatetime"): "AwareDatetime",
+    ("datetime", "date"): "Date",
+    ("datetime", "time"): "Time",
+    ("datetime", "timedelta"): "Duration",
+    ("uuid", "UUID"): "Uuid",
+    ("ipaddress", "IPv4Address"): "IPv4",
+    ("ipaddress", "IPv6Address"): "IPv6",
+}
 
 
 def _runtime_types(source: str) -> tuple[str, list[str]]:
-    """Take RUNTIME_TYPES out of the code generator's `from pydantic import ...`; returns the
-    source and the names to import from the runtime instead."""
+    """Take RUNTIME_TYPES out of the code generator's imports; returns the source and what to import
+    from the runtime instead ("Date as date_aliased"), under the names the code already uses."""
     lines = source.splitlines(keepends=True)
     moved: list[str] = []
     for node in ast.parse(source).body:
-        if isinstance(node, ast.ImportFrom) and node.module == "pydantic" and node.level == 0:
-            keep = [a for a in node.names if a.name not in RUNTIME_TYPES]
-            moved += [a.name for a in node.names if a.name in RUNTIME_TYPES]
-            if len(keep) != len(node.names):
-                text = ast.unparse(ast.ImportFrom(module="pydantic", names=keep, level=0)) + "\n" if keep else ""
-                lines[node.lineno - 1:node.end_lineno] = [text] + [""] * (node.end_lineno - node.lineno)
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and any((node.module, a.name) in RUNTIME_TYPES for a in node.names):
+            keep = [a for a in node.names if (node.module, a.name) not in RUNTIME_TYPES]
+            for alias in node.names:
+                replacement = RUNTIME_TYPES.get((node.module, alias.name))
+                if replacement is not None:
+                    local = alias.asname or alias.name
+                    moved.append(replacement if local == replacement else f"{replacement} as {local}")
+            text = ast.unparse(ast.ImportFrom(module=node.module, names=keep, level=0)) + "\n" if keep else ""
+            lines[node.lineno - 1:node.end_lineno] = [text] + [""] * (node.end_lineno - node.lineno)
     return "".join(lines), moved
 
 

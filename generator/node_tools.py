@@ -151,6 +151,20 @@ def run_ts_client(
     return out
 
 
+def ajv_accepts(cases: list[tuple[dict[str, Any], Any]]) -> list[bool]:
+    """For each (schema, value): does the TypeScript SDK's own validator (AJV with ajv-formats, as its
+    Client checks structuredContent) accept the value?"""
+    npm_install()
+    node = _require("node")
+    with tempfile.TemporaryDirectory(prefix="typed-mcp-ajv-") as temp:
+        path = Path(temp) / "cases.json"
+        path.write_text(json.dumps([{"schema": schema, "value": value} for schema, value in cases]))
+        done = subprocess.run([node, str(NODE_DIR / "ajv_check.mjs"), str(path)], cwd=NODE_DIR, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise NodeToolsError(f"ajv_check.mjs failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
 # ---------------------------------------------------------------------------------------------
 # Prism
 
@@ -417,7 +431,10 @@ def recording_proxy(target: str) -> Iterator[RecordingProxy]:
 
     def forward(seen: Seen) -> Reply:
         headers = {k: v for k, v in seen.headers.items() if k not in hop}
-        answer = client.request(seen.method, seen.raw_path, headers=headers, content=seen.body)
+        try:
+            answer = client.request(seen.method, seen.raw_path, headers=headers, content=seen.body)
+        except httpx.HTTPError as exc:  # the target is gone (a crashed mock): a gateway error, as a real proxy gives
+            return Reply(502, f"recording proxy: {type(exc).__name__}", "text/plain")
         content_type = answer.headers.get("content-type", "")
         proxy.exchanges.append(Exchange(seen.method, seen.raw_path, answer.status_code, content_type, answer.content,
                                         seen.headers.get("content-type", ""), seen.body))
@@ -430,23 +447,31 @@ def recording_proxy(target: str) -> Iterator[RecordingProxy]:
 
 
 _FORM_ARRAY = re.compile(r"^Request body property (?P<name>\S+) must be array$")
+_QUERY_ARRAY = re.compile(r"^Request query parameter (?P<name>\S+) must (?P<what>be array|be null|match a schema in anyOf|match exactly one schema in oneOf)$")
 
 
 def split_form_array_violations(violations: list[dict[str, str]], exchanges: list[Exchange]) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """(violations, Prism's own form-array limitation). An array property of a form body goes on the
-    wire as repeated keys (OpenAPI's default: style form, explode true: `tag=a&tag=b`), and Prism
-    reads one or more repeated keys as a string (stoplightio/prism#2473, fix proposed in #2654). A
-    "must be array" violation is put apart only when the request really was a form body that sent
-    that property as `name=value` pairs; anything else stays a violation."""
+    """(violations, Prism's own array limitations). An array property of a form body goes on the wire
+    as repeated keys (OpenAPI's default: style form, explode true: `tag=a&tag=b`), and Prism reads one
+    or more repeated keys as a string (stoplightio/prism#2473, fix proposed in #2654); an array query
+    parameter inside `anyOf` is read as a string too. Such a violation is put apart only when the
+    request really sent that field as `name=value` pairs; anything else stays a violation."""
     from urllib.parse import parse_qsl, urlsplit
 
     kept, limitation = [], []
+    # Query parameters: an array inside `anyOf [array, null]` (OpenAPI 3.1's nullable, Airflow's
+    # update_mask) is not deserialized by Prism at all, which then reads `update_mask=a` as a string.
+    arrays_in_query = {(v.get("request"), m["name"]) for v in violations if (m := _QUERY_ARRAY.match(v["message"])) and m["what"] == "be array"}
     for violation in violations:
-        match = _FORM_ARRAY.match(violation["message"])
         method, _, path = violation.get("request", "").partition(" ")
-        sent = [e for e in exchanges if e.method == method and urlsplit(e.target).path == path
-                and e.request_type.startswith("application/x-www-form-urlencoded")] if match else []
-        pairs = [dict(parse_qsl(e.request_body.decode("utf-8", "replace"), keep_blank_values=True)) for e in sent]
+        sent = [e for e in exchanges if e.method == method and urlsplit(e.target).path == path]
+        if (match := _FORM_ARRAY.match(violation["message"])) is not None:
+            forms = [e for e in sent if e.request_type.startswith("application/x-www-form-urlencoded")]
+            pairs = [dict(parse_qsl(e.request_body.decode("utf-8", "replace"), keep_blank_values=True)) for e in forms]
+        elif (match := _QUERY_ARRAY.match(violation["message"])) is not None and (violation.get("request"), match["name"]) in arrays_in_query:
+            pairs = [dict(parse_qsl(urlsplit(e.target).query, keep_blank_values=True)) for e in sent]
+        else:
+            pairs = []
         (limitation if match and any(match["name"] in p for p in pairs) else kept).append(violation)
     return kept, limitation
 
@@ -532,8 +557,10 @@ def judge_answer(spec: Path, project: Path, result: dict[str, Any], exchanges: l
 def _require_alive(base: PrismURL, during: str) -> None:
     """Calls to a Prism that died are refused connections, not answers: such a run says nothing."""
     if base.process.poll() is not None:
-        tail = " | ".join(base.log().splitlines()[-3:])[-500:]
-        raise NodeToolsError(f"Prism exited (code {base.process.returncode}) during {during}: {tail}")
+        lines = base.log().splitlines()
+        last = next((line for line in reversed(lines) if _REQUEST.search(line)), "no request logged")
+        error = next((line.strip() for line in reversed(lines) if "Error" in line and not line.strip().startswith("at ")), "")
+        raise NodeToolsError(f"Prism exited (code {base.process.returncode}) during {during}, on {last.split('[HTTP SERVER]')[-1].strip()}: {error[:300]}")
 
 
 def python_client_calls(command: list[str], env: dict[str, str], calls: list[dict[str, Any]], *, timeout: float) -> dict[str, tuple[bool | None, str | None]]:

@@ -115,3 +115,16 @@ def test_only_an_unsatisfiable_one_of_is_put_apart():
                   {"message": "Request body property a must be boolean", "request": "PATCH /accounts/1/lock"}]
     kept, apart = split_overlapping_one_of(violations, calls, results)
     assert apart == violations[:1] and kept == violations[1:]
+
+
+def test_an_array_query_parameter_inside_any_of_is_prisms_limitation():
+    from generator.node_tools import Exchange, split_form_array_violations
+
+    request = "PATCH /api/v2/connections/abc"
+    violations = [{"message": f"Request query parameter update_mask must {what}", "request": request}
+                  for what in ("be array", "be null", "match a schema in anyOf")]
+    violations.append({"message": "Request query parameter limit must be integer", "request": request})
+    sent = [Exchange("PATCH", "/api/v2/connections/abc?update_mask=abc&limit=x", 422, "application/json", b"{}")]
+    kept, limitation = split_form_array_violations(violations, sent)
+    assert limitation == violations[:3] and kept == violations[3:]
+    assert split_form_array_violations(violations, [])[0] == violations  # not sent as pairs: nothing is put apart

@@ -25,8 +25,10 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from ipaddress import IPv4Address, IPv6Address
 from typing import Annotated, Any
 from urllib.parse import quote
+from uuid import UUID
 
 import httpx
 from mcp.types import (
@@ -37,7 +39,8 @@ from mcp.types import (
     TextContent,
     ToolAnnotations,
 )
-from pydantic import AfterValidator, BaseModel, ConfigDict, TypeAdapter, ValidationError, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationError, WithJsonSchema
+from pydantic import AwareDatetime as _AwareDatetime
 
 logger = logging.getLogger(__name__)
 # httpx logs every request URL at INFO, and a URL can carry an API key in its query: keep it quiet
@@ -77,6 +80,89 @@ def _email(value: str) -> str:
 
 
 EmailStr = Annotated[str, AfterValidator(_email), WithJsonSchema({"type": "string", "format": "email"})]
+
+
+# The other formats strict clients check (ajv-formats 3, full mode, as the TypeScript SDK sets it
+# up), ported so the server never accepts a value such a client refuses: pydantic's own parsers
+# also take `10:00:00` for a `time` (AJV wants a timezone), `1 day` for a `duration`, a UUID
+# without hyphens, `2024-01-01T00:00Z` or "1700000000" for a `date-time`. Each typed field is
+# checked both ways: AJV's rule on the JSON text first, then pydantic's type.
+_DATE = re.compile(r"(\d\d\d\d)-(\d\d)-(\d\d)", re.ASCII)
+_TIME = re.compile(r"(\d\d):(\d\d):(\d\d(?:\.\d+)?)(z|([+-])(\d\d)(?::?(\d\d))?)?", re.ASCII | re.IGNORECASE)
+_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_FORMAT_PATTERNS = {
+    "duration": re.compile(r"P(?!$)((\d+Y)?(\d+M)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?|(\d+W)?)", re.ASCII),
+    "uuid": re.compile(r"(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}", re.ASCII | re.IGNORECASE),
+    "ipv4": re.compile(r"(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)", re.ASCII),
+    "ipv6": re.compile(
+        r"((([0-9a-f]{1,4}:){7}([0-9a-f]{1,4}|:))|(([0-9a-f]{1,4}:){6}(:[0-9a-f]{1,4}|((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){5}(((:[0-9a-f]{1,4}){1,2})|:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){4}(((:[0-9a-f]{1,4}){1,3})|((:[0-9a-f]{1,4})?:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){3}(((:[0-9a-f]{1,4}){1,4})|((:[0-9a-f]{1,4}){0,2}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){2}(((:[0-9a-f]{1,4}){1,5})|((:[0-9a-f]{1,4}){0,3}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){1}(((:[0-9a-f]{1,4}){1,6})|((:[0-9a-f]{1,4}){0,4}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(:(((:[0-9a-f]{1,4}){1,7})|((:[0-9a-f]{1,4}){0,5}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:)))", re.ASCII | re.IGNORECASE
+    ),
+}
+
+
+def _is_date(text: str) -> bool:
+    match = _DATE.fullmatch(text)
+    if not match:
+        return False
+    year, month, day = (int(g) for g in match.groups())
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return 1 <= month <= 12 and 1 <= day <= (29 if month == 2 and leap else _DAYS[month])
+
+
+def _is_time(text: str) -> bool:
+    match = _TIME.fullmatch(text)
+    if not match:
+        return False
+    hour, minute, second = int(match[1]), int(match[2]), float(match[3])
+    zone, sign = match[4], -1 if match[5] == "-" else 1
+    zone_hours, zone_minutes = int(match[6] or 0), int(match[7] or 0)
+    if zone_hours > 23 or zone_minutes > 59 or not zone:
+        return False
+    if hour <= 23 and minute <= 59 and second < 60:
+        return True
+    utc_minute = minute - zone_minutes * sign  # a leap second: 23:59:60 UTC only
+    utc_hour = hour - zone_hours * sign - (1 if utc_minute < 0 else 0)
+    return utc_hour in (23, -1) and utc_minute in (59, -1) and second < 61
+
+
+def _is_date_time(text: str) -> bool:
+    parts = re.split(r"t|\s", text, flags=re.IGNORECASE)
+    return len(parts) == 2 and _is_date(parts[0]) and _is_time(parts[1])
+
+
+STRICT_FORMATS: dict[str, Callable[[str], bool]] = {
+    "date-time": _is_date_time,
+    "date": _is_date,
+    "time": _is_time,
+    **{name: (lambda text, pattern=pattern: pattern.fullmatch(text) is not None) for name, pattern in _FORMAT_PATTERNS.items()},
+}
+
+
+def _strict_format(name: str, kind: Any, parsed: bool = True) -> Any:
+    """`kind` (a datetime, a UUID...) read from a string that passes AJV's `name` rule. The string is
+    parsed here (`parsed`), as pydantic's lax mode does: the type behind this validator then sees an
+    instance, which its strict mode wants (strict mode parses only strings straight from JSON; the
+    IP address types are the exception, and take the string)."""
+    check, parse = STRICT_FORMATS[name], TypeAdapter(kind)
+
+    def validate(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value  # a number for a date-time: the strict type refuses it
+        if not check(value):
+            raise ValueError(f"value is not a `{name}` as strict MCP clients check the format")
+        return parse.validate_python(value) if parsed else value
+
+    return Annotated[kind, BeforeValidator(validate)]
+
+
+# What the generated models use in place of the code generator's types (see generator/models.py).
+AwareDatetime = _strict_format("date-time", _AwareDatetime)
+Date = _strict_format("date", datetime.date)
+Time = _strict_format("time", datetime.time)
+Duration = _strict_format("duration", datetime.timedelta)
+Uuid = _strict_format("uuid", UUID)
+IPv4 = _strict_format("ipv4", IPv4Address, parsed=False)
+IPv6 = _strict_format("ipv6", IPv6Address, parsed=False)
 
 
 class OpenModel(BaseModel):

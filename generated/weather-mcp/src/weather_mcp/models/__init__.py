@@ -19,7 +19,7 @@ _MODULE_OF = {
 # Other names the models' types use (a tool's root type may too): name -> (module, attribute).
 _IMPORTED = {
     'Annotated': ('typing', 'Annotated',),
-    'AwareDatetime': ('pydantic', 'AwareDatetime',),
+    'AwareDatetime': ('.._runtime', 'AwareDatetime',),
     'ConfigDict': ('pydantic', 'ConfigDict',),
     'Field': ('pydantic', 'Field',),
     'OpenModel': ('.._runtime', 'OpenModel',),
