@@ -451,7 +451,11 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
         return Response(
             status=status, kind="json", media_type=media_type, schema_key=key, nullable=_nullable(doc, schema), empty_statuses=empty
         )
-    media_type = next(iter(content))
+    media_type = next((m for m in content if _MEDIA_TYPE.fullmatch(m)), None)
+    if media_type is None:
+        # Not a media type at all (Cloudflare files script content under `string`): nothing to ask
+        # for in `Accept`, which servers and mocks refuse; the answer's own Content-Type decides.
+        return Response(status=status, kind="binary", media_type=None)
     if media_type.startswith("text/"):
         kind = "text"
     elif media_type.startswith("image/"):
@@ -459,6 +463,9 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
     else:
         kind = "binary"
     return Response(status=status, kind=kind, media_type=media_type)  # type: ignore[arg-type]
+
+
+_MEDIA_TYPE = re.compile(r"[\w.+-]+/[\w.+*-]+(?:\s*;.*)?", re.ASCII)
 
 
 def _nullable(doc: Document, schema: Any) -> bool:

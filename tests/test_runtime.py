@@ -117,6 +117,8 @@ SPEC = {
         "/exec": {"get": op("exec_text", media="*/*", response={"type": "string"})},
         "/image": {"get": op("image", media="image/png", response={"type": "string", "format": "binary"})},
         "/blob": {"get": op("blob", media="application/octet-stream", response={"type": "string", "format": "binary"})},
+        # Cloudflare files script content under `string`, which is no media type.
+        "/script": {"get": op("script", media="string", response={"example": "export default {}"})},
     },
 }
 
@@ -261,12 +263,16 @@ async def test_content_kinds(server_factory, monkeypatch):
         server.routes["/text"] = Reply(200, "héllo\nworld", "text/plain; charset=utf-8")
         server.routes["/image"] = Reply(200, png, "image/png")
         server.routes["/blob"] = Reply(200, b"\x00\x01\x02", "application/octet-stream")
+        server.routes["/script"] = Reply(200, "export default {}", "application/javascript")
         async with Client(server_factory()) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert tools["text"].output_schema is None and tools["image"].output_schema is None
             text = await client.call_tool("text", {})
             image = await client.call_tool("image", {})
             blob = await client.call_tool("blob", {})
+            script = await client.call_tool("script", {})
+    assert server.seen[-1].headers.get("accept") != "string"  # an Accept of no media type crashed Prism
+    assert script.content[0].type == "resource" and script.content[0].resource.mime_type == "application/javascript"
     assert text.content[0].text == "héllo\nworld"
     assert image.content[0].type == "image" and image.content[0].mime_type == "image/png"
     assert __import__("base64").b64decode(image.content[0].data) == png
