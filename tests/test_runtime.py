@@ -326,19 +326,27 @@ async def test_a_nullable_response_schema_admits_null_and_head_has_no_body(serve
     assert not exists.is_error and "HTTP 200" in exists.content[0].text
 
 
-async def test_a_success_declared_without_a_body_is_a_null_result(server_factory, monkeypatch):
+async def answered(server_factory, monkeypatch, *calls: tuple[str, Reply, str]):
+    """Each (route, upstream reply, tool) in turn, through one client: the tools listed and the results."""
+    results = []
     with HttpServer() as server:
         monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
         async with Client(server_factory()) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            server.routes["/secret"] = Reply(201, {"ok": True})
-            created = await client.call_tool("put_secret", {})
-            server.routes["/secret"] = Reply(204, b"")
-            updated = await client.call_tool("put_secret", {})
-            server.routes["/secret"] = Reply(200, b"")  # not declared without a body: still an error
-            undeclared = await client.call_tool("put_secret", {})
-            server.routes["/owner"] = Reply(204, b"")
-            owner = await client.call_tool("put_owner", {})
+            for route, reply, tool in calls:
+                server.routes[route] = reply
+                results.append(await client.call_tool(tool, {}))
+    return tools, results
+
+
+async def test_a_success_declared_without_a_body_is_a_null_result(server_factory, monkeypatch):
+    tools, (created, updated, undeclared, owner) = await answered(
+        server_factory, monkeypatch,
+        ("/secret", Reply(201, {"ok": True}), "put_secret"),
+        ("/secret", Reply(204, b""), "put_secret"),
+        ("/secret", Reply(200, b""), "put_secret"),  # not declared without a body: still an error
+        ("/owner", Reply(204, b""), "put_owner"),
+    )
     # The tool may answer null (the 204), so its result is `Model | null`, wrapped as unions are.
     assert tools["put_secret"].output_schema["properties"]["result"]["anyOf"][1] == {"type": "null"}
     assert not created.is_error and created.structured_content == {"result": {"ok": True}}
@@ -351,15 +359,12 @@ async def test_a_success_declared_without_a_body_is_a_null_result(server_factory
 
 
 async def test_a_string_under_any_media_type_may_come_as_text(server_factory, monkeypatch):
-    with HttpServer() as server:
-        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
-        async with Client(server_factory()) as client:
-            server.routes["/exec"] = Reply(200, "total 0\n", "text/plain")
-            as_text = await client.call_tool("exec_text", {})
-            server.routes["/exec"] = Reply(200, '"quoted"', "application/json")
-            as_json = await client.call_tool("exec_text", {})
-            server.routes["/exec"] = Reply(200, "not json", "application/json")
-            broken = await client.call_tool("exec_text", {})
+    _, (as_text, as_json, broken) = await answered(
+        server_factory, monkeypatch,
+        ("/exec", Reply(200, "total 0\n", "text/plain"), "exec_text"),
+        ("/exec", Reply(200, '"quoted"', "application/json"), "exec_text"),
+        ("/exec", Reply(200, "not json", "application/json"), "exec_text"),
+    )
     assert not as_text.is_error and as_text.structured_content == {"result": "total 0\n"}
     assert not as_json.is_error and as_json.structured_content == {"result": "quoted"}
     assert broken.is_error and "invalid JSON" in broken.content[0].text
@@ -367,12 +372,8 @@ async def test_a_string_under_any_media_type_may_come_as_text(server_factory, mo
 
 async def test_a_uri_is_a_plain_string(server_factory, monkeypatch):
     """Real APIs put relative references under `format: uri`; a URL type refused them all."""
-    with HttpServer() as server:
-        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
-        server.routes["/links"] = Reply(200, {"uri": "/2010-04-01/Accounts.json"})
-        async with Client(server_factory()) as client:
-            tool = next(t for t in (await client.list_tools()).tools if t.name == "links")
-            result = await client.call_tool("links", {})
+    tools, (result,) = await answered(server_factory, monkeypatch, ("/links", Reply(200, {"uri": "/2010-04-01/Accounts.json"}), "links"))
+    tool = tools["links"]
     assert tool.output_schema["properties"]["uri"] == {"type": "string"}  # nothing a strict client would check
     assert not result.is_error and result.structured_content == {"uri": "/2010-04-01/Accounts.json"}
 
