@@ -32,7 +32,11 @@ from generator.verify import RESULT_MARKER
 EXTRA_KEY = "x_fidelity_unknown_property"
 _SKIP_KEYS = {"discriminator", "xml", "example", "examples", "externalDocs", "deprecated"}
 _DATA_KEYS = {"enum", "const", "default", "required"}
-_FORMAT_PATTERNS = {"uuid": "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}
+_FORMAT_PATTERNS = {
+    "uuid": "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+    # A part of the ISO 8601 durations AJV's `duration` accepts (hypothesis cannot draw from its lookaheads).
+    "duration": "^P[0-9]{1,3}D(T[0-9]{1,2}H)?$",
+}
 
 
 @dataclass

@@ -11,6 +11,10 @@ turn into models that refuse valid data or cannot validate at all.
 2. Defaults their own schema refuses. Cloudflare's `logpush_kind` is `enum: [edge]`, nullable, with
    `default: ""`; the model validates defaults, so every call that left the field out failed. Such
    a default says nothing true about the API and is dropped.
+3. `deprecated` on a schema that becomes a RootModel (Cloudflare's `logpush_frequency`, a string
+   enum): pydantic makes a deprecated field read-only, and a RootModel's only field, `root`, is
+   set when it is built, so building one raised AttributeError: every call of a tool whose body
+   had such a field failed. The flag is dropped there (the description still says so).
 """
 
 from __future__ import annotations
@@ -23,9 +27,18 @@ _SHAPE = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else")
 
 
 def repair(schemas: dict[str, Any], resolve: Callable[[str], Any]) -> dict[str, Any]:
-    """`schemas` (name -> schema) with both repairs made; the input is not changed (repaired schemas
+    """`schemas` (name -> schema) with the repairs made; the input is not changed (repaired schemas
     are copies). `resolve` maps a `$ref` to its schema."""
-    return {name: _walk(schema, resolve, 0) for name, schema in schemas.items()}
+    repaired = {name: _walk(schema, resolve, 0) for name, schema in schemas.items()}
+    for name, schema in repaired.items():
+        if isinstance(schema, dict) and "deprecated" in schema and not _is_object(schema):
+            repaired[name] = {k: v for k, v in schema.items() if k != "deprecated"}
+    return repaired
+
+
+def _is_object(schema: dict[str, Any]) -> bool:
+    """A schema the code generator makes a class with fields (not a RootModel)."""
+    return isinstance(schema.get("properties"), dict) or (schema.get("type") == "object" and not isinstance(schema.get("additionalProperties"), dict))
 
 
 def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:

@@ -101,15 +101,18 @@ def test_a_property_narrowed_in_allof_is_the_intersection(tmp_path):
 
 def test_a_default_its_own_schema_refuses_is_dropped(tmp_path):
     """Cloudflare's `logpush_kind`: `enum: [edge]`, nullable, `default: ""`. Models validate defaults,
-    so every call leaving the field out failed (with an AttributeError from pydantic, not even a
-    validation error)."""
+    so every call leaving the field out failed. And its deprecated `logpush_frequency` became a
+    RootModel pydantic could not even build (AttributeError: root)."""
     import importlib
 
     job = {"type": "object", "properties": {
         "kind": {"type": "string", "enum": ["edge"], "nullable": True, "default": ""},
         "frequency": {"type": "string", "enum": ["high", "low"], "default": "high"},
-        "limit": {"type": "integer", "default": "ten"}}}
-    spec = {"openapi": "3.0.3", "info": {"title": "d", "version": "1"}, "components": {"schemas": {"job": job}}, "paths": {
+        "limit": {"type": "integer", "default": "ten"},
+        "speed": {"$ref": "#/components/schemas/speed"}}}
+    # Cloudflare's logpush_frequency: a deprecated enum component, a RootModel pydantic could not build.
+    speed = {"type": "string", "enum": ["high", "low"], "default": "high", "deprecated": True, "description": "Deprecated."}
+    spec = {"openapi": "3.0.3", "info": {"title": "d", "version": "1"}, "components": {"schemas": {"job": job, "speed": speed}}, "paths": {
         "/jobs": {"post": {"operationId": "create_job", "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/job"}}}},
                            "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/job"}}}}}}}}}
     out = tmp_path / "d"
@@ -118,3 +121,4 @@ def test_a_default_its_own_schema_refuses_is_dropped(tmp_path):
     job_model = importlib.import_module("defaults.models").Job
     made = job_model.model_validate({})
     assert made.kind is None and made.limit is None and made.frequency == "high"  # a default the schema admits stays
+    assert made.speed.root == "high" and job_model.model_validate({"speed": "low"}).speed.root == "low"
