@@ -68,7 +68,7 @@ class Row:
     schema_problems: list[str] = field(default_factory=list)  # first few published schemas that are not sound
     catalog_matches_sdk: bool | None = None  # the precomputed tools/list equals the SDK's own registration
     fidelity: dict[str, Any] | None = None
-    strict: dict[str, Any] | None = None  # the strict TypeScript client against Prism (node_tools.strict_run_against_prism)
+    strict: dict[str, Any] | None = None  # the strict TypeScript client against Prism (strict_run.strict_run_against_prism)
     error: str | None = None
 
 
@@ -152,14 +152,14 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
 
 def _strict_calls(spec: Path, out: Path, module: str) -> dict[str, Any]:
     """Every tool called through the strict TypeScript client against Prism; counts and first examples."""
-    from generator import node_tools
+    from generator import strict_run
 
     code, stdout, err, _, _ = run_timed(
         [sys.executable, "-c", _SCHEMES_SCRIPT.format(module=module, marker=RESULT_MARKER)], env={"PYTHONPATH": str(out / "src")}
     )
     credentials = {var: "prism-credential" for var in (result_line(stdout) if code == 0 else [])}
     try:
-        run = node_tools.strict_run_against_prism(spec, out / "src", module, credentials)
+        run = strict_run.strict_run_against_prism(spec, out / "src", module, credentials)
     except Exception as exc:  # a run that could not happen is reported in the row, not raised
         return {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"}
     summary: dict[str, Any] = {"tools": run["tools"], "ok": run["ok"], "schemas_compiled": run["schemas_compiled"]}

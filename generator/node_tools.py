@@ -9,8 +9,11 @@ missing or does not match the lock file.
   lists every tool and calls each one with `client.callTool`, which checks structuredContent
   against the tool's outputSchema (AJV): McpError -32602 on a mismatch, -32600 when a tool with an
   outputSchema returns no structuredContent.
+- `ajv_accepts(cases)` asks the SDK's own validator (AJV + ajv-formats) which values it accepts.
 - `prism(spec, port)` serves a mock of an OpenAPI document with Prism and captures its log;
   `prism_violations(log)` extracts what Prism found wrong with the requests it received.
+
+`strict_run` builds on these: a generated package called tool by tool against Prism.
 """
 
 from __future__ import annotations
@@ -22,13 +25,11 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -276,7 +277,7 @@ _VIOLATION = re.compile(
     r"\[VALIDATOR\]\s+\S+\s+(?P<severity>error|warning|info)\s+"
     r"(?:Violation: (?P<location>\S*) (?P<message>.*)|(?P<bare>(?P<side>Request|Response) (?!did not pass the validation rules).*))$"
 )
-_REQUEST = re.compile(r"\[HTTP SERVER\] (?P<method>[a-z]+) (?P<path>\S+) \S+\s+info\s+Request received")
+REQUEST_LINE = re.compile(r"\[HTTP SERVER\] (?P<method>[a-z]+) (?P<path>\S+) \S+\s+info\s+Request received")
 _TERMINATED = re.compile(r"Request terminated with error: (?P<message>.*)$")
 
 
@@ -289,7 +290,7 @@ def prism_violations(log: str, where: str = "request") -> list[dict[str, str]]:
     received = ""  # the request each violation belongs to: the last one Prism logged as received
     requests = []
     for line in lines:
-        request = _REQUEST.search(line)
+        request = REQUEST_LINE.search(line)
         received = f"{request['method'].upper()} {request['path']}" if request else received
         requests.append(received)
     prefixed = {(i, m["message"]) for i, m in enumerate(matches) if m and m["location"] is not None}
@@ -307,281 +308,9 @@ def prism_violations(log: str, where: str = "request") -> list[dict[str, str]]:
 
 def prism_requests(log: str) -> list[tuple[str, str]]:
     """(METHOD, path) of every request Prism received (Prism logs the path without the query)."""
-    return [(m["method"].upper(), m["path"]) for m in map(_REQUEST.search, log.splitlines()) if m]
+    return [(m["method"].upper(), m["path"]) for m in map(REQUEST_LINE.search, log.splitlines()) if m]
 
 
 def prism_errors(log: str) -> list[str]:
     """Requests Prism could not answer from the spec at all (no such path or method, ...)."""
     return [m["message"] for m in map(_TERMINATED.search, log.splitlines()) if m]
-
-
-# ---------------------------------------------------------------------------------------------
-# A generated package against Prism, through the strict client
-
-# Prism's own error document: it could not produce an answer for that operation.
-PRISM_CANNOT_ANSWER = "stoplight.io/prism/errors#NO_COMPLEX_OBJECT_TEXT"
-
-
-def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, str], *, timeout: float = 1800) -> dict[str, Any]:
-    """Serve `spec` with Prism, start the generated server (stdio) on it, list every tool with the
-    TypeScript SDK client (its AJV compiles every inputSchema and outputSchema), call every tool with
-    arguments made from its inputSchema, and sort the outcomes:
-
-    - ok: the client accepted a non-error result;
-    - protocol_errors: the client refused a result (-32602 mismatch, -32600 no structuredContent);
-    - prism_cannot_answer: Prism has no answer for the operation (its own error document);
-    - off_spec: Prism answered something outside the response model, refused with the field named;
-    - email_format: the strict client's `email` format check refused a synthesized argument;
-    - transport_failures: Prism's answer was not usable HTTP for httpx (e.g. `101 Switching
-      Protocols` for Docker's connection-hijacking endpoints), reported as an error result;
-    - other_errors: anything else (a bug, until explained);
-    - request_violations: what Prism found wrong with the requests it received.
-    """
-    from generator.arguments import synthesize_calls
-
-    with prism(spec.resolve()) as base, recording_proxy(base) as proxy:
-        command = [sys.executable, "-m", module, "--base-url", proxy.url]
-        env = {"PYTHONPATH": str(src), **env}
-        listed = run_ts_client(command, env, [], list_only=True, dump_tools=True, compile_schemas=True, timeout=timeout)
-        calls = synthesize_calls(listed["tool_list"])
-        run = run_ts_client(command, env, calls, timeout=timeout)
-        _require_alive(base, "the TypeScript client's calls")
-        python = python_client_calls(command, env, calls, timeout=timeout)
-        _require_alive(base, "the Python client's calls")
-        base.settle()
-        violations, form_arrays = split_form_array_violations(base.violations("request"), proxy.exchanges)
-    results = run["results"]
-    violations, overlapping = split_overlapping_one_of(violations, calls, results)
-
-    def text(r: dict[str, Any]) -> str:
-        return r.get("text") or ""
-
-    unanswered = [r["name"] for r in results if r["isError"] and PRISM_CANNOT_ANSWER in text(r)]
-    refused = [r for r in results if r["isError"] and "upstream response does not match" in text(r)]
-    # Each answer the server refused, checked against the spec's own response schema: off-spec when
-    # the spec refuses it too (Prism serves the spec's examples, which are often wrong); when the spec
-    # accepts it, the generated model is stricter than the spec, a bug.
-    verdicts = {r["name"]: judge_answer(spec, out_of(src), r, proxy.exchanges) for r in refused}
-    off_spec = [name for name, verdict in verdicts.items() if verdict.startswith("off-spec")]
-    stricter = [(name, verdict) for name, verdict in verdicts.items() if not verdict.startswith("off-spec")]
-    email_format = [r["name"] for r in results if r["isError"] and 'must match format \\"email\\"' in text(r)]
-    transport = [r["name"] for r in results if r["isError"] and text(r).startswith("upstream request failed:")]
-    # Prism answers 422 to a request it finds invalid; when every violation of that request was put
-    # apart above (Prism's form-array reading, a spec's unsatisfiable oneOf), so is the error.
-    put_apart = {v["request"] for v in form_arrays + overlapping} - {v.get("request") for v in violations}
-    invalid_for_prism = [r["name"] for r in results if r["isError"] and "UNPROCESSABLE_ENTITY" in text(r) and _request_of(r) in put_apart]
-    explained = set(unanswered + [r["name"] for r in refused] + email_format + transport + invalid_for_prism)
-    return {
-        "tools": run["tools"],
-        "listed": len(listed["tool_list"]),
-        "schemas_compiled": listed["schemas"]["compiled"],
-        "schema_failures": listed["schemas"]["failures"],
-        "outputs": sum(1 for t in listed["tool_list"] if t.get("outputSchema")),
-        "ok": sum(1 for r in results if r["ok"] and not r["isError"]),
-        "protocol_errors": [(r["name"], r["errorCode"], r["error"]) for r in results if r["errorCode"] is not None],
-        "prism_cannot_answer": unanswered,
-        "off_spec": off_spec,
-        "off_spec_examples_why": [verdicts[name] for name in off_spec[:3]],
-        "model_stricter": stricter,
-        "email_format": email_format,
-        "transport_failures": transport,
-        "other_errors": [(r["name"], text(r)[:300]) for r in results if r["isError"] and r["name"] not in explained],
-        "raised": [(r["name"], r["error"]) for r in results if not r["ok"] and r["errorCode"] is None],
-        "request_violations": violations,
-        "prism_form_arrays": form_arrays,
-        "spec_one_of_overlap": overlapping,
-        "invalid_for_prism": invalid_for_prism,
-        # The same calls through the MCP Python SDK's Client (it checks structuredContent with jsonschema):
-        # refusals, and tools whose outcome (result or error) differs from the TypeScript client's.
-        "python_refused": [(name, error) for name, (is_error, error) in python.items() if error is not None],
-        "python_disagrees": sorted(
-            r["name"] for r in results if r["ok"] and python.get(r["name"], (None, None))[0] is not r["isError"]
-        ),
-    }
-
-
-@dataclass
-class Exchange:
-    method: str
-    target: str  # path and query, as sent
-    status: int
-    content_type: str
-    body: bytes
-    request_type: str = ""  # the request's content-type
-    request_body: bytes = b""
-
-
-class RecordingProxy:
-    url: str
-    exchanges: list[Exchange]
-
-
-@contextlib.contextmanager
-def recording_proxy(target: str) -> Iterator[RecordingProxy]:
-    """A real HTTP server on 127.0.0.1 that forwards every request to `target` and records each
-    answer, so that a refused answer can be judged afterwards against the spec."""
-    import httpx
-
-    from generator.demo.process import HttpServer, Reply, Seen
-
-    proxy = RecordingProxy()
-    proxy.exchanges = []
-    client = httpx.Client(base_url=target, timeout=120)
-    hop = {"host", "content-length", "connection", "transfer-encoding", "accept-encoding"}
-
-    def forward(seen: Seen) -> Reply:
-        headers = {k: v for k, v in seen.headers.items() if k not in hop}
-        try:
-            answer = client.request(seen.method, seen.raw_path, headers=headers, content=seen.body)
-        except httpx.HTTPError as exc:  # the target is gone (a crashed mock): a gateway error, as a real proxy gives
-            return Reply(502, f"recording proxy: {type(exc).__name__}", "text/plain")
-        content_type = answer.headers.get("content-type", "")
-        proxy.exchanges.append(Exchange(seen.method, seen.raw_path, answer.status_code, content_type, answer.content,
-                                        seen.headers.get("content-type", ""), seen.body))
-        return Reply(answer.status_code, answer.content, content_type)
-
-    with client, HttpServer() as server:
-        server.default = forward
-        proxy.url = server.url
-        yield proxy
-
-
-_FORM_ARRAY = re.compile(r"^Request body property (?P<name>\S+) must be array$")
-_QUERY_ARRAY = re.compile(r"^Request query parameter (?P<name>\S+) must (?P<what>be array|be null|match a schema in anyOf|match exactly one schema in oneOf)$")
-
-
-def split_form_array_violations(violations: list[dict[str, str]], exchanges: list[Exchange]) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """(violations, Prism's own array limitations). An array property of a form body goes on the wire
-    as repeated keys (OpenAPI's default: style form, explode true: `tag=a&tag=b`), and Prism reads one
-    or more repeated keys as a string (stoplightio/prism#2473, fix proposed in #2654); an array query
-    parameter inside `anyOf` is read as a string too. Such a violation is put apart only when the
-    request really sent that field as `name=value` pairs; anything else stays a violation."""
-    from urllib.parse import parse_qsl, urlsplit
-
-    kept, limitation = [], []
-    # Query parameters: an array inside `anyOf [array, null]` (OpenAPI 3.1's nullable, Airflow's
-    # update_mask) is not deserialized by Prism at all, which then reads `update_mask=a` as a string.
-    arrays_in_query = {(v.get("request"), m["name"]) for v in violations if (m := _QUERY_ARRAY.match(v["message"])) and m["what"] == "be array"}
-    for violation in violations:
-        method, _, path = violation.get("request", "").partition(" ")
-        sent = [e for e in exchanges if e.method == method and urlsplit(e.target).path == path]
-        if (match := _FORM_ARRAY.match(violation["message"])) is not None:
-            forms = [e for e in sent if e.request_type.startswith("application/x-www-form-urlencoded")]
-            pairs = [dict(parse_qsl(e.request_body.decode("utf-8", "replace"), keep_blank_values=True)) for e in forms]
-        elif (match := _QUERY_ARRAY.match(violation["message"])) is not None and (violation.get("request"), match["name"]) in arrays_in_query:
-            pairs = [dict(parse_qsl(urlsplit(e.target).query, keep_blank_values=True)) for e in sent]
-        else:
-            pairs = []
-        (limitation if match and any(match["name"] in p for p in pairs) else kept).append(violation)
-    return kept, limitation
-
-
-def _strict_client_formats() -> Any:
-    """jsonschema's format checks, with `email` as the strict clients (and so the server) check it:
-    ajv-formats' regex, which wants a dot in the domain, where jsonschema only looks for an "@"."""
-    import importlib.util
-
-    import jsonschema
-
-    spec = importlib.util.spec_from_file_location("_typed_mcp_runtime", Path(__file__).resolve().parent.parent / "templates" / "package" / "_runtime.py")
-    runtime = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)  # type: ignore[arg-type, union-attr]
-    if spec.name not in sys.modules:
-        sys.modules[spec.name] = runtime  # its dataclasses look their module up there
-        spec.loader.exec_module(runtime)  # type: ignore[union-attr]
-    checker = jsonschema.FormatChecker(jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers)
-    checker.checks("email")(lambda value: not isinstance(value, str) or bool(runtime._EMAIL.fullmatch(value)))
-    return checker
-
-
-def _request_of(result: dict[str, Any]) -> str:
-    """"METHOD /path" of the upstream request behind a tool result (from its provenance)."""
-    from urllib.parse import urlsplit
-
-    source = ((result.get("meta") or {}).get("typed-mcp/source")) or {}
-    return f"{source.get('method')} {urlsplit(source.get('url') or '').path}"
-
-
-def split_overlapping_one_of(
-    violations: list[dict[str, str]], calls: list[dict[str, Any]], results: list[dict[str, Any]]
-) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """(violations, those a spec's overlapping `oneOf` makes unavoidable). Zoom's PATCH
-    /accounts/{id}/lock_settings body is `oneOf` two all-optional property lists without `type`:
-    every object matches both, so no request can satisfy it. Put apart only for a request of a tool
-    whose synthesized arguments noted that no value matched exactly one branch."""
-    noted = {call["name"] for call in calls if any(n.startswith("oneOf") for n in call.get("notes", []))}
-    requests = {_request_of(result) for result in results if result["name"] in noted}
-    kept, overlapping = [], []
-    for violation in violations:
-        unavoidable = "must match exactly one schema in oneOf" in violation["message"] and violation.get("request") in requests
-        (overlapping if unavoidable else kept).append(violation)
-    return kept, overlapping
-
-
-def out_of(src: Path) -> Path:
-    """The generated project folder of a package's `src` folder."""
-    return src.parent
-
-
-def judge_answer(spec: Path, project: Path, result: dict[str, Any], exchanges: list[Exchange]) -> str:
-    """Why the server refused an upstream answer: "off-spec: ..." when the spec's own response
-    schema refuses the answer too, else "model stricter than the spec: ..." (or why it could not
-    be judged, which counts as unexplained)."""
-    from urllib.parse import urlsplit
-
-    import jsonschema
-
-    from generator.fidelity import spec_response_schema
-
-    source = ((result.get("meta") or {}).get("typed-mcp/source")) or {}
-    operation = json.loads((project / "typed-mcp.json").read_text())["tools"].get(result["name"], "")
-    url = urlsplit(source.get("url") or "")
-    sent = [e for e in exchanges if e.method == source.get("method") and urlsplit(e.target).path == url.path]
-    if not operation or not sent:
-        return "not judged: the upstream answer was not recorded"
-    answer = sent[-1]
-    schema = spec_response_schema(spec, operation, answer.status, answer.content_type)
-    if schema is None:
-        return f"not judged: the spec has no JSON schema for HTTP {answer.status}"
-    try:
-        body = json.loads(answer.body)
-    except ValueError:
-        return "off-spec: not JSON"
-    validator = jsonschema.Draft202012Validator(schema, format_checker=_strict_client_formats())
-    error = next(iter(validator.iter_errors(body)), None)
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        return f"off-spec: at {where}: {error.message[:200]}"
-    return "model stricter than the spec: " + (result.get("text") or "")[:300]
-
-
-def _require_alive(base: PrismURL, during: str) -> None:
-    """Calls to a Prism that died are refused connections, not answers: such a run says nothing."""
-    if base.process.poll() is not None:
-        lines = base.log().splitlines()
-        last = next((line for line in reversed(lines) if _REQUEST.search(line)), "no request logged")
-        error = next((line.strip() for line in reversed(lines) if "Error" in line and not line.strip().startswith("at ")), "")
-        raise NodeToolsError(f"Prism exited (code {base.process.returncode}) during {during}, on {last.split('[HTTP SERVER]')[-1].strip()}: {error[:300]}")
-
-
-def python_client_calls(command: list[str], env: dict[str, str], calls: list[dict[str, Any]], *, timeout: float) -> dict[str, tuple[bool | None, str | None]]:
-    """Each call through the MCP Python SDK `Client` over stdio: name -> (isError, None), or
-    (None, the exception) when the client raised (e.g. structuredContent not matching the outputSchema)."""
-    import anyio
-    from mcp import Client, StdioServerParameters
-
-    from generator.catalog import list_all_tools
-
-    async def run() -> dict[str, tuple[bool | None, str | None]]:
-        outcome: dict[str, tuple[bool | None, str | None]] = {}
-        params = StdioServerParameters(command=command[0], args=command[1:], env={**os.environ, **env})
-        async with Client(params, read_timeout_seconds=timeout) as client:
-            await list_all_tools(client)  # every page, so the client knows every tool's outputSchema
-            for call in calls:
-                try:
-                    result = await client.call_tool(call["name"], call["arguments"])
-                    outcome[call["name"]] = (bool(result.is_error), None)
-                except Exception as exc:  # recorded: a refusal is what this run is looking for
-                    outcome[call["name"]] = (None, f"{type(exc).__name__}: {str(exc)[:300]}")
-        return outcome
-
-    return anyio.run(run)

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from generator import corpus
-from generator.node_tools import strict_run_against_prism
+from generator.strict_run import strict_run_against_prism
 from support import CORPUS, generate
 from test_corpus import SMALL
 
@@ -55,7 +55,7 @@ def test_every_tool_against_prism(path, tmp_path):
 
 def test_a_refused_answer_is_judged_against_the_spec_itself(tmp_path):
     """The judge that tells off-spec answers from a model stricter than the spec can say both."""
-    from generator.node_tools import Exchange, judge_answer
+    from generator.strict_run import Exchange, judge_answer
 
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({
@@ -79,7 +79,8 @@ def test_a_refused_answer_is_judged_against_the_spec_itself(tmp_path):
 
 
 def test_only_prisms_form_array_limitation_is_put_apart():
-    from generator.node_tools import Exchange, prism_violations, split_form_array_violations
+    from generator.node_tools import prism_violations
+    from generator.strict_run import Exchange, split_form_array_violations
 
     log = "\n".join([
         "[8:17:24 AM] › [HTTP SERVER] post /f ℹ  info      Request received",
@@ -100,7 +101,7 @@ def test_only_prisms_form_array_limitation_is_put_apart():
 
 def test_only_an_unsatisfiable_one_of_is_put_apart():
     from generator.arguments import synthesize_calls
-    from generator.node_tools import split_overlapping_one_of
+    from generator.strict_run import split_overlapping_one_of
 
     # Zoom's lock settings: two branches without `type` whose properties are all optional.
     overlapping = {"type": "object", "properties": {"body": {"oneOf": [{"properties": {"a": {"type": "boolean"}}}, {"properties": {"b": {"type": "object"}}}]}}}
@@ -118,7 +119,7 @@ def test_only_an_unsatisfiable_one_of_is_put_apart():
 
 
 def test_an_array_query_parameter_inside_any_of_is_prisms_limitation():
-    from generator.node_tools import Exchange, split_form_array_violations
+    from generator.strict_run import Exchange, split_form_array_violations
 
     request = "PATCH /api/v2/connections/abc"
     violations = [{"message": f"Request query parameter update_mask must {what}", "request": request}
