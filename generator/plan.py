@@ -15,6 +15,7 @@ from generator import names
 from generator.errors import NoOperationsError, SpecError
 from generator.ir import ApiPlan, Body, Operation, Parameter, Response, SecurityScheme, Skipped
 from generator.normalize import HTTP_METHODS, Document
+from generator.repairs import portable_pattern
 from generator.variants import COMPONENT_SCHEMA, Views
 
 _STATUS_ORDER = ("200", "201", "202", "203", "206", "2XX", "204", "205", "default")
@@ -278,8 +279,9 @@ def _constraints(schema: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     extra: dict[str, Any] = {}
     if is_string and isinstance(fmt, str) and _FORMAT.fullmatch(fmt) and "enum" not in schema:
         extra["format"] = fmt
-    if is_string and isinstance(schema.get("pattern"), str) and "enum" not in schema:
-        extra["pattern"] = schema["pattern"]
+    pattern = portable_pattern(schema["pattern"]) if is_string and isinstance(schema.get("pattern"), str) and "enum" not in schema else None
+    if pattern is not None:
+        extra["pattern"] = pattern
     if extra:
         found["json_schema_extra"] = extra
     return tuple(sorted(found.items()))

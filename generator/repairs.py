@@ -15,10 +15,19 @@ turn into models that refuse valid data or cannot validate at all.
    enum): pydantic makes a deprecated field read-only, and a RootModel's only field, `root`, is
    set when it is built, so building one raised AttributeError: every call of a tool whose body
    had such a field failed. The flag is dropped there (the description still says so).
+4. Keywords that do not apply to the declared type (`maxLength` on an array), which the code
+   generator applies anyway.
+5. `allOf: [X, {nullable: true}]`, written as `anyOf: [X], nullable`.
+6. Discriminators whose branches do not already pin the property (the code generator would make
+   the branch models require it, also where they are used alone).
+7. Patterns with ECMA-262 named groups, which Python clients cannot compile (`portable_pattern`).
+
+Each is where a real spec broke a tool; see the functions for which and how.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -48,13 +57,111 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
         return [_walk(item, resolve, depth + 1) for item in node]
     if not isinstance(node, dict):
         return node
-    out = {key: _walk(value, resolve, depth + 1) for key, value in node.items()}
+    # Values (examples, defaults, enums) are data, not schemas: left as they are.
+    out = {key: value if key in _DATA else _walk(value, resolve, depth + 1) for key, value in node.items()}
     if "default" in out and not _admits(out, out["default"]):
         del out["default"]
+    _drop_inapplicable(out)
+    if isinstance(out.get("pattern"), str):
+        out["pattern"] = portable_pattern(out["pattern"])
+        if out["pattern"] is None:
+            del out["pattern"]
     parts = out.get("allOf")
+    if isinstance(parts, list) and any(_only_nullable(p) for p in parts):
+        return _nullable_all_of(out, parts)
     if isinstance(parts, list) and len(parts) > 1:
         out["allOf"] = _narrow_parts(parts, resolve)
+    discriminator = out.get("discriminator")
+    if isinstance(discriminator, dict) and isinstance(discriminator.get("propertyName"), str) and not _pinned(out, resolve):
+        del out["discriminator"]
     return out
+
+
+_DATA = ("example", "examples", "default", "enum", "const", "x-examples")
+_ANNOTATIONS = ("description", "title", "example", "examples", "deprecated", "readOnly", "writeOnly")
+
+# Keywords that only constrain one kind of value (JSON Schema ignores them for others). The code
+# generator applies them anyway: Cloudflare's `errors: {type: array, maxLength: 0}` became a list
+# that must be empty, refusing every answer with an error in it.
+_APPLIES_TO = {
+    **dict.fromkeys(("minLength", "maxLength", "pattern"), ("string",)),
+    **dict.fromkeys(("minItems", "maxItems", "uniqueItems"), ("array",)),
+    **dict.fromkeys(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"), ("integer", "number")),
+    **dict.fromkeys(("minProperties", "maxProperties"), ("object",)),
+}
+
+
+def _drop_inapplicable(schema: dict[str, Any]) -> None:
+    types = schema.get("type")
+    types = [types] if isinstance(types, str) else types
+    if not (isinstance(types, list) and types and all(isinstance(t, str) for t in types)):
+        return
+    for keyword, applies in _APPLIES_TO.items():
+        if keyword in schema and not set(types) & set(applies):
+            del schema[keyword]
+
+
+def portable_pattern(pattern: str) -> str | None:
+    """A pattern every client can compile, or None. JSON Schema patterns are ECMA-262 regexes;
+    Cloudflare's use named groups, `(?<id>...)`, which Python's `re` cannot read, and the MCP Python
+    SDK's client then refuses the whole tool ("is not a 'regex'"). A named group matches as a plain
+    group does, so it is written as one; a pattern Python still cannot compile is dropped."""
+    rewritten = re.sub(r"\(\?<(?![=!])[A-Za-z_][A-Za-z0-9_]*>", "(?:", pattern)
+    try:
+        re.compile(rewritten)
+    except (re.error, RecursionError):
+        return None
+    return rewritten
+
+
+def _only_nullable(part: Any) -> bool:
+    """An `allOf` part that only says `nullable` (OpenAI: `allOf: [{$ref: ToolChoice}, {nullable: true}]`)."""
+    return isinstance(part, dict) and part.get("nullable") is True and set(part) <= {"nullable", *_ANNOTATIONS}
+
+
+def _nullable_all_of(schema: dict[str, Any], parts: list[Any]) -> dict[str, Any]:
+    """`allOf: [X, {nullable: true}]` as `anyOf: [X], nullable`: what it means, and what the code
+    generator reads right (it made OpenAI's `tool_choice` an object, refusing "auto")."""
+    rest = [p for p in parts if not _only_nullable(p)]
+    out = {k: v for k, v in schema.items() if k != "allOf"}
+    out["anyOf"] = rest if len(rest) == 1 else [{"allOf": rest}]
+    out["nullable"] = True
+    return out
+
+
+def _pinned(schema: dict[str, Any], resolve: Callable[[str], Any]) -> bool:
+    """Each branch of a discriminated union already requires the discriminating property with one
+    value. Otherwise the code generator writes that requirement into the branch models, which are
+    also used alone: GitHub's `private-user` (the 200 of PATCH /user) came out requiring
+    `user_view_type: "private"`, which the spec does not; such a discriminator is dropped (a union
+    without one validates the same values)."""
+    name = schema["discriminator"].get("propertyName")
+    branches = schema.get("oneOf") or schema.get("anyOf")
+    if not isinstance(name, str) or not isinstance(branches, list):
+        return False
+    for branch in branches:
+        required = _required(branch, resolve, set())
+        prop = _deref(_properties(branch, resolve, set()).get(name), resolve)
+        values = prop.get("enum") if isinstance(prop, dict) else None
+        if name not in required or not isinstance(prop, dict) or not ("const" in prop or (isinstance(values, list) and len(values) == 1)):
+            return False
+    return True
+
+
+def _required(schema: Any, resolve: Callable[[str], Any], seen: set[str]) -> set[str]:
+    for _ in range(32):
+        if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
+            break
+        if schema["$ref"] in seen:
+            return set()
+        seen = seen | {schema["$ref"]}
+        schema = resolve(schema["$ref"])
+    if not isinstance(schema, dict):
+        return set()
+    found = {n for n in schema.get("required") or [] if isinstance(n, str)}
+    for part in schema.get("allOf") or []:
+        found |= _required(part, resolve, seen)
+    return found
 
 
 def _narrow_parts(parts: list[Any], resolve: Callable[[str], Any]) -> list[Any]:

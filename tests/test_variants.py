@@ -122,3 +122,54 @@ def test_a_default_its_own_schema_refuses_is_dropped(tmp_path):
     made = job_model.model_validate({})
     assert made.kind is None and made.limit is None and made.frequency == "high"  # a default the schema admits stays
     assert made.speed.root == "high" and job_model.model_validate({"speed": "low"}).speed.root == "low"
+
+
+def test_schemas_the_code_generator_misreads_are_repaired(tmp_path):
+    """Each case broke real tools: a model stricter than its spec, or a schema a client refuses."""
+    import importlib
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    schemas = {
+        # Cloudflare: maxLength on an array means nothing; the model made `errors` always empty.
+        "envelope": {"type": "object", "properties": {"errors": {"type": "array", "items": {"type": "string"}, "maxLength": 0},
+                                                      "token": {"type": "string", "pattern": "^(?<id>[a-z0-9]{4}):(?<path>.*)$"}}},
+        # OpenAI: `allOf: [X, {nullable: true}]` became an object-only model, refusing "auto".
+        "choice": {"oneOf": [{"type": "string", "enum": ["none", "auto"]}, {"$ref": "#/components/schemas/named"}]},
+        "named": {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}},
+        "run": {"type": "object", "required": ["tool_choice"], "properties": {
+            "tool_choice": {"allOf": [{"$ref": "#/components/schemas/choice"}, {"nullable": True}]}}},
+        # GitHub: a discriminator made `private-user` require `user_view_type`, also where it is used alone.
+        "private-user": {"type": "object", "required": ["login"], "properties": {"login": {"type": "string"}, "user_view_type": {"type": "string"}}},
+        "public-user": {"type": "object", "required": ["login"], "properties": {"login": {"type": "string"}, "user_view_type": {"type": "string"}}},
+        "any-user": {"oneOf": [{"$ref": "#/components/schemas/private-user"}, {"$ref": "#/components/schemas/public-user"}],
+                     "discriminator": {"propertyName": "user_view_type",
+                                       "mapping": {"private": "#/components/schemas/private-user", "public": "#/components/schemas/public-user"}}},
+    }
+
+    def get(op_id, name):
+        return {"get": {"operationId": op_id, "responses": {"200": {"description": "ok", "content": {
+            "application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}}}}}
+
+    spec = {"openapi": "3.0.3", "info": {"title": "r", "version": "1"}, "components": {"schemas": schemas}, "paths": {
+        "/envelope": get("get_envelope", "envelope"), "/run": get("get_run", "run"), "/user": get("update_user", "private-user"),
+        "/users/any": get("get_any_user", "any-user")}}
+    out = tmp_path / "r"
+    generate(spec, out, "repaired")
+
+    async def listed():
+        async with Client(import_server(out, "repaired")) as client:
+            return {t.name: t for t in (await client.list_tools()).tools}
+
+    tools = anyio.run(listed)
+    models = importlib.import_module("repaired.models")
+    models.Envelope.model_validate_json(json.dumps({"errors": ["boom"], "token": "ab12:x"}), strict=True)
+    token = tools["get_envelope"].output_schema["properties"]["token"]
+    assert "(?<" not in json.dumps(token) and "pattern" in json.dumps(token)
+    for tool in tools.values():  # what the MCP Python SDK's client checks before it validates a result
+        Draft202012Validator.check_schema(tool.output_schema)
+        Draft202012Validator(tool.output_schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    for choice in ("auto", {"type": "file_search"}, None):
+        models.Run.model_validate_json(json.dumps({"tool_choice": choice}), strict=True)
+    models.PrivateUser.model_validate_json('{"login": "octocat"}', strict=True)  # no user_view_type: the spec allows it
