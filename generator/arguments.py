@@ -11,6 +11,7 @@ FORMATS = {
     "time": "09:00:00Z",
     "email": "abc@example.com",
     "uri": "https://example.com/abc",
+    "uri-reference": "https://example.com/abc",
     "url": "https://example.com/abc",
     "uuid": "123e4567-e89b-12d3-a456-426614174000",
     "ipv4": "127.0.0.1",

@@ -180,12 +180,9 @@ def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) ->
                 formatters=[],
                 model_name_map=name_map,
                 naming_strategy=NAMING,
-                # `email` becomes pydantic's EmailStr, replaced by the runtime's own (see _runtime_types);
-                # strict clients have no `idn-email` check, so those stay plain strings. `uri` stays a
-                # plain string too: real APIs put relative references there (Twilio's `uri` and
-                # `first_page_uri`: "/2010-04-01/Accounts.json"), which the `uri` format refuses, so a
-                # URL type would make every such answer an error.
-                type_mappings=["idn-email=string", "uri=string"],
+                # `email` becomes pydantic's EmailStr and `uri` its AnyUrl, both replaced by the runtime's
+                # own (see RUNTIME_TYPES); strict clients have no `idn-email` check, so those stay plain strings.
+                type_mappings=["idn-email=string"],
             )
     except Exception as exc:  # the code generator raises many types; all mean "this schema set failed"
         taken = _NAME_TAKEN.search(str(exc))
@@ -201,9 +198,13 @@ def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) ->
 # the email-validator package and accepts addresses that the `email` format of strict MCP clients (AJV)
 # refuses. The others: pydantic's parsers accept values AJV's formats refuse (`10:00:00` for a `time`,
 # `1 day` for a `duration`); the runtime's versions check AJV's rule as well (see its STRICT_FORMATS).
+# AnyUrl: real APIs put relative references under `format: uri` (Twilio's `uri` and `first_page_uri`:
+# "/2010-04-01/Accounts.json"), which a URL type refuses: every such answer was an error. They are
+# published and checked as `uri-reference`.
 RUNTIME_TYPES = {
     ("pydantic", "EmailStr"): "EmailStr",
     ("pydantic", "AwareDatetime"): "AwareDatetime",
+    ("pydantic", "AnyUrl"): "UriReference",
     ("datetime", "date"): "Date",
     ("datetime", "time"): "Time",
     ("datetime", "timedelta"): "Duration",

@@ -11,6 +11,7 @@ apart only when the recorded request proves it; everything else stays a failure.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -186,20 +187,33 @@ def split_form_array_violations(violations: list[dict[str, str]], exchanges: lis
     return kept, limitation
 
 
+@functools.lru_cache(maxsize=1)
 def _strict_client_formats() -> Any:
-    """jsonschema's format checks, with `email` as the strict clients (and so the server) check it:
-    ajv-formats' regex, which wants a dot in the domain, where jsonschema only looks for an "@"."""
+    """Format checks as the strict clients make them (ajv-formats, full mode): the runtime's ports
+    of its rules (date-time, date, time, duration, uuid, ipv4, ipv6, uri-reference, email), and
+    `uri` and `byte` read from ajv-formats itself. jsonschema's own checks differ (its `email` only
+    looks for an "@") or are missing (`duration`, `byte` and `uri` without extra packages), and the
+    judge would then call a refusal of an off-spec answer a model stricter than the spec."""
     import importlib.util
 
     import jsonschema
+
+    from generator.node_tools import NODE_DIR
 
     spec = importlib.util.spec_from_file_location("_typed_mcp_runtime", Path(__file__).resolve().parent.parent / "templates" / "package" / "_runtime.py")
     runtime = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)  # type: ignore[arg-type, union-attr]
     if spec.name not in sys.modules:
         sys.modules[spec.name] = runtime  # its dataclasses look their module up there
         spec.loader.exec_module(runtime)  # type: ignore[union-attr]
-    checker = jsonschema.FormatChecker(jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers)
-    checker.checks("email")(lambda value: not isinstance(value, str) or bool(runtime._EMAIL.fullmatch(value)))
+    rules: dict[str, Any] = {**runtime.STRICT_FORMATS, "email": lambda text: runtime._EMAIL.fullmatch(text) is not None}
+    source = (NODE_DIR / "node_modules" / "ajv-formats" / "dist" / "formats.js").read_text()
+    uri = re.compile(re.search(r"^const URI = /\^(.*)\$/i;$", source, re.MULTILINE).group(1), re.ASCII | re.IGNORECASE)
+    byte = re.compile(re.search(r"^const BYTE = /(.*)/gm;$", source, re.MULTILINE).group(1), re.ASCII | re.MULTILINE)
+    rules["uri"] = lambda text: re.search(r"/|:", text) is not None and uri.fullmatch(text) is not None
+    rules["byte"] = lambda text: byte.search(text) is not None
+    checker = jsonschema.FormatChecker()
+    for name, rule in rules.items():
+        checker.checks(name)(lambda value, rule=rule: not isinstance(value, str) or bool(rule(value)))
     return checker
 
 

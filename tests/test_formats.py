@@ -28,7 +28,7 @@ CASES = {
     "ipv6": ["::1", "2001:db8::1", "::ffff:1.2.3.4", "fe80::1%eth0", "1::2::3", "2001:DB8::1"],
     "email": ["a@b.co", "ann@localhost", "Ann.Lee+x@Example.COM", "ann@exa mple.com", "ünï@example.com"],
     "hostname": ["example.com", "a_b.com", "-a.com", "localhost", "a..b"],
-    "uri": ["https://example.com/a", "/2010-04-01/Accounts.json", "not a uri"],
+    "uri": ["https://example.com/a", "/2010-04-01/Accounts.json", "not a uri", "http://x/%zz", "a b", "#frag", "mailto:a@b.co"],
 }
 # Values a model must accept: refusing them would turn a good upstream answer into an error.
 USUAL = {"date-time": "2024-01-01T00:00:00Z", "date": "2024-02-29", "time": "10:00:00.5Z", "duration": "P1Y2M3DT4H5M6S",
@@ -77,4 +77,19 @@ def test_formats_stay_in_the_published_schema(formats_package):
     properties = model.model_json_schema()["properties"]
     for name in ("date-time", "date", "time", "duration", "uuid", "ipv4", "ipv6", "email"):
         assert name in json.dumps(properties[name.replace("-", "_")]), name
-    assert "format" not in json.dumps(properties["uri"])  # a plain string: real APIs send relative references
+    # Real APIs send relative references under `format: uri`: published (and checked) as a uri-reference.
+    assert properties["uri"]["anyOf"][0] == {"type": "string", "format": "uri-reference"}
+
+
+def test_the_ported_rules_are_ajv_formats_own():
+    """The runtime's uri-reference regex is ajv-formats' source, character for character."""
+    import re
+
+    from generator.node_tools import NODE_DIR
+    from generator.render import templates_dir
+
+    source = (NODE_DIR / "node_modules" / "ajv-formats" / "dist" / "formats.js").read_text()
+    runtime = (templates_dir() / "package" / "_runtime.py").read_text()
+    for name in ("uri-reference", "duration", "uuid", "ipv4", "ipv6"):
+        pattern = re.search(rf'^\s*"?{re.escape(name)}"?: /\^(.*)\$/i?,$', source, re.MULTILINE).group(1)
+        assert pattern in runtime, name

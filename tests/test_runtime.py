@@ -370,12 +370,17 @@ async def test_a_string_under_any_media_type_may_come_as_text(server_factory, mo
     assert broken.is_error and "invalid JSON" in broken.content[0].text
 
 
-async def test_a_uri_is_a_plain_string(server_factory, monkeypatch):
+async def test_a_uri_may_be_a_relative_reference(server_factory, monkeypatch):
     """Real APIs put relative references under `format: uri`; a URL type refused them all."""
-    tools, (result,) = await answered(server_factory, monkeypatch, ("/links", Reply(200, {"uri": "/2010-04-01/Accounts.json"}), "links"))
-    tool = tools["links"]
-    assert tool.output_schema["properties"]["uri"] == {"type": "string"}  # nothing a strict client would check
+    tools, (result, absolute, broken) = await answered(
+        server_factory, monkeypatch,
+        ("/links", Reply(200, {"uri": "/2010-04-01/Accounts.json"}), "links"),
+        ("/links", Reply(200, {"uri": "https://api.example.com/a?b=c#d"}), "links"),
+        ("/links", Reply(200, {"uri": "has spaces"}), "links"),  # no URI reference at all: AJV refuses it too
+    )
+    assert tools["links"].output_schema["properties"]["uri"] == {"type": "string", "format": "uri-reference"}
     assert not result.is_error and result.structured_content == {"uri": "/2010-04-01/Accounts.json"}
+    assert not absolute.is_error and broken.is_error and "uri-reference" in broken.content[0].text
 
 
 async def test_json_without_a_schema_is_any_json_wrapped(server_factory, monkeypatch):

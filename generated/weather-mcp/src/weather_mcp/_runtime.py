@@ -100,6 +100,15 @@ _FORMAT_PATTERNS = {
 }
 
 
+# `uri` fields: real APIs put relative references there (Twilio's `uri`: "/2010-04-01/Accounts.json"),
+# which the `uri` format refuses, so they are published and checked as `uri-reference`, absolute or
+# relative, by ajv-formats' own regex.
+_URI_REFERENCE = re.compile(
+    r'''(?:[a-z][a-z0-9+\-.]*:)?(?:\/?\/(?:(?:[a-z0-9\-._~!$&'()*+,;=:]|%[0-9a-f]{2})*@)?(?:\[(?:(?:(?:(?:[0-9a-f]{1,4}:){6}|::(?:[0-9a-f]{1,4}:){5}|(?:[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){4}|(?:(?:[0-9a-f]{1,4}:){0,1}[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){3}|(?:(?:[0-9a-f]{1,4}:){0,2}[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){2}|(?:(?:[0-9a-f]{1,4}:){0,3}[0-9a-f]{1,4})?::[0-9a-f]{1,4}:|(?:(?:[0-9a-f]{1,4}:){0,4}[0-9a-f]{1,4})?::)(?:[0-9a-f]{1,4}:[0-9a-f]{1,4}|(?:(?:25[0-5]|2[0-4]\d|[01]?\d\d?)\.){3}(?:25[0-5]|2[0-4]\d|[01]?\d\d?))|(?:(?:[0-9a-f]{1,4}:){0,5}[0-9a-f]{1,4})?::[0-9a-f]{1,4}|(?:(?:[0-9a-f]{1,4}:){0,6}[0-9a-f]{1,4})?::)|[Vv][0-9a-f]+\.[a-z0-9\-._~!$&'()*+,;=:]+)\]|(?:(?:25[0-5]|2[0-4]\d|[01]?\d\d?)\.){3}(?:25[0-5]|2[0-4]\d|[01]?\d\d?)|(?:[a-z0-9\-._~!$&'"()*+,;=]|%[0-9a-f]{2})*)(?::\d*)?(?:\/(?:[a-z0-9\-._~!$&'"()*+,;=:@]|%[0-9a-f]{2})*)*|\/(?:(?:[a-z0-9\-._~!$&'"()*+,;=:@]|%[0-9a-f]{2})+(?:\/(?:[a-z0-9\-._~!$&'"()*+,;=:@]|%[0-9a-f]{2})*)*)?|(?:[a-z0-9\-._~!$&'"()*+,;=:@]|%[0-9a-f]{2})+(?:\/(?:[a-z0-9\-._~!$&'"()*+,;=:@]|%[0-9a-f]{2})*)*)?(?:\?(?:[a-z0-9\-._~!$&'"()*+,;=:@/?]|%[0-9a-f]{2})*)?(?:#(?:[a-z0-9\-._~!$&'"()*+,;=:@/?]|%[0-9a-f]{2})*)?''',
+    re.ASCII | re.IGNORECASE,
+)
+
+
 def _is_date(text: str) -> bool:
     match = _DATE.fullmatch(text)
     if not match:
@@ -131,6 +140,7 @@ def _is_date_time(text: str) -> bool:
 
 
 STRICT_FORMATS: dict[str, Callable[[str], bool]] = {
+    "uri-reference": lambda text: _URI_REFERENCE.fullmatch(text) is not None,
     "date-time": _is_date_time,
     "date": _is_date,
     "time": _is_time,
@@ -163,6 +173,15 @@ Duration = _strict_format("duration", datetime.timedelta)
 Uuid = _strict_format("uuid", UUID)
 IPv4 = _strict_format("ipv4", IPv4Address, parsed=False)
 IPv6 = _strict_format("ipv6", IPv6Address, parsed=False)
+
+
+def _uri_reference(value: str) -> str:
+    if not _URI_REFERENCE.fullmatch(value):
+        raise ValueError("value is not a `uri-reference` as strict MCP clients check the format")
+    return value
+
+
+UriReference = Annotated[str, AfterValidator(_uri_reference), WithJsonSchema({"type": "string", "format": "uri-reference"})]
 
 
 class OpenModel(BaseModel):
