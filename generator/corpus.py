@@ -170,6 +170,8 @@ def _strict_calls(spec: Path, out: Path, module: str) -> dict[str, Any]:
         if run[key]:
             summary[f"{key}_examples"] = [str(x)[:300] for x in run[key][:3]]
     summary["off_spec_why"] = run["off_spec_examples_why"]
+    # The most frequent request violations, by message (what to look at first).
+    summary["request_violations_top"] = Counter(v["message"][:160] for v in run["request_violations"]).most_common(8)
     return summary
 
 
