@@ -41,12 +41,19 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     - ok: the client accepted a non-error result;
     - protocol_errors: the client refused a result (-32602 mismatch, -32600 no structuredContent);
     - prism_cannot_answer: Prism has no answer for the operation (its own error document);
-    - off_spec: Prism answered something outside the response model, refused with the field named;
+    - off_spec: the server refused Prism's answer (naming the field), and so does the spec's own
+      response schema, with formats checked as strict clients check them (`judge_answer`);
+    - model_stricter: the server refused an answer the spec's schema accepts (a bug);
     - email_format: the strict client's `email` format check refused a synthesized argument;
     - transport_failures: Prism's answer was not usable HTTP for httpx (e.g. `101 Switching
       Protocols` for Docker's connection-hijacking endpoints), reported as an error result;
     - other_errors: anything else (a bug, until explained);
-    - request_violations: what Prism found wrong with the requests it received.
+    - request_violations: what Prism found wrong with the requests it received, except what is put
+      apart with proof: prism_form_arrays (Prism reads repeated `name=value` pairs as one string),
+      spec_one_of_overlap (a oneOf no value can satisfy), and invalid_for_prism (Prism's 422 for
+      requests whose only violations are those);
+    - python_refused / python_disagrees: the MCP Python SDK client refused a result, or saw another
+      outcome than the TypeScript client.
     """
     from generator.arguments import synthesize_calls
 
