@@ -35,8 +35,7 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
     return schema if isinstance(schema, dict) else {}
 
 
-def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only: bool = False, text_first: bool = False,
-               notes: list[str] | None = None) -> Any:
+def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only: bool = False, text_first: bool = False) -> Any:
     """A value valid for `schema` (a tool's inputSchema or a part of it; `$ref`s into its `$defs`).
     Objects get their required properties, and their optional ones too near the top (unless
     `required_only`). For a `oneOf`, the first candidate that matches exactly one branch."""
@@ -51,21 +50,18 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only:
         base = {k: v for k, v in schema.items() if k != "oneOf"}
         branches = [b for b in schema["oneOf"] if _resolve(b, root).get("type") != "null"] or schema["oneOf"]
         candidates = [
-            synthesize({**base, **_resolve(branch, root)}, root, depth + 1, required_only=only, notes=notes)
+            synthesize({**base, **_resolve(branch, root)}, root, depth + 1, required_only=only)
             for branch in branches for only in (False, True)
         ]
         if text_first:
             # A path, query or header value travels as text: `1` for `oneOf [integer, string]` reads as
             # both branches there (GitHub's workflow_id), a non-numeric string as one only.
             candidates.sort(key=lambda c: not isinstance(c, str))
-        found = next((c for c in candidates if _matches_one(c, schema["oneOf"], root)), None)
-        if found is None and notes is not None:
-            notes.append("oneOf: no value made matches exactly one branch (the branches overlap)")
-        return candidates[0] if found is None else found
+        return next((c for c in candidates if _matches_one(c, schema["oneOf"], root)), candidates[0])
     for key in ("anyOf",):
         if key in schema:
             branches = [b for b in schema[key] if _resolve(b, root).get("type") != "null"] or schema[key]
-            return synthesize({**{k: v for k, v in schema.items() if k != key}, **_resolve(branches[0], root)}, root, depth + 1, notes=notes)
+            return synthesize({**{k: v for k, v in schema.items() if k != key}, **_resolve(branches[0], root)}, root, depth + 1)
     if "allOf" in schema:
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
         for part in schema["allOf"]:
@@ -74,7 +70,7 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only:
             merged["required"] = sorted(set(merged.get("required", [])) | set(part.get("required", [])))
             for k, v in part.items():
                 merged.setdefault(k, v)
-        return synthesize(merged, root, depth + 1, notes=notes)
+        return synthesize(merged, root, depth + 1)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
@@ -99,12 +95,12 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only:
     if kind == "null":
         return None
     if kind == "array":
-        return [synthesize(schema.get("items", {}), root, depth + 1, notes=notes)] * max(1, schema.get("minItems", 1))
+        return [synthesize(schema.get("items", {}), root, depth + 1)] * max(1, schema.get("minItems", 1))
     properties = schema.get("properties", {})
     required = [name for name in schema.get("required", []) if isinstance(name, str)]
     # Required names a schema does not declare as properties (Box's revoke: `grant_type`) are required all the same.
     names = [*properties, *(n for n in required if n not in properties)] if depth <= 2 and not required_only else required
-    return {name: synthesize(properties.get(name, {}), root, depth + 1, notes=notes) for name in names}
+    return {name: synthesize(properties.get(name, {}), root, depth + 1) for name in names}
 
 
 def _matches_one(value: Any, branches: list[Any], root: dict[str, Any]) -> bool:
@@ -125,20 +121,15 @@ BODY_ARGUMENTS = ("body", "request_body")  # the names a tool gives its request 
 
 
 def synthesize_calls(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """[{"name", "arguments", "notes"}]: notes say what the arguments could not satisfy."""
-    calls = []
-    for tool in tools:
-        notes: list[str] = []
-        calls.append({"name": tool["name"], "arguments": synthesize_arguments(tool["inputSchema"], notes=notes), "notes": notes})
-    return calls
+    return [{"name": t["name"], "arguments": synthesize_arguments(t["inputSchema"])} for t in tools]
 
 
-def synthesize_arguments(input_schema: dict[str, Any], required_only: bool = False, notes: list[str] | None = None) -> dict[str, Any]:
+def synthesize_arguments(input_schema: dict[str, Any], required_only: bool = False) -> dict[str, Any]:
     """Arguments for a tool: every argument but the body is a parameter, sent as text."""
     properties = input_schema.get("properties") or {}
     names = list(input_schema.get("required", [])) if required_only else list(properties)
     return {
-        name: synthesize(properties.get(name, {}), input_schema, 1, text_first=name not in BODY_ARGUMENTS, notes=notes)
+        name: synthesize(properties.get(name, {}), input_schema, 1, text_first=name not in BODY_ARGUMENTS)
         for name in names
     }
 

@@ -268,14 +268,30 @@ def _document(spec_path: str) -> Any:
 def spec_response_schema(spec_path: str | Path, operation: str, status: int, content_type: str) -> dict[str, Any] | None:
     """The spec's own schema (as JSON Schema) for an answer of `operation` ("GET /pets/{id}") with
     this status and media type: the exact status, else `2XX`, else `default`; None when it has none."""
-    from generator.plan import _is_json
+    doc, op = _spec_operation(spec_path, operation)
+    responses = op.get("responses") or {}
+    raw = next((responses[k] for k in (str(status), f"{str(status)[0]}XX", "default") if k in responses), None)
+    return _content_schema(doc, raw, content_type)
 
+
+def spec_request_schema(spec_path: str | Path, operation: str, content_type: str) -> dict[str, Any] | None:
+    """The spec's own schema (as JSON Schema) for the request body of `operation`; None when it has none."""
+    doc, op = _spec_operation(spec_path, operation)
+    return _content_schema(doc, op.get("requestBody"), content_type)
+
+
+def _spec_operation(spec_path: str | Path, operation: str) -> tuple[Any, dict[str, Any]]:
     doc = _document(str(spec_path))
     method, path = operation.split(" ", 1)
-    responses = ((doc.data.get("paths") or {}).get(path) or {}).get(method.lower(), {}).get("responses") or {}
-    raw = next((responses[k] for k in (str(status), f"{str(status)[0]}XX", "default") if k in responses), None)
-    response, _ = doc.deref(raw, "#") if raw is not None else (None, None)
-    content = response.get("content") if isinstance(response, dict) else None
+    op = ((doc.data.get("paths") or {}).get(path) or {}).get(method.lower())
+    return doc, op if isinstance(op, dict) else {}
+
+
+def _content_schema(doc: Any, raw: Any, content_type: str) -> dict[str, Any] | None:
+    from generator.plan import _is_json
+
+    holder, _ = doc.deref(raw, "#") if raw is not None else (None, None)
+    content = holder.get("content") if isinstance(holder, dict) else None
     if not isinstance(content, dict):
         return None
     media = content_type.split(";")[0].strip().lower()

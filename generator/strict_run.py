@@ -50,7 +50,7 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     - other_errors: anything else (a bug, until explained);
     - request_violations: what Prism found wrong with the requests it received, except what is put
       apart with proof: prism_form_arrays (Prism reads repeated `name=value` pairs as one string),
-      spec_one_of_overlap (a oneOf no value can satisfy), and invalid_for_prism (Prism's 422 for
+      spec_one_of_overlap (the body is valid for several branches of the spec's oneOf), and invalid_for_prism (Prism's 422 for
       requests whose only violations are those);
     - python_refused / python_disagrees: the MCP Python SDK client refused a result, or saw another
       outcome than the TypeScript client.
@@ -69,7 +69,7 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         base.settle()
         violations, form_arrays = split_form_array_violations(base.violations("request"), proxy.exchanges)
     results = run["results"]
-    violations, overlapping = split_overlapping_one_of(violations, calls, results)
+    violations, overlapping = split_ambiguous_one_of(violations, results, proxy.exchanges, spec, src.parent)
 
     def text(r: dict[str, Any]) -> str:
         return r.get("text") or ""
@@ -232,20 +232,62 @@ def _request_of(result: dict[str, Any]) -> str:
     return f"{source.get('method')} {urlsplit(source.get('url') or '').path}"
 
 
-def split_overlapping_one_of(
-    violations: list[dict[str, str]], calls: list[dict[str, Any]], results: list[dict[str, Any]]
+_ONE_OF = re.compile(r"^Request body (?:property (?P<name>\S+) )?must match exactly one schema in oneOf$")
+
+
+def split_ambiguous_one_of(
+    violations: list[dict[str, str]], results: list[dict[str, Any]], exchanges: list[Exchange], spec: Path, project: Path
 ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """(violations, those a spec's overlapping `oneOf` makes unavoidable). Zoom's PATCH
-    /accounts/{id}/lock_settings body is `oneOf` two all-optional property lists without `type`:
-    every object matches both, so no request can satisfy it. Put apart only for a request of a tool
-    whose synthesized arguments noted that no value matched exactly one branch."""
-    noted = {call["name"] for call in calls if any(n.startswith("oneOf") for n in call.get("notes", []))}
-    requests = {_request_of(result) for result in results if result["name"] in noted}
-    kept, overlapping = [], []
+    """(violations, those where the body sent is valid for several branches of the spec's own
+    `oneOf`). Zoom's PATCH /accounts/{id}/lock_settings body is `oneOf` two lists of optional
+    properties without `type`: every object matches both, so no request can satisfy it; Cloudflare's
+    `configuration` bodies overlap the same way. Put apart only when the recorded body, checked
+    against the spec's schema, matches two branches or more (a body that matches none stays a
+    violation: that one would be ours)."""
+    from urllib.parse import urlsplit
+
+    from generator.fidelity import spec_request_schema
+
+    tools = json.loads((project / "typed-mcp.json").read_text())["tools"]
+    operation_of = {_request_of(r): tools.get(r["name"], "") for r in results}
+    kept, ambiguous = [], []
     for violation in violations:
-        unavoidable = "must match exactly one schema in oneOf" in violation["message"] and violation.get("request") in requests
-        (overlapping if unavoidable else kept).append(violation)
-    return kept, overlapping
+        match = _ONE_OF.match(violation["message"])
+        method, _, path = violation.get("request", "").partition(" ")
+        sent = [e for e in exchanges if e.method == method and urlsplit(e.target).path == path and "json" in e.request_type]
+        operation = operation_of.get(violation.get("request", ""))
+        branches_matched = 0
+        if match and sent and operation:
+            schema = spec_request_schema(spec, operation, sent[-1].request_type)
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                branches_matched = _branches_matched(schema, json.loads(sent[-1].request_body), match["name"])
+        (ambiguous if branches_matched >= 2 else kept).append(violation)
+    return kept, ambiguous
+
+
+def _branches_matched(schema: dict[str, Any] | None, body: Any, name: str | None) -> int:
+    """How many branches of the `oneOf` at the body's root (or at its property `name`) the body's
+    value is valid for."""
+    import jsonschema
+
+    defs = (schema or {}).get("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        for _ in range(32):
+            if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
+                return node
+            node = defs.get(node["$ref"].rsplit("/", 1)[-1])
+        return node
+
+    node, value = resolve(schema), body
+    if name is not None:
+        parts = [node, *[resolve(p) for p in (node or {}).get("allOf", [])]] if isinstance(node, dict) else []
+        node = next((resolve(p["properties"][name]) for p in parts if isinstance(p, dict) and name in (p.get("properties") or {})), None)
+        value = body.get(name) if isinstance(body, dict) else None
+    if not isinstance(node, dict) or not isinstance(node.get("oneOf"), list):
+        return 0
+    return sum(jsonschema.Draft202012Validator({**branch, "$defs": defs} if isinstance(branch, dict) else branch).is_valid(value)
+               for branch in node["oneOf"])
 
 
 def judge_answer(spec: Path, project: Path, result: dict[str, Any], exchanges: list[Exchange]) -> str:

@@ -99,22 +99,29 @@ def test_only_prisms_form_array_limitation_is_put_apart():
                                                             ("POST /j", "Request body property Ev must be array")]
 
 
-def test_only_an_unsatisfiable_one_of_is_put_apart():
-    from generator.arguments import synthesize_calls
-    from generator.strict_run import split_overlapping_one_of
+def test_only_a_body_several_one_of_branches_accept_is_put_apart(tmp_path):
+    from generator.strict_run import Exchange, split_ambiguous_one_of
 
     # Zoom's lock settings: two branches without `type` whose properties are all optional.
-    overlapping = {"type": "object", "properties": {"body": {"oneOf": [{"properties": {"a": {"type": "boolean"}}}, {"properties": {"b": {"type": "object"}}}]}}}
-    separate = {"type": "object", "properties": {"body": {"oneOf": [{"type": "object", "required": ["a"], "properties": {"a": {"type": "boolean"}}},
-                                                                    {"type": "string"}]}}}
-    calls = synthesize_calls([{"name": "lock", "inputSchema": overlapping}, {"name": "fine", "inputSchema": separate}])
-    assert calls[0]["notes"] and not calls[1]["notes"]
-    results = [{"name": "lock", "meta": {"typed-mcp/source": {"method": "PATCH", "url": "http://h/accounts/1/lock"}}},
+    lock = {"oneOf": [{"properties": {"a": {"type": "boolean"}}}, {"properties": {"b": {"type": "object"}}}]}
+    strict = {"type": "object", "properties": {"configuration": {"oneOf": [
+        {"type": "object", "required": ["a"], "properties": {"a": {"type": "boolean"}}}, {"type": "string"}]}}}
+
+    def op(schema):
+        return {"patch": {"requestBody": {"content": {"application/json": {"schema": schema}}}, "responses": {"204": {"description": "ok"}}}}
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/lock/{id}": op(lock), "/fine": op(strict)}}))
+    (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"lock": "PATCH /lock/{id}", "fine": "PATCH /fine"}}))
+    results = [{"name": "lock", "meta": {"typed-mcp/source": {"method": "PATCH", "url": "http://h/lock/1"}}},
                {"name": "fine", "meta": {"typed-mcp/source": {"method": "PATCH", "url": "http://h/fine"}}}]
-    message = "Request body must match exactly one schema in oneOf"
-    violations = [{"message": message, "request": "PATCH /accounts/1/lock"}, {"message": message, "request": "PATCH /fine"},
-                  {"message": "Request body property a must be boolean", "request": "PATCH /accounts/1/lock"}]
-    kept, apart = split_overlapping_one_of(violations, calls, results)
+    sent = [Exchange("PATCH", "/lock/1", 422, "application/json", b"{}", "application/json", b'{"a": true, "b": {}}'),
+            Exchange("PATCH", "/fine", 422, "application/json", b"{}", "application/json", b'{"configuration": 5}')]
+    violations = [{"message": "Request body must match exactly one schema in oneOf", "request": "PATCH /lock/1"},
+                  {"message": "Request body property configuration must match exactly one schema in oneOf", "request": "PATCH /fine"},
+                  {"message": "Request body property a must be boolean", "request": "PATCH /lock/1"}]
+    kept, apart = split_ambiguous_one_of(violations, results, sent, spec, tmp_path)
+    # The lock body is valid for both branches (the spec's fault); 5 is valid for none (it would be ours).
     assert apart == violations[:1] and kept == violations[1:]
 
 
