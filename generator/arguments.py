@@ -61,6 +61,8 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only:
     for key in ("anyOf",):
         if key in schema:
             branches = [b for b in schema[key] if _resolve(b, root).get("type") != "null"] or schema[key]
+            if text_first:  # as for oneOf: `int | str` (GitHub's workflow_id) is unambiguous on the wire as a word
+                branches.sort(key=lambda b: _resolve(b, root).get("type") != "string")
             return synthesize({**{k: v for k, v in schema.items() if k != key}, **_resolve(branches[0], root)}, root, depth + 1)
     if "allOf" in schema:
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}

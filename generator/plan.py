@@ -323,7 +323,11 @@ def python_type(doc: Document, schema: Any, depth: int = 0) -> str:
     if types in _SCALARS:
         text = _SCALARS[types]
     elif types == "array":
-        text = f"list[{python_type(doc, schema.get('items'), depth + 1)}]"
+        item = python_type(doc, schema.get("items"), depth + 1)
+        resolved_items, _ = doc.deref(schema.get("items") or {}, "#")
+        hints = dict(_constraints(resolved_items)).get("json_schema_extra") if item == "str" and isinstance(resolved_items, dict) else None
+        # An item's format or pattern (Cloudflare's `dateEnd: [date-time]`) is a hint for the items too.
+        text = f"list[Annotated[str, Field(json_schema_extra={hints!r})]]" if hints else f"list[{item}]"
     elif types == "object" or "properties" in schema:
         text = "dict[str, Any]"
     elif isinstance(schema.get("anyOf") or schema.get("oneOf"), list):

@@ -50,7 +50,8 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     - other_errors: anything else (a bug, until explained);
     - request_violations: what Prism found wrong with the requests it received, except what is put
       apart with proof: prism_form_arrays (Prism reads repeated `name=value` pairs as one string),
-      spec_one_of_overlap (the body is valid for several branches of the spec's oneOf), and invalid_for_prism (Prism's 422 for
+      spec_one_of_overlap (the body is valid for several branches of the spec's oneOf), prism_read_only
+      (Prism requires a readOnly property in a request), and invalid_for_prism (Prism's 400/422 for
       requests whose only violations are those);
     - python_refused / python_disagrees: the MCP Python SDK client refused a result, or saw another
       outcome than the TypeScript client.
@@ -67,9 +68,13 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         python = python_client_calls(command, env, calls, timeout=timeout)
         _require_alive(base, "the Python client's calls")
         base.settle()
-        violations, form_arrays = split_form_array_violations(base.violations("request"), proxy.exchanges)
+        logged = base.violations("request")
     results = run["results"]
+    # Prism's warnings (a deprecated parameter sent) are not invalid requests.
+    warnings = [v for v in logged if v["severity"] != "error"]
+    violations, form_arrays = split_form_array_violations([v for v in logged if v["severity"] == "error"], proxy.exchanges)
     violations, overlapping = split_ambiguous_one_of(violations, results, proxy.exchanges, spec, src.parent)
+    violations, read_only = split_read_only_required(violations, results, spec, src.parent)
 
     def text(r: dict[str, Any]) -> str:
         return r.get("text") or ""
@@ -83,11 +88,14 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     off_spec = [name for name, verdict in verdicts.items() if verdict.startswith("off-spec")]
     stricter = [(name, verdict) for name, verdict in verdicts.items() if not verdict.startswith("off-spec")]
     email_format = [r["name"] for r in results if r["isError"] and 'must match format \\"email\\"' in text(r)]
-    transport = [r["name"] for r in results if r["isError"] and text(r).startswith("upstream request failed:")]
+    # Answers that are not usable HTTP: for httpx in the server, or already for the recording proxy.
+    transport = [r["name"] for r in results if r["isError"] and (text(r).startswith("upstream request failed:") or "recording proxy: " in text(r))]
     # Prism answers 422 to a request it finds invalid; when every violation of that request was put
     # apart above (Prism's form-array reading, a spec's unsatisfiable oneOf), so is the error.
-    put_apart = {v["request"] for v in form_arrays + overlapping} - {v.get("request") for v in violations}
-    invalid_for_prism = [r["name"] for r in results if r["isError"] and "UNPROCESSABLE_ENTITY" in text(r) and _request_of(r) in put_apart]
+    # (Prism's own problem document, or the spec's example of a 400/422 answer.)
+    put_apart = {v["request"] for v in form_arrays + overlapping + read_only} - {v.get("request") for v in violations}
+    invalid_for_prism = [r["name"] for r in results if r["isError"] and _request_of(r) in put_apart
+                         and ("UNPROCESSABLE_ENTITY" in text(r) or _status_of(r) in (400, 422))]
     explained = set(unanswered + [r["name"] for r in refused] + email_format + transport + invalid_for_prism)
     return {
         "tools": run["tools"],
@@ -108,6 +116,8 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         "request_violations": violations,
         "prism_form_arrays": form_arrays,
         "spec_one_of_overlap": overlapping,
+        "prism_read_only": read_only,
+        "prism_warnings": warnings,
         "invalid_for_prism": invalid_for_prism,
         # The same calls through the MCP Python SDK's Client (it checks structuredContent with jsonschema):
         # refusals, and tools whose outcome (result or error) differs from the TypeScript client's.
@@ -186,6 +196,9 @@ def split_form_array_violations(violations: list[dict[str, str]], exchanges: lis
         if (match := _FORM_ARRAY.match(violation["message"])) is not None:
             forms = [e for e in sent if e.request_type.startswith("application/x-www-form-urlencoded")]
             pairs = [dict(parse_qsl(e.request_body.decode("utf-8", "replace"), keep_blank_values=True)) for e in forms]
+            # multipart/form-data: one part per item, `name="..."` (Prism reads those the same way)
+            pairs += [{match["name"]: ""} for e in sent if e.request_type.startswith("multipart/form-data")
+                      and f'name="{match["name"]}"'.encode() in e.request_body]
         elif (match := _QUERY_ARRAY.match(violation["message"])) is not None and (violation.get("request"), match["name"]) in arrays_in_query:
             pairs = [dict(parse_qsl(urlsplit(e.target).query, keep_blank_values=True)) for e in sent]
         else:
@@ -222,6 +235,10 @@ def _strict_client_formats() -> Any:
     for name, rule in rules.items():
         checker.checks(name)(lambda value, rule=rule: not isinstance(value, str) or bool(rule(value)))
     return checker
+
+
+def _status_of(result: dict[str, Any]) -> int | None:
+    return (((result.get("meta") or {}).get("typed-mcp/source")) or {}).get("status")
 
 
 def _request_of(result: dict[str, Any]) -> str:
@@ -263,6 +280,56 @@ def split_ambiguous_one_of(
                 branches_matched = _branches_matched(schema, json.loads(sent[-1].request_body), match["name"])
         (ambiguous if branches_matched >= 2 else kept).append(violation)
     return kept, ambiguous
+
+
+_REQUIRED = re.compile(r"^Request body (?:property (?P<path>\S+) )?must have required property '(?P<name>[^']+)'$")
+
+
+def split_read_only_required(
+    violations: list[dict[str, str]], results: list[dict[str, Any]], spec: Path, project: Path
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """(violations, Prism requiring a readOnly property in a request). OpenAPI: a property that is
+    readOnly and required is required in responses only, and the tools leave readOnly properties
+    out of requests; Prism still requires them inside arrays (Cloudflare's rulesets: `rules[].version`,
+    `rules[].last_updated`). Put apart only when the spec's own schema, at that place, marks the
+    property readOnly."""
+    from generator.fidelity import spec_request_schema
+
+    tools = json.loads((project / "typed-mcp.json").read_text())["tools"]
+    operation_of = {_request_of(r): tools.get(r["name"], "") for r in results}
+    kept, read_only = [], []
+    for violation in violations:
+        match = _REQUIRED.match(violation["message"])
+        operation = operation_of.get(violation.get("request", ""))
+        schema = spec_request_schema(spec, operation, "application/json") if match and operation else None
+        node = _at(schema, (match["path"] or "").split(".") if match and match["path"] else []) if schema else None
+        prop = _at(node, [match["name"]], schema) if node is not None and match else None
+        (read_only if isinstance(prop, dict) and prop.get("readOnly") is True else kept).append(violation)
+    return kept, read_only
+
+
+def _at(node: Any, path: list[str], root: dict[str, Any] | None = None) -> Any:
+    """The schema at a dotted instance path (`rules.0`) in a JSON Schema made by `to_json_schema`."""
+    root = root if root is not None else node
+    defs = (root or {}).get("$defs", {})
+
+    def resolve(n: Any) -> Any:
+        for _ in range(32):
+            if not (isinstance(n, dict) and isinstance(n.get("$ref"), str)):
+                return n
+            n = defs.get(n["$ref"].rsplit("/", 1)[-1])
+        return n
+
+    node = resolve(node)
+    for step in path:
+        if not isinstance(node, dict):
+            return None
+        if step.isdigit() and "items" in node:
+            node = resolve(node["items"])
+            continue
+        parts = [node, *[resolve(p) for p in node.get("allOf", [])]]
+        node = next((resolve(p["properties"][step]) for p in parts if isinstance(p, dict) and step in (p.get("properties") or {})), None)
+    return node
 
 
 def _branches_matched(schema: dict[str, Any] | None, body: Any, name: str | None) -> int:

@@ -136,3 +136,21 @@ def test_an_array_query_parameter_inside_any_of_is_prisms_limitation():
     kept, limitation = split_form_array_violations(violations, sent)
     assert limitation == violations[:3] and kept == violations[3:]
     assert split_form_array_violations(violations, [])[0] == violations  # not sent as pairs: nothing is put apart
+
+
+def test_only_a_read_only_property_prism_requires_is_put_apart(tmp_path):
+    from generator.strict_run import split_read_only_required
+
+    rule = {"type": "object", "required": ["version", "action"], "properties": {
+        "version": {"type": "string", "readOnly": True}, "action": {"type": "string"}}}
+    body = {"type": "object", "properties": {"rules": {"type": "array", "items": {"$ref": "#/components/schemas/rule"}}}}
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": {"rule": rule}},
+                                "paths": {"/rulesets": {"post": {"requestBody": {"content": {"application/json": {"schema": body}}},
+                                                                 "responses": {"204": {"description": "ok"}}}}}}))
+    (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"create": "POST /rulesets"}}))
+    results = [{"name": "create", "meta": {"typed-mcp/source": {"method": "POST", "url": "http://h/rulesets"}}}]
+    violations = [{"message": "Request body property rules.0 must have required property 'version'", "request": "POST /rulesets"},
+                  {"message": "Request body property rules.0 must have required property 'action'", "request": "POST /rulesets"}]
+    kept, apart = split_read_only_required(violations, results, spec, tmp_path)
+    assert apart == violations[:1] and kept == violations[1:]  # `action` is not readOnly: leaving it out would be ours

@@ -98,7 +98,9 @@ SPEC = {
             {"name": "sort", "in": "query", "schema": {"type": "string", "format": "x\nevil", "enum": ["a"]}},
             # OpenAPI 3.1's nullable, as Airflow writes it: the type and format of the non-null branch stay.
             {"name": "asset_id", "in": "query", "schema": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
-            {"name": "after", "in": "query", "schema": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]}}])},
+            {"name": "after", "in": "query", "schema": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]}},
+            # Cloudflare's radar: an array of date-times.
+            {"name": "dateEnd", "in": "query", "schema": {"type": "array", "items": {"type": "string", "format": "date-time"}}}])},
         "/number": {"get": op("number", response={"type": "integer"})},
         # Twilio: relative references under `format: uri`.
         "/links": {"get": op("links", response={"type": "object", "required": ["uri"], "properties": {"uri": {"type": "string", "format": "uri"}}})},
@@ -236,6 +238,7 @@ async def test_multipart_raw_and_odd_paths(server_factory, monkeypatch):
             assert search["sid"]["pattern"] == "^AC[0-9a-f]{32}$"
             assert search["asset_id"]["anyOf"] == [{"type": "integer"}, {"type": "null"}]
             assert search["after"]["anyOf"] == [{"type": "string"}, {"type": "null"}] and search["after"]["format"] == "date-time"
+            assert search["date_end"]["anyOf"][0]["items"] == {"type": "string", "format": "date-time"}
             upload = await client.call_tool("upload", {"body": {"file": "hello file", "note": "n", "meta": {"at": "2024-01-01T00:00:00Z"}}})
             raw = await client.call_tool("put_raw", {"body": "/9j/4AAQ"})
             bad = await client.call_tool("put_raw", {"body": "not base64!"})

@@ -209,6 +209,8 @@ def test_synthesize():
     either = {"oneOf": [{"type": "integer"}, {"type": "string"}]}
     tool = {"type": "object", "properties": {"workflow_id": either, "body": {"type": "object", "properties": {"id": either}}}}
     assert synthesize_arguments(tool) == {"workflow_id": "abc", "body": {"id": 1}}
+    published = {"type": "object", "properties": {"workflow_id": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}}  # pydantic's `int | str`
+    assert synthesize_arguments(published) == {"workflow_id": "abc"}
 
 
 @pytest.fixture(scope="module")
