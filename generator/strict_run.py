@@ -309,7 +309,8 @@ def split_read_only_required(
 
 
 def _at(node: Any, path: list[str], root: dict[str, Any] | None = None) -> Any:
-    """The schema at a dotted instance path (`rules.0`) in a JSON Schema made by `to_json_schema`."""
+    """The schema at a dotted instance path (`rules.0`) in a JSON Schema made by `to_json_schema`,
+    looking through `$ref`s and into `allOf`/`anyOf`/`oneOf` parts (the first that has the step)."""
     root = root if root is not None else node
     defs = (root or {}).get("$defs", {})
 
@@ -320,15 +321,24 @@ def _at(node: Any, path: list[str], root: dict[str, Any] | None = None) -> Any:
             n = defs.get(n["$ref"].rsplit("/", 1)[-1])
         return n
 
-    node = resolve(node)
+    def parts(n: Any, depth: int = 0) -> list[dict[str, Any]]:
+        n = resolve(n)
+        if not isinstance(n, dict) or depth > 8:
+            return []
+        found = [n]
+        for key in ("allOf", "anyOf", "oneOf"):
+            for part in n.get(key) or []:
+                found += parts(part, depth + 1)
+        return found
+
     for step in path:
-        if not isinstance(node, dict):
+        candidates = parts(node)
+        if step.isdigit():
+            node = next((resolve(p["items"]) for p in candidates if isinstance(p.get("items"), dict)), None)
+        else:
+            node = next((resolve(p["properties"][step]) for p in candidates if step in (p.get("properties") or {})), None)
+        if node is None:
             return None
-        if step.isdigit() and "items" in node:
-            node = resolve(node["items"])
-            continue
-        parts = [node, *[resolve(p) for p in node.get("allOf", [])]]
-        node = next((resolve(p["properties"][step]) for p in parts if isinstance(p, dict) and step in (p.get("properties") or {})), None)
     return node
 
 

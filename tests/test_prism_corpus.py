@@ -154,3 +154,24 @@ def test_only_a_read_only_property_prism_requires_is_put_apart(tmp_path):
                   {"message": "Request body property rules.0 must have required property 'action'", "request": "POST /rulesets"}]
     kept, apart = split_read_only_required(violations, results, spec, tmp_path)
     assert apart == violations[:1] and kept == violations[1:]  # `action` is not readOnly: leaving it out would be ours
+
+
+def test_a_read_only_property_is_found_through_unions_and_nested_all_of(tmp_path):
+    """Cloudflare's rulesets: the rule is `allOf` inside `allOf`, the rules array's items a `oneOf`."""
+    from generator.strict_run import split_read_only_required
+
+    base = {"type": "object", "required": ["version"], "properties": {"version": {"type": "string", "readOnly": True}}}
+    rule = {"allOf": [{"allOf": [{"$ref": "#/components/schemas/base"}]}, {"properties": {"action": {"type": "string"}}}]}
+    body = {"allOf": [{"$ref": "#/components/schemas/rule"}, {"properties": {"rules": {"type": "array", "items": {
+        "oneOf": [{"$ref": "#/components/schemas/rule"}, {"type": "string"}]}}}}]}
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": {"base": base, "rule": rule}},
+                                "paths": {"/r": {"put": {"requestBody": {"content": {"application/json": {"schema": body}}},
+                                                         "responses": {"204": {"description": "ok"}}}}}}))
+    (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"put_r": "PUT /r"}}))
+    results = [{"name": "put_r", "meta": {"typed-mcp/source": {"method": "PUT", "url": "http://h/r"}}}]
+    violations = [{"message": "Request body must have required property 'version'", "request": "PUT /r"},
+                  {"message": "Request body property rules.0 must have required property 'version'", "request": "PUT /r"},
+                  {"message": "Request body property rules.0 must have required property 'action'", "request": "PUT /r"}]
+    kept, apart = split_read_only_required(violations, results, spec, tmp_path)
+    assert apart == violations[:2] and kept == violations[2:]
