@@ -178,7 +178,6 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
     import anyio
     import jsonschema
     from mcp import Client
-    from pydantic import TypeAdapter
 
     from generator.catalog import list_all_tools
     from generator.demo.process import HttpServer, Reply
@@ -193,6 +192,7 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
     server = server_module.build_server()
     api = importlib.import_module(f"{module}.upstream").api
     functions = {entry.name: entry.fn for entry in server_module.tool_entries()}
+    runtime = importlib.import_module(f"{module}._runtime")
 
     spec = load(spec_path)
     doc = normalize(spec)
@@ -225,7 +225,6 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
             return
         report.checked += 1
         model = get_args(functions[op.tool_name].__annotations__["return"])[1]
-        adapter = TypeAdapter(model)
         validator = jsonschema.Draft202012Validator(tool.output_schema)
         wrapped = tool.output_schema.get("required") == ["result"] and list(tool.output_schema.get("properties", {})) == ["result"] and model is not None and not _is_object_model(model)
         arguments = _arguments(tool.input_schema)
@@ -233,7 +232,7 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
             report.instances += 1
             structured = {"result": instance} if wrapped else instance
             try:
-                adapter.validate_json(json.dumps(instance), strict=True)  # exactly as the runtime validates
+                runtime.validate_strict(model, json.dumps(instance).encode())  # exactly as the server validates
                 report.model_ok += 1
             except Exception as exc:
                 report.reject(f"{op.tool_name}: model rejected {json.dumps(instance)[:120]}: {str(exc).splitlines()[0:3]}")
