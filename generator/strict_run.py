@@ -308,6 +308,15 @@ def split_read_only_required(
     return kept, read_only
 
 
+def _local(node: Any, defs: dict[str, Any]) -> Any:
+    """`node` with its `$ref`s into `$defs` (as `to_json_schema` writes them) followed."""
+    for _ in range(32):
+        if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
+            return node
+        node = defs.get(node["$ref"].rsplit("/", 1)[-1])
+    return node
+
+
 def _at(node: Any, path: list[str], root: dict[str, Any] | None = None) -> Any:
     """The schema at a dotted instance path (`rules.0`) in a JSON Schema made by `to_json_schema`,
     looking through `$ref`s and into `allOf`/`anyOf`/`oneOf` parts (the first that has the step)."""
@@ -315,11 +324,7 @@ def _at(node: Any, path: list[str], root: dict[str, Any] | None = None) -> Any:
     defs = (root or {}).get("$defs", {})
 
     def resolve(n: Any) -> Any:
-        for _ in range(32):
-            if not (isinstance(n, dict) and isinstance(n.get("$ref"), str)):
-                return n
-            n = defs.get(n["$ref"].rsplit("/", 1)[-1])
-        return n
+        return _local(n, defs)
 
     def parts(n: Any, depth: int = 0) -> list[dict[str, Any]]:
         n = resolve(n)
@@ -350,11 +355,7 @@ def _branches_matched(schema: dict[str, Any] | None, body: Any, name: str | None
     defs = (schema or {}).get("$defs", {})
 
     def resolve(node: Any) -> Any:
-        for _ in range(32):
-            if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
-                return node
-            node = defs.get(node["$ref"].rsplit("/", 1)[-1])
-        return node
+        return _local(node, defs)
 
     node, value = resolve(schema), body
     if name is not None:
