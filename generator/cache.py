@@ -1,9 +1,9 @@
 """A local cache for the two slow steps of a run: model generation and the tool catalog.
 
 Regenerating a big API when nothing changed (the drift check, `make generate` after a pull) would
-otherwise redo both: datamodel-code-generator takes about 5 s on GitHub's spec and registering
-1,200 tools with the MCP SDK about 10 s. An entry is found only by a key made of everything its
-result depends on: the step's exact input and the versions of the libraries that compute it, so a
+otherwise redo both: datamodel-code-generator takes about 5 s on GitHub's spec, and registering
+1,200 tools with the MCP SDK about 12 s of CPU. An entry is found only by a key made of everything
+its result depends on: the step's exact input and the versions of the libraries that compute it, so a
 hit gives the same bytes a fresh run would. The cache never changes the output, only its speed;
 entries live outside the project (default `~/.cache/typed-mcp`, or `TYPED_MCP_CACHE_DIR`), and a
 missing, unreadable or unwritable cache just means the work is done.

@@ -84,10 +84,11 @@ def build_models(doc: Document, plan: ApiPlan) -> Models:
         raise SpecError(f"model generation: could not settle class names after {MAX_RENAMES} renames", source=doc.origin)
     if BASE_IMPORT not in source:
         raise SpecError("model generation: the base model import is missing", source=doc.origin)
-    source, moved = _runtime_types(literals.canonical(source))
+    source, moved = _runtime_types(source)
     source = source.replace(BASE_IMPORT, f"from ._runtime import {', '.join(sorted([BASE_CLASS, *moved]))}\n", 1)
     source = HEADER + _strip_codegen_header(source)
-    tree = ast.parse(source)  # once: a big API's models take a good part of a second to parse
+    # Parsed once: a big API's models take a good part of a second to parse.
+    source, tree = literals.canonical_tree(source, ast.parse(source))
     models = Models(source=source, class_of={k: class_names[k] for k in plan.schemas}, modules=model_modules.split(source, HEADER, tree))
     defined = _read_classes(models, tree)
     missing = sorted(cls for cls in models.class_of.values() if cls not in defined)
@@ -219,7 +220,7 @@ def _runtime_types(source: str) -> tuple[str, list[str]]:
     from the runtime instead ("Date as date_aliased"), under the names the code already uses."""
     lines = source.splitlines(keepends=True)
     moved: list[str] = []
-    for node in ast.parse(source).body:
+    for node in _import_block(source, lines).body:
         if isinstance(node, ast.ImportFrom) and node.level == 0 and any((node.module, a.name) in RUNTIME_TYPES for a in node.names):
             keep = [a for a in node.names if (node.module, a.name) not in RUNTIME_TYPES]
             for alias in node.names:
@@ -230,6 +231,21 @@ def _runtime_types(source: str) -> tuple[str, list[str]]:
             text = ast.unparse(ast.ImportFrom(module=node.module, names=keep, level=0)) + "\n" if keep else ""
             lines[node.lineno - 1:node.end_lineno] = [text] + [""] * (node.end_lineno - node.lineno)
     return "".join(lines), moved
+
+
+def _import_block(source: str, lines: list[str]) -> ast.Module:
+    """The code generator's imports, parsed without the models after them (parsing a big API's
+    models costs most of a second); the whole source when an import comes later."""
+    end = 0
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(("#", "from ", "import ", " ", ")"))):
+        end += 1
+    head, rest = "".join(lines[:end]), "".join(lines[end:])
+    if re.search(r"^(from|import) ", rest, re.MULTILINE):
+        return ast.parse(source)
+    try:
+        return ast.parse(head)
+    except SyntaxError:  # the head stopped inside a statement
+        return ast.parse(source)
 
 
 def _strip_codegen_header(source: str) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,11 +16,11 @@ from generator.errors import OutputError, SpecError, StrictModeError
 from generator.ir import ApiPlan
 from generator.load import LoadedSpec, load
 from generator.models import build_models
-from generator.normalize import normalize
+from generator.normalize import Document, normalize
 from generator.plan import plan as build_plan
 from generator.render import render_package
-from generator.verify import check_catalog, tool_catalog
-from generator.write import MANIFEST, write_file_atomically, write_tree
+from generator.verify import CatalogWorkers, check_catalog
+from generator.write import MANIFEST, staged, write_file_atomically, write_files
 
 _PACKAGE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
@@ -95,6 +94,24 @@ def generate(
         first = api.skipped[0]
         raise StrictModeError(f"{len(api.skipped)} operation(s) would be skipped (--strict); first: {first.key}: {first.reason}")
     lap("plan")
+    # The workers that will list the tools start now: their SDK import overlaps model generation.
+    with CatalogWorkers(len(api.operations)) as workers:
+        files = _package_files(api, doc, spec, snapshot, version, step, lap)
+        step("writing")
+        # The catalog is listed from the staging folder of the output: its 3,000 files are written once.
+        with staged(out, files) as staging:
+            path = f"src/{api.module}/catalog.json"
+            files[path] = _catalog(api, files, staging / "src", workers, verify, step)
+            write_files(staging, {path: files[path]})
+    if snapshot is not None:
+        write_file_atomically(snapshot, spec.raw)
+    lap("catalog and write")
+    return Result(plan=api, spec=spec, files=files, timings=timings)
+
+
+def _package_files(api: ApiPlan, doc: Document, spec: LoadedSpec, snapshot: Path | None, version: str | None,
+                   step: Callable[[str], None], lap: Callable[[str], None]) -> dict[str, str | bytes]:
+    """Models and rendered files, each Python one checked to compile."""
     step(f"generating models for {len(api.schemas)} schemas")
     models = build_models(doc, api)
     lap("models")
@@ -112,33 +129,27 @@ def generate(
                 raise OutputError(f"internal error: generated {relative} line {exc.lineno} does not compile: {exc.msg}") from None
     files[MANIFEST] = manifest(api, spec, spec_name, version)
     lap("render")
+    return files
+
+
+def _catalog(api: ApiPlan, files: dict[str, str | bytes], src: Path, workers: CatalogWorkers, verify: bool,
+             step: Callable[[str], None]) -> str:
+    """`catalog.json` for the package whose sources are `files`, written out under `src`; checked."""
     sources = sorted((path, content) for path, content in files.items() if path.startswith("src/"))
     entry = cache.key("catalog", *(part for path, content in sources for part in (path, content)))
     packed = cache.get(entry)
-    if packed is None:
-        step("starting the generated server to list its tools")
-        with tempfile.TemporaryDirectory(prefix="typed-mcp-catalog-") as temp:
-            for relative, content in sources:
-                target = Path(temp) / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(content) if isinstance(content, str) else target.write_bytes(content)
-            tools = tool_catalog(Path(temp) / "src", api)
-        if verify:
-            check_catalog(tools, api)
-        packed = catalog.pack(tools)
-        cache.put(entry, packed)
-    else:
+    if packed is not None:
         step("the tool catalog of these exact sources is cached")
         if verify:
             check_catalog(json.loads(packed)["tools"], api)
-    files[f"src/{api.module}/catalog.json"] = packed
-    lap("catalog")
-    step("writing")
-    write_tree(out, files)
-    if snapshot is not None:
-        write_file_atomically(snapshot, spec.raw)
-    lap("write")
-    return Result(plan=api, spec=spec, files=files, timings=timings)
+        return packed
+    step(f"listing {len(api.operations)} tools with the MCP SDK")
+    tools = workers.tools(src, api.module, [op.tool_name for op in api.operations])
+    if verify:
+        check_catalog(tools, api)
+    packed = catalog.pack(tools)
+    cache.put(entry, packed)
+    return packed
 
 
 def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str) -> str:

@@ -1,4 +1,4 @@
-"""Post-generation step: import the rendered package in a fresh interpreter, register every tool
+"""Post-generation step: import the rendered package in fresh interpreters, register every tool
 the MCP SDK's own way, and list them through a real MCP client. The listing becomes the package's
 `catalog.json` (so the published schemas are exactly the SDK's), and is checked: a package that does
 not start, or a tool that lost its outputSchema, never replaces a good one."""
@@ -7,35 +7,46 @@ from __future__ import annotations
 
 import json
 import os
+import selectors
 import subprocess
 import sys
+import tempfile
+import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
 from generator.errors import TypedMcpError
 from generator.ir import ApiPlan
 
-_SCRIPT = r"""
-import anyio, json
+# A worker imports the SDK at once, while the generator is still writing the models; then it reads
+# the package's location, and after that one chunk of tool names per line. For each chunk it answers
+# one line: the chunk's tools as a real MCP client lists them from a server that registered them.
+# Tool and model modules stay imported from one chunk to the next.
+_WORKER = r"""
+import importlib, json, sys
+import anyio
 from mcp import Client
 from mcp.server import MCPServer
-from {module}.server import _register, tool_entry
-from {module}.tools import INDEX
 
-server = MCPServer(name="catalog")
-for index, name in enumerate(INDEX):
-    if index % {shards} == {shard}:
-        _register(server, tool_entry(name))  # exactly as the package's eager server registers it
+where = json.loads(sys.stdin.readline())
+sys.path.insert(0, where["src"])
+package = importlib.import_module(where["module"] + ".server")
 
-async def main():
+async def listed(server):
     async with Client(server) as client:
-        listed = await client.list_tools()
-    tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
-    print("{marker}" + json.dumps(tools, ensure_ascii=False, separators=(",", ":")))
+        return (await client.list_tools()).tools
 
-anyio.run(main)
+for line in sys.stdin:
+    server = MCPServer(name="catalog")
+    for name in json.loads(line):
+        package._register(server, package.tool_entry(name))  # exactly as the package's eager server registers it
+    tools = anyio.run(listed, server)
+    print("{marker}" + json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
+                                  ensure_ascii=False, separators=(",", ":")), flush=True)
 """
-SHARD_MIN_TOOLS = 200  # below this, one process is faster than several imports of the package
+PARALLEL_MIN_TOOLS = 200  # below this, one process is faster than several imports of the package
+CHUNK = 8  # tools per request to a worker: small enough to keep the workers evenly busy
 
 
 class VerifyError(TypedMcpError):
@@ -53,27 +64,110 @@ def result_line(stdout: str) -> Any:
     raise TypedMcpError(f"a child process printed no result: {stdout.strip()[-300:]!r}")
 
 
-def tool_catalog(src: Path, plan: ApiPlan, *, timeout: float = 1200) -> list[dict[str, Any]]:
-    """The package's tools/list result: its tools, as JSON objects."""
-    env = {**os.environ, "PYTHONPATH": str(src) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    # Registering a tool the SDK's way costs milliseconds (argument model, output schema): big APIs
-    # are registered in parallel shards, one per core, and the listings interleaved back in order.
-    shards = max(1, min(os.cpu_count() or 1, 4)) if len(plan.operations) >= SHARD_MIN_TOOLS else 1
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _SCRIPT.format(module=plan.module, shard=shard, shards=shards, marker=RESULT_MARKER)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=src,
-        )
-        for shard in range(shards)
-    ]
-    listings = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=timeout)
-        if proc.returncode != 0:
-            last = (err.strip().splitlines() or ["no output"])[-1]
-            raise VerifyError(f"the generated package does not start: {last}")
-        listings.append(result_line(out))
-    return [listings[index % shards][index // shards] for index in range(sum(len(listing) for listing in listings))]
+class CatalogWorkers:
+    """Fresh interpreters that register a generated package's tools the MCP SDK's way and list them.
+
+    Registering a tool costs milliseconds (argument model, output schema), so a big API is spread
+    over one worker per core (at most 4). Workers are started before the models exist, so the SDK
+    import overlaps model generation, and they take small chunks of tools in turn, so the slowest
+    one finishes at most a chunk after the others. Use as a context manager: leaving it stops them.
+    """
+
+    def __init__(self, tool_count: int) -> None:
+        count = max(1, min(os.cpu_count() or 1, 4)) if tool_count >= PARALLEL_MIN_TOOLS else 1
+        self._stderr = [tempfile.TemporaryFile() for _ in range(count)]  # a file: a chatty worker never blocks
+        self._procs = [
+            subprocess.Popen(
+                [sys.executable, "-B", "-c", _WORKER.format(marker=RESULT_MARKER)],  # -B: no __pycache__ in the output
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, encoding="utf-8",
+            )
+            for err in self._stderr
+        ]
+        self.chunks_done = [0] * count
+
+    def __enter__(self) -> CatalogWorkers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    stream.close()
+        for err in self._stderr:
+            err.close()
+
+    def tools(self, src: Path, module: str, names: list[str], *, timeout: float = 1200) -> list[dict[str, Any]]:
+        """The tools/list result for `names` (in that order) of the package `module` in `src`, as JSON
+        objects. Once per set of workers: they keep the package imported."""
+        if not names:
+            return []
+        deadline = time.monotonic() + timeout
+        chunks = [names[i:i + CHUNK] for i in range(0, len(names), CHUNK)]
+        results: list[list[dict[str, Any]] | None] = [None] * len(chunks)
+        # Each worker walks its own contiguous share of the tools (neighbours share models, so it
+        # imports fewer of them); one that runs out takes chunks from the far end of the largest share.
+        share = -(-len(chunks) // len(self._procs))
+        pending = [deque(range(start, min(start + share, len(chunks)))) for start in range(0, share * len(self._procs), share)]
+        working: dict[int, int] = {}  # worker -> chunk
+        with selectors.DefaultSelector() as selector:
+            for worker, proc in enumerate(self._procs):
+                self._send(worker, {"src": str(src), "module": module})
+                selector.register(proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
+                self._next(worker, pending, chunks, working)
+            while working:
+                ready = selector.select(timeout=max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    raise VerifyError(f"listing the generated package's tools took longer than {timeout:.0f} s")
+                for key, _ in ready:
+                    worker = key.data
+                    results[working.pop(worker)] = self._result(worker)
+                    self.chunks_done[worker] += 1
+                    self._next(worker, pending, chunks, working)
+        return [tool for chunk in results for tool in chunk or []]
+
+    def _result(self, worker: int) -> Any:
+        # Read up to the result line, not just one line: lines the SDK may log before it would
+        # otherwise sit in the stream's buffer, where the selector cannot see them.
+        stdout = self._procs[worker].stdout
+        assert stdout is not None
+        for line in iter(stdout.readline, ""):
+            if line.startswith(RESULT_MARKER):
+                return json.loads(line[len(RESULT_MARKER):])
+        raise VerifyError(f"the generated package does not start: {self._last_error(worker)}")
+
+    def _send(self, worker: int, message: Any) -> None:
+        stdin = self._procs[worker].stdin
+        assert stdin is not None
+        try:
+            stdin.write(json.dumps(message) + "\n")
+            stdin.flush()
+        except BrokenPipeError:
+            raise VerifyError(f"the generated package does not start: {self._last_error(worker)}") from None
+
+    def _next(self, worker: int, pending: list[deque[int]], chunks: list[list[str]], working: dict[int, int]) -> None:
+        own = pending[worker]
+        if own:
+            chunk = own.popleft()
+        else:
+            largest = max(pending, key=len)
+            if not largest:
+                return
+            chunk = largest.pop()
+        working[worker] = chunk
+        self._send(worker, chunks[chunk])
+
+    def _last_error(self, worker: int) -> str:
+        self._procs[worker].wait()
+        err = self._stderr[worker]
+        err.seek(0)
+        lines = err.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1] if lines else f"exit code {self._procs[worker].returncode}"
 
 
 def check_catalog(tools: list[dict[str, Any]], plan: ApiPlan) -> None:

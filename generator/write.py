@@ -6,9 +6,11 @@ failure at any point leaves the target exactly as it was.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from generator.errors import OutputError
@@ -17,6 +19,14 @@ MANIFEST = "typed-mcp.json"
 
 
 def write_tree(out: Path, files: dict[str, str | bytes]) -> None:
+    with staged(out, files):
+        pass
+
+
+@contextlib.contextmanager
+def staged(out: Path, files: dict[str, str | bytes]) -> Iterator[Path]:
+    """Write `files` to a staging folder beside `out` and yield it (the caller may add files);
+    then swap it in for `out`. If anything fails, `out` stays exactly as it was."""
     out = out.resolve()
     if out.exists() and not out.is_dir():
         raise OutputError(f"{out}: exists and is not a folder")
@@ -29,18 +39,23 @@ def write_tree(out: Path, files: dict[str, str | bytes]) -> None:
     except OSError as exc:
         raise OutputError(f"{parent}: cannot write ({exc.strerror})") from None
     try:
-        for relative, content in sorted(files.items()):
-            target = staging / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                target.write_bytes(content)
-            else:
-                with open(target, "w", encoding="utf-8", newline="\n") as handle:
-                    handle.write(content)
+        write_files(staging, files)
+        yield staging
         swap_in(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def write_files(folder: Path, files: dict[str, str | bytes]) -> None:
+    for relative, content in sorted(files.items()):
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            with open(target, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(content)
 
 
 def swap_in(staging: Path, out: Path) -> None:

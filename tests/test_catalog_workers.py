@@ -1,0 +1,65 @@
+"""The workers that list a generated package's tools: every tool in the planned order, whatever
+worker registered it; a package that cannot start or hangs is refused with its reason."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from generator import verify
+from generator.verify import CatalogWorkers, VerifyError
+from support import REPO
+from test_scale import pages
+
+WEATHER = REPO / "generated" / "weather-mcp"
+
+
+def test_several_workers_list_exactly_what_one_server_lists(monkeypatch):
+    src = WEATHER / "src"
+    names = [tool["name"] for tool in json.loads((src / "weather_mcp" / "catalog.json").read_text())["tools"]]
+    monkeypatch.setattr(verify, "PARALLEL_MIN_TOOLS", 1)
+    monkeypatch.setattr(verify, "CHUNK", 1)
+    monkeypatch.setattr(verify.os, "cpu_count", lambda: 3)
+    with CatalogWorkers(len(names)) as workers:
+        listed = workers.tools(src, "weather_mcp", list(reversed(names)))
+        done = workers.chunks_done
+    assert len(done) == 3 and all(done) and sum(done) == len(names)  # each worker took a share
+    sys.path.insert(0, str(src))
+    try:
+        from weather_mcp.server import build_server
+
+        eager = anyio.run(pages, build_server(eager=True))[0]
+    finally:
+        sys.path.remove(str(src))
+    assert listed == list(reversed(eager))  # the order asked for, the SDK's own listing
+
+
+def _package(root: Path, server_py: str) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "server.py").write_text(server_py)
+    return root
+
+
+def test_a_package_that_does_not_start_is_refused_with_its_error(tmp_path):
+    src = _package(tmp_path, "raise RuntimeError('the models module is broken')\n")
+    with CatalogWorkers(1) as workers, pytest.raises(VerifyError, match="does not start: RuntimeError: the models module is broken"):
+        workers.tools(src, "pkg", ["a", "b"])
+
+
+def test_a_tool_that_fails_to_register_is_refused_with_its_error(tmp_path):
+    src = _package(tmp_path, "def tool_entry(name):\n    raise TypeError(f'no output schema for {name}')\n\ndef _register(server, entry):\n    pass\n")
+    with CatalogWorkers(1) as workers, pytest.raises(VerifyError, match="TypeError: no output schema for a"):
+        workers.tools(src, "pkg", ["a"])
+
+
+def test_a_hanging_package_is_stopped_at_the_timeout(tmp_path):
+    src = _package(tmp_path, "import time\ndef tool_entry(name):\n    time.sleep(60)\n\ndef _register(server, entry):\n    pass\n")
+    workers = CatalogWorkers(1)
+    with workers, pytest.raises(VerifyError, match="longer than 2 s"):
+        workers.tools(src, "pkg", ["a"], timeout=2)
+    assert all(proc.poll() is not None for proc in workers._procs)  # stopped, not left running
