@@ -61,6 +61,10 @@ TYPED_MCP = REPO / ".venv" / "bin" / "typed-mcp"
 FASTMCP_VENV = BENCH / ".venv-fastmcp"
 FASTMCP_PYTHON = FASTMCP_VENV / "bin" / "python"
 FASTMCP_VERSION = "4.2.3"  # latest 4.x on PyPI when this was written (`pip index versions fastmcp`)
+# The generation peer named by the issue: a client generator (not MCP), timed on the same spec in the
+# same runs, interleaved with typed-mcp's, so both see the same machine (its load varies by 20%).
+OPC_VENV = BENCH / ".venv-openapi-python-client"
+OPC_VERSION = "0.29.1"  # latest on PyPI when this was written
 FASTMCP_SERVER = BENCH / "fastmcp_server.py"
 INPROC = BENCH / "inproc_calls.py"
 
@@ -105,21 +109,19 @@ def quantile(values: list[float], q: float) -> float:
 # --------------------------------------------------------------------------------------------
 
 
-def ensure_fastmcp_venv() -> str:
-    """Create bench/.venv-fastmcp with fastmcp==FASTMCP_VERSION (only when missing); return the version."""
-    probe = [str(FASTMCP_PYTHON), "-c", "import fastmcp; print(fastmcp.__version__)"]
-    if FASTMCP_PYTHON.exists():
+def ensure_venv(venv: Path, package: str, version: str) -> str:
+    """Create `venv` with package==version (only when missing or different); return the version."""
+    python = venv / "bin" / "python"
+    probe = [str(python), "-c", f"import importlib.metadata as m; print(m.version({package!r}))"]
+    if python.exists():
         found = subprocess.run(probe, capture_output=True, text=True)
-        if found.returncode == 0 and found.stdout.strip() == FASTMCP_VERSION:
-            return FASTMCP_VERSION
+        if found.returncode == 0 and found.stdout.strip() == version:
+            return version
     else:
-        log(f"creating {FASTMCP_VENV}")
-        subprocess.run([sys.executable, "-m", "venv", str(FASTMCP_VENV)], check=True)
-    log(f"pip install fastmcp=={FASTMCP_VERSION} into {FASTMCP_VENV}")
-    subprocess.run(
-        [str(FASTMCP_PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"fastmcp=={FASTMCP_VERSION}"],
-        check=True,
-    )
+        log(f"creating {venv}")
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    log(f"pip install {package}=={version} into {venv}")
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{package}=={version}"], check=True)
     return subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
 
 
@@ -395,7 +397,20 @@ GENERATION_LABELS = {
     "fresh": "typed-mcp generate (fresh folder, no cache)",
     "regenerate": "regenerate, nothing changed (no cache)",
     "regenerate cached": "regenerate, nothing changed (cache of the previous run)",
+    "peer": "openapi-python-client generate (a client, not MCP; omits responses it cannot type)",
 }
+
+
+def generate_peer(spec: Path) -> Measured:
+    """openapi-python-client on the same spec (its default post-hooks: ruff check --fix, ruff format), timed."""
+    out = WORK / "openapi-python-client-out"
+    shutil.rmtree(out, ignore_errors=True)
+    tool = OPC_VENV / "bin" / "openapi-python-client"
+    result = run_measured([str(tool), "generate", "--path", str(spec), "--output-path", str(out), "--meta", "none"],
+                          env={"PATH": f"{OPC_VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"})
+    if result.returncode != 0 or not out.is_dir():
+        raise RuntimeError(f"openapi-python-client exited {result.returncode}: {result.stderr.strip()[-2000:]}")
+    return result
 
 
 def measure_generation(spec: Path, out: Path, package: str, runs: int) -> dict[str, Any]:
@@ -411,6 +426,8 @@ def measure_generation(spec: Path, out: Path, package: str, runs: int) -> dict[s
             generate(spec, out, package, fresh=False, cache=True)  # fills the cache, not timed
         log(f"regenerate {spec.name} unchanged, cached (run {run + 1}/{runs})")
         results["regenerate cached"].append(generate(spec, out, package, fresh=False, cache=True))
+        log(f"openapi-python-client generate {spec.name} (run {run + 1}/{runs})")
+        results["peer"].append(generate_peer(spec))
     summary = {
         name: {"seconds": median([m.seconds for m in ms]), "peak_rss_kb": median([m.peak_rss_kb for m in ms]), "samples_s": [round(m.seconds, 2) for m in ms]}
         for name, ms in results.items()
@@ -702,18 +719,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--operation", default=DEFAULT_CALL_OPERATION, help='argument-less GET called in-process (default "GET /emojis")')
     parser.add_argument("--scaling-sizes", default=",".join(map(str, SCALING_SIZES)), help="synthetic spec sizes; empty to skip")
     parser.add_argument("--json", type=Path, help="also write the raw results as JSON here")
+    parser.add_argument("--generation-only", action="store_true", help="only the generation table (typed-mcp and openapi-python-client)")
     args = parser.parse_args(argv)
 
     spec = args.spec.resolve()
     WORK.mkdir(parents=True, exist_ok=True)
     machine = machine_info()
-    fastmcp_version = ensure_fastmcp_venv()
+    fastmcp_version = ensure_venv(FASTMCP_VENV, "fastmcp", FASTMCP_VERSION)
+    machine["openapi-python-client"] = ensure_venv(OPC_VENV, "openapi-python-client", OPC_VERSION)
     machine["FastMCP"] = fastmcp_version
     package = re.sub(r"[^a-z0-9]+", "-", spec.stem.lower()).strip("-")[:40].strip("-") + "-mcp"
     package_dir = WORK / package
     started = time.monotonic()
 
     gen = measure_generation(spec, package_dir, package, args.runs)
+    generation_table = (f"Generation of {spec.name} ({gen['summary_line'][0] if gen['summary_line'] else ''})", GENERATION_HEADER, generation_rows(gen))
+    if args.generation_only:
+        machine["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        title = f"typed-mcp generate vs openapi-python-client on {spec.name} (medians of {args.runs} runs)"
+        print_tables(title, [generation_table], [])
+        if args.markdown:
+            args.markdown.write_text(markdown(title, machine, [generation_table], []), encoding="utf-8")
+        return 0
     from generator.demo.process import HttpServer, Reply
 
     with HttpServer() as upstream:
@@ -728,7 +755,7 @@ def main(argv: list[str] | None = None) -> int:
     title = f"typed-mcp vs FastMCP {fastmcp_version} from_openapi on {spec.name} (medians of {args.runs} runs)"
     tables = [
         ("Servers (stdio, MCP Python SDK client; in-process rows via Client(server))", COMPARISON_HEADER, comparison_rows(stdio, inproc)),
-        (f"Generation of {spec.name} ({gen['summary_line'][0] if gen['summary_line'] else ''})", GENERATION_HEADER, generation_rows(gen)),
+        generation_table,
     ]
     if scaling:
         tables.append(("Scaling on synthetic OpenAPI 3.0 specs", SCALING_HEADER, scaling_rows(scaling)))

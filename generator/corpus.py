@@ -164,8 +164,8 @@ def _strict_calls(spec: Path, out: Path, module: str) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"}
     summary: dict[str, Any] = {"tools": run["tools"], "ok": run["ok"], "schemas_compiled": run["schemas_compiled"]}
     for key in ("schema_failures", "protocol_errors", "raised", "prism_cannot_answer", "off_spec", "email_format", "transport_failures",
-                "other_errors", "model_stricter", "request_violations", "prism_form_arrays", "spec_one_of_overlap", "prism_read_only", "invalid_for_prism",
-                "prism_warnings", "python_refused",
+                "other_errors", "model_stricter", "request_violations", "prism_form_arrays", "spec_one_of_overlap", "prism_read_only", "spec_unsatisfiable",
+                "invalid_for_prism", "prism_warnings", "python_refused",
                 "python_disagrees"):
         summary[key] = len(run[key])
         if run[key]:
@@ -194,9 +194,10 @@ def strict_cell(strict: dict[str, Any] | None) -> str:
     explained = [f"{strict[k]} {label}" for k, label in (("prism_cannot_answer", "no Prism answer"), ("off_spec", "answers the spec itself refuses"),
                                                          ("email_format", "email refusals"), ("transport_failures", "unusable answers"),
                                                          ("other_errors", "other errors"),
-                                                         ("prism_form_arrays", "form arrays Prism misreads"),
+                                                         ("prism_form_arrays", "form fields Prism misreads"),
                                                          ("spec_one_of_overlap", "bodies valid for several oneOf branches"),
                                                          ("prism_read_only", "readOnly properties Prism requires"),
+                                                         ("spec_unsatisfiable", "spec contradictions no request avoids"),
                                                          ("invalid_for_prism", "refused by Prism for those")) if strict.get(k)]
     return text + (f" ({', '.join(explained)})" if explained else "")
 

@@ -279,6 +279,23 @@ def spec_request_schema(spec_path: str | Path, operation: str, content_type: str
     return _content_schema(doc, op.get("requestBody"), content_type)
 
 
+def spec_parameter_schema(spec_path: str | Path, operation: str, where: str, name: str) -> dict[str, Any] | None:
+    """The spec's own schema (as JSON Schema) of the parameter `name` in `where` (path, query,
+    header (any case), cookie) of `operation`; the operation's own declaration wins over its path's."""
+    doc = _document(str(spec_path))
+    method, path = operation.split(" ", 1)
+    item = (doc.data.get("paths") or {}).get(path) or {}
+    op = item.get(method.lower()) if isinstance(item.get(method.lower()), dict) else {}
+    for raw in [*(op.get("parameters") or []), *(item.get("parameters") or [])]:
+        parameter, _ = doc.deref(raw, "#")
+        declared = parameter.get("name") if isinstance(parameter, dict) else None
+        same = declared == name or (where == "header" and isinstance(declared, str) and declared.lower() == name.lower())
+        if same and parameter.get("in") == where:
+            schema = parameter.get("schema")
+            return to_json_schema(doc, schema) if isinstance(schema, dict) else None
+    return None
+
+
 def _spec_operation(spec_path: str | Path, operation: str) -> tuple[Any, dict[str, Any]]:
     doc = _document(str(spec_path))
     method, path = operation.split(" ", 1)

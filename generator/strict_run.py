@@ -49,10 +49,12 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
       Protocols` for Docker's connection-hijacking endpoints), reported as an error result;
     - other_errors: anything else (a bug, until explained);
     - request_violations: what Prism found wrong with the requests it received, except what is put
-      apart with proof: prism_form_arrays (Prism reads repeated `name=value` pairs as one string),
+      apart with proof: prism_form_arrays (Prism reads repeated `name=value` pairs, and multipart
+      JSON parts, as strings),
       spec_one_of_overlap (the body is valid for several branches of the spec's oneOf), prism_read_only
-      (Prism requires a readOnly property in a request), and invalid_for_prism (Prism's 400/422 for
-      requests whose only violations are those);
+      (Prism requires a readOnly property in a request), spec_unsatisfiable (the spec's schema
+      contradicts itself there: see `split_unsatisfiable`), and invalid_for_prism (Prism's 400/422
+      for requests whose only violations are those);
     - python_refused / python_disagrees: the MCP Python SDK client refused a result, or saw another
       outcome than the TypeScript client.
     """
@@ -75,6 +77,7 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     violations, form_arrays = split_form_array_violations([v for v in logged if v["severity"] == "error"], proxy.exchanges)
     violations, overlapping = split_ambiguous_one_of(violations, results, proxy.exchanges, spec, src.parent)
     violations, read_only = split_read_only_required(violations, results, spec, src.parent)
+    violations, unsatisfiable = split_unsatisfiable(violations, results, proxy.exchanges, spec, src.parent)
 
     def text(r: dict[str, Any]) -> str:
         return r.get("text") or ""
@@ -93,7 +96,7 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     # Prism answers 422 to a request it finds invalid; when every violation of that request was put
     # apart above (Prism's form-array reading, a spec's unsatisfiable oneOf), so is the error.
     # (Prism's own problem document, or the spec's example of a 400/422 answer.)
-    put_apart = {v["request"] for v in form_arrays + overlapping + read_only} - {v.get("request") for v in violations}
+    put_apart = {v["request"] for v in form_arrays + overlapping + read_only + unsatisfiable} - {v.get("request") for v in violations}
     invalid_for_prism = [r["name"] for r in results if r["isError"] and _request_of(r) in put_apart
                          and ("UNPROCESSABLE_ENTITY" in text(r) or _status_of(r) in (400, 422))]
     explained = set(unanswered + [r["name"] for r in refused] + email_format + transport + invalid_for_prism)
@@ -117,6 +120,7 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         "prism_form_arrays": form_arrays,
         "spec_one_of_overlap": overlapping,
         "prism_read_only": read_only,
+        "spec_unsatisfiable": unsatisfiable,
         "prism_warnings": warnings,
         "invalid_for_prism": invalid_for_prism,
         # The same calls through the MCP Python SDK's Client (it checks structuredContent with jsonschema):
@@ -175,6 +179,7 @@ def recording_proxy(target: str) -> Iterator[RecordingProxy]:
 
 
 _FORM_ARRAY = re.compile(r"^Request body property (?P<name>\S+) must be array$")
+_FORM_OBJECT = re.compile(r"^Request body property (?P<name>\S+) must be (?:object|array)$")
 _QUERY_ARRAY = re.compile(r"^Request query parameter (?P<name>\S+) must (?P<what>be array|be null|match a schema in anyOf|match exactly one schema in oneOf)$")
 
 
@@ -182,8 +187,10 @@ def split_form_array_violations(violations: list[dict[str, str]], exchanges: lis
     """(violations, Prism's own array limitations). An array property of a form body goes on the wire
     as repeated keys (OpenAPI's default: style form, explode true: `tag=a&tag=b`), and Prism reads one
     or more repeated keys as a string (stoplightio/prism#2473, fix proposed in #2654); an array query
-    parameter inside `anyOf` is read as a string too. Such a violation is put apart only when the
-    request really sent that field as `name=value` pairs; anything else stays a violation."""
+    parameter inside `anyOf` is read as a string too. A multipart part holding JSON (OpenAPI's default
+    for an object or array property, sent with `content-type: application/json`) stays a string too:
+    Prism's multipart reader keeps every part's text and ignores its content type. Such a violation
+    is put apart only when the request really sent that field that way; anything else stays one."""
     from urllib.parse import parse_qsl, urlsplit
 
     kept, limitation = [], []
@@ -199,12 +206,30 @@ def split_form_array_violations(violations: list[dict[str, str]], exchanges: lis
             # multipart/form-data: one part per item, `name="..."` (Prism reads those the same way)
             pairs += [{match["name"]: ""} for e in sent if e.request_type.startswith("multipart/form-data")
                       and f'name="{match["name"]}"'.encode() in e.request_body]
+        elif (match := _FORM_OBJECT.match(violation["message"])) is not None:
+            pairs = [{match["name"]: ""} for e in sent if e.request_type.startswith("multipart/form-data")
+                     and _json_part(e.request_body, e.request_type, match["name"])]
         elif (match := _QUERY_ARRAY.match(violation["message"])) is not None and (violation.get("request"), match["name"]) in arrays_in_query:
             pairs = [dict(parse_qsl(urlsplit(e.target).query, keep_blank_values=True)) for e in sent]
         else:
             pairs = []
         (limitation if match and any(match["name"] in p for p in pairs) else kept).append(violation)
     return kept, limitation
+
+
+def _json_part(body: bytes, content_type: str, name: str) -> bool:
+    """Whether a multipart/form-data body has a part `name` sent as JSON holding an object or array."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    message = BytesParser(policy=HTTP).parsebytes(f"content-type: {content_type}\r\n\r\n".encode() + body)
+    for part in message.iter_parts() if message.is_multipart() else []:
+        if part.get_param("name", header="content-disposition") == name and part.get_content_type() == "application/json":
+            try:
+                return isinstance(json.loads(part.get_payload(decode=True) or b""), (dict, list))
+            except ValueError:
+                return False
+    return False
 
 
 @functools.lru_cache(maxsize=1)
@@ -306,6 +331,68 @@ def split_read_only_required(
         prop = _at(node, [match["name"]], schema) if node is not None and match else None
         (read_only if isinstance(prop, dict) and prop.get("readOnly") is True else kept).append(violation)
     return kept, read_only
+
+
+_ENUM = re.compile(r"^Request (?:body property (?P<prop>\S+)|(?P<where>query|path|header|cookie) parameter (?P<param>\S+)) must be equal to one of the allowed values")
+_OBJECT_BODY = re.compile(r"^Request body must be (?:object|array)$")
+_CONTENT_TYPES = re.compile(r"^Supported content types: (?P<types>.+)$")
+
+
+def split_unsatisfiable(
+    violations: list[dict[str, str]], results: list[dict[str, Any]], exchanges: list[Exchange], spec: Path, project: Path
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """(violations, those no request could avoid because the spec contradicts itself). Put apart,
+    with the spec's own schema as proof, only: an `enum` none of whose values has the declared type
+    (Zoom's `type: string, enum: [1, 2]`, GitLab's `type: array` with an enum of strings), an object
+    schema declared for a body whose media type has no structure (Docker's `application/octet-stream`
+    with `type: object`: a validator reads such a body as text), and a `Content-Type` header
+    parameter fixed to another media type than the request body's (Docker's `POST /build`: header
+    `application/x-tar`, body `application/octet-stream`; the request sent the header's)."""
+    from urllib.parse import urlsplit
+
+    from generator.fidelity import spec_parameter_schema, spec_request_schema
+
+    tools = json.loads((project / "typed-mcp.json").read_text())["tools"]
+    operation_of = {_request_of(r): tools.get(r["name"], "") for r in results}
+    kept, unsatisfiable = [], []
+    for violation in violations:
+        operation = operation_of.get(violation.get("request", ""))
+        method, _, path = violation.get("request", "").partition(" ")
+        sent = [e for e in exchanges if e.method == method and urlsplit(e.target).path == path]
+        proof = False
+        if operation and (match := _ENUM.match(violation["message"])) is not None:
+            if match["prop"]:
+                root = spec_request_schema(spec, operation, sent[-1].request_type) if sent else None
+                node = _at(root, match["prop"].split(".")) if root else None
+            else:
+                root = node = spec_parameter_schema(spec, operation, match["where"], match["param"])
+            proof = node is not None and _enum_contradicts_type(node, root)
+        elif operation and (match := _CONTENT_TYPES.match(violation["message"])) is not None and sent:
+            media = sent[-1].request_type.split(";")[0].strip().lower()
+            header = spec_parameter_schema(spec, operation, "header", "Content-Type") or {}
+            fixed = header.get("const", (header.get("enum") or [None])[0] if len(header.get("enum") or []) == 1 else None)
+            proof = fixed == media and media not in [t.strip().lower() for t in match["types"].split(",")]
+        elif operation and _OBJECT_BODY.match(violation["message"]) and sent:
+            media = sent[-1].request_type.split(";")[0].strip().lower()
+            schema = spec_request_schema(spec, operation, media)
+            structured = "json" in media or media in ("application/x-www-form-urlencoded", "multipart/form-data")
+            proof = not structured and isinstance(schema, dict) and schema.get("type") in ("object", "array")
+        (unsatisfiable if proof else kept).append(violation)
+    return kept, unsatisfiable
+
+
+def _enum_contradicts_type(node: Any, root: Any) -> bool:
+    """Whether a schema's `enum` lists no value that the rest of the schema accepts."""
+    import jsonschema
+
+    node = _local(node, (root or {}).get("$defs", {}))
+    values = node.get("enum") if isinstance(node, dict) else None
+    if not isinstance(values, list) or not values:
+        return False
+    rest = {k: v for k, v in node.items() if k not in ("enum", "const", "default", "example", "examples")}
+    if "$defs" in (root or {}):
+        rest["$defs"] = root["$defs"]
+    return not any(jsonschema.Draft202012Validator(rest).is_valid(value) for value in values)
 
 
 def _local(node: Any, defs: dict[str, Any]) -> Any:

@@ -11,7 +11,7 @@ import pytest
 
 from generator import corpus
 from generator.strict_run import strict_run_against_prism
-from support import CORPUS, generate
+from support import CORPUS, REPO, generate
 from test_corpus import SMALL
 
 
@@ -175,3 +175,75 @@ def test_a_read_only_property_is_found_through_unions_and_nested_all_of(tmp_path
                   {"message": "Request body property rules.0 must have required property 'action'", "request": "PUT /r"}]
     kept, apart = split_read_only_required(violations, results, spec, tmp_path)
     assert apart == violations[:2] and kept == violations[2:]
+
+
+def test_a_json_part_of_a_multipart_body_is_prisms_limitation():
+    """Prism keeps every multipart part as text: an object sent as a JSON part (OpenAPI's default
+    for an object property) reads as a string there. Only such a part is put apart."""
+    from generator.strict_run import Exchange, split_form_array_violations
+
+    src = str(REPO / "generated" / "weather-mcp" / "src")
+    sys.path.insert(0, src)
+    try:
+        runtime = importlib.import_module("weather_mcp._runtime")  # the generated runtime encodes the body
+    finally:
+        sys.path.remove(src)
+    body, content_type = runtime.encode_multipart({"file": b"data", "expires_after": {"anchor": "created_at", "seconds": 3600},
+                                                   "purpose": "batch", "ranges": [{"from": 1}]})
+    sent = [Exchange("POST", "/files", 422, "application/json", b"{}", content_type, body)]
+    violations = [{"message": f"Request body property {name} must be {what}", "request": "POST /files"}
+                  for name, what in (("expires_after", "object"), ("ranges", "array"), ("purpose", "object"), ("missing", "object"))]
+    kept, limitation = split_form_array_violations(violations, sent)
+    assert limitation == violations[:2] and kept == violations[2:]  # text parts and absent ones stay violations
+    as_json = [Exchange("POST", "/files", 422, "application/json", b"{}", "application/json", b'{"expires_after": "x"}')]
+    assert split_form_array_violations(violations[:1], as_json)[0] == violations[:1]
+
+
+def test_only_what_the_spec_itself_makes_unsatisfiable_is_put_apart(tmp_path):
+    from generator.strict_run import Exchange, split_unsatisfiable
+
+    def op(parameters=(), body=None, media="application/json"):
+        operation = {"parameters": list(parameters), "responses": {"204": {"description": "ok"}}}
+        if body is not None:
+            operation["requestBody"] = {"content": {media: {"schema": body}}}
+        return operation
+
+    form = {"type": "object", "properties": {"sources": {"type": "array", "enum": ["github", "git"], "items": {"type": "string"}},
+                                              "mode": {"type": "string", "enum": ["x", "y"]}}}
+    paths = {
+        "/sip/{tspid}": {"get": op([{"name": "tspid", "in": "path", "required": True, "schema": {"type": "string", "enum": [1, 2]}},
+                                    {"name": "kind", "in": "query", "schema": {"type": "string", "enum": ["a", "b"]}}])},
+        "/settings": {"put": op(body=form, media="application/x-www-form-urlencoded")},
+        "/connect": {"post": op(body={"type": "object", "properties": {"Container": {"type": "string"}}}, media="application/octet-stream")},
+        "/create": {"post": op(body={"type": "object", "properties": {"Name": {"type": "string"}}})},
+        "/build": {"post": op([{"name": "Content-type", "in": "header", "schema": {"type": "string", "enum": ["application/x-tar"]}}],
+                              body={"type": "string", "format": "binary"}, media="application/octet-stream")},
+        "/load": {"post": op(body={"type": "string", "format": "binary"}, media="application/octet-stream")},
+    }
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": paths}))
+    tools = {"sip": "GET /sip/{tspid}", "settings": "PUT /settings", "connect": "POST /connect", "create": "POST /create",
+             "build": "POST /build", "load": "POST /load"}
+    (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": tools}))
+    results = [{"name": name, "meta": {"typed-mcp/source": {"method": op.split()[0], "url": "http://h" + op.split()[1].replace("{tspid}", "1")}}}
+               for name, op in tools.items()]
+    sent = [Exchange("GET", "/sip/1?kind=c", 422, "application/json", b"{}"),
+            Exchange("PUT", "/settings", 422, "application/json", b"{}", "application/x-www-form-urlencoded", b"sources=git&mode=z"),
+            Exchange("POST", "/connect", 422, "application/json", b"{}", "application/octet-stream", b'{"Container": "c"}'),
+            Exchange("POST", "/create", 422, "application/json", b"{}", "application/json", b"[]"),
+            Exchange("POST", "/build", 422, "application/json", b"{}", "application/x-tar", b"tar"),
+            Exchange("POST", "/load", 422, "application/json", b"{}", "application/x-tar", b"tar")]
+    unsatisfiable = [
+        {"message": "Request path parameter tspid must be equal to one of the allowed values: 1, 2", "request": "GET /sip/1"},
+        {"message": "Request body property sources must be equal to one of the allowed values: github, git", "request": "PUT /settings"},
+        {"message": "Request body must be object", "request": "POST /connect"},
+        {"message": "Supported content types: application/octet-stream", "request": "POST /build"},
+    ]
+    ours = [
+        {"message": "Request query parameter kind must be equal to one of the allowed values: a, b", "request": "GET /sip/1"},
+        {"message": "Request body property mode must be equal to one of the allowed values: x, y", "request": "PUT /settings"},
+        {"message": "Request body must be object", "request": "POST /create"},
+        {"message": "Supported content types: application/octet-stream", "request": "POST /load"},  # no header says x-tar
+    ]
+    kept, apart = split_unsatisfiable(ours + unsatisfiable, results, sent, spec, tmp_path)
+    assert apart == unsatisfiable and kept == ours
