@@ -281,7 +281,8 @@ def spec_request_schema(spec_path: str | Path, operation: str, content_type: str
 
 def spec_parameter_schema(spec_path: str | Path, operation: str, where: str, name: str) -> dict[str, Any] | None:
     """The spec's own schema (as JSON Schema) of the parameter `name` in `where` (path, query,
-    header (any case), cookie) of `operation`; the operation's own declaration wins over its path's."""
+    header, cookie; path and header names in any case) of `operation`; the operation's own
+    declaration wins over its path's."""
     doc = _document(str(spec_path))
     method, path = operation.split(" ", 1)
     item = (doc.data.get("paths") or {}).get(path) or {}
@@ -289,7 +290,8 @@ def spec_parameter_schema(spec_path: str | Path, operation: str, where: str, nam
     for raw in [*(op.get("parameters") or []), *(item.get("parameters") or [])]:
         parameter, _ = doc.deref(raw, "#")
         declared = parameter.get("name") if isinstance(parameter, dict) else None
-        same = declared == name or (where == "header" and isinstance(declared, str) and declared.lower() == name.lower())
+        # Prism names path parameters and headers in lower case.
+        same = declared == name or (where in ("header", "path") and isinstance(declared, str) and declared.lower() == name.lower())
         if same and parameter.get("in") == where:
             schema = parameter.get("schema")
             return to_json_schema(doc, schema) if isinstance(schema, dict) else None

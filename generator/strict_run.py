@@ -180,6 +180,7 @@ def recording_proxy(target: str) -> Iterator[RecordingProxy]:
 
 _FORM_ARRAY = re.compile(r"^Request body property (?P<name>\S+) must be array$")
 _FORM_OBJECT = re.compile(r"^Request body property (?P<name>\S+) must be (?:object|array)$")
+_FORM_REQUIRED = re.compile(r"^Request body must have required property '(?P<name>[^']+)'$")
 _QUERY_ARRAY = re.compile(r"^Request query parameter (?P<name>\S+) must (?P<what>be array|be null|match a schema in anyOf|match exactly one schema in oneOf)$")
 
 
@@ -189,8 +190,10 @@ def split_form_array_violations(violations: list[dict[str, str]], exchanges: lis
     or more repeated keys as a string (stoplightio/prism#2473, fix proposed in #2654); an array query
     parameter inside `anyOf` is read as a string too. A multipart part holding JSON (OpenAPI's default
     for an object or array property, sent with `content-type: application/json`) stays a string too:
-    Prism's multipart reader keeps every part's text and ignores its content type. Such a violation
-    is put apart only when the request really sent that field that way; anything else stays one."""
+    Prism's multipart reader keeps every part's text and ignores its content type. And Prism's form
+    reader keeps only the fields the schema declares under `properties`, so a required field that is
+    only listed in `required` (Box's `grant_type`) reads as missing. Such a violation is put apart
+    only when the request really sent that field that way; anything else stays one."""
     from urllib.parse import parse_qsl, urlsplit
 
     kept, limitation = [], []
@@ -204,6 +207,11 @@ def split_form_array_violations(violations: list[dict[str, str]], exchanges: lis
             forms = [e for e in sent if e.request_type.startswith("application/x-www-form-urlencoded")]
             pairs = [dict(parse_qsl(e.request_body.decode("utf-8", "replace"), keep_blank_values=True)) for e in forms]
             # multipart/form-data: one part per item, `name="..."` (Prism reads those the same way)
+            pairs += [{match["name"]: ""} for e in sent if e.request_type.startswith("multipart/form-data")
+                      and f'name="{match["name"]}"'.encode() in e.request_body]
+        elif (match := _FORM_REQUIRED.match(violation["message"])) is not None:
+            forms = [e for e in sent if e.request_type.startswith("application/x-www-form-urlencoded")]
+            pairs = [dict(parse_qsl(e.request_body.decode("utf-8", "replace"), keep_blank_values=True)) for e in forms]
             pairs += [{match["name"]: ""} for e in sent if e.request_type.startswith("multipart/form-data")
                       and f'name="{match["name"]}"'.encode() in e.request_body]
         elif (match := _FORM_OBJECT.match(violation["message"])) is not None:

@@ -211,7 +211,7 @@ def test_only_what_the_spec_itself_makes_unsatisfiable_is_put_apart(tmp_path):
     form = {"type": "object", "properties": {"sources": {"type": "array", "enum": ["github", "git"], "items": {"type": "string"}},
                                               "mode": {"type": "string", "enum": ["x", "y"]}}}
     paths = {
-        "/sip/{tspid}": {"get": op([{"name": "tspid", "in": "path", "required": True, "schema": {"type": "string", "enum": [1, 2]}},
+        "/sip/{tspId}": {"get": op([{"name": "tspId", "in": "path", "required": True, "schema": {"type": "string", "enum": [1, 2]}},
                                     {"name": "kind", "in": "query", "schema": {"type": "string", "enum": ["a", "b"]}}])},
         "/settings": {"put": op(body=form, media="application/x-www-form-urlencoded")},
         "/connect": {"post": op(body={"type": "object", "properties": {"Container": {"type": "string"}}}, media="application/octet-stream")},
@@ -222,10 +222,10 @@ def test_only_what_the_spec_itself_makes_unsatisfiable_is_put_apart(tmp_path):
     }
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": paths}))
-    tools = {"sip": "GET /sip/{tspid}", "settings": "PUT /settings", "connect": "POST /connect", "create": "POST /create",
+    tools = {"sip": "GET /sip/{tspId}", "settings": "PUT /settings", "connect": "POST /connect", "create": "POST /create",
              "build": "POST /build", "load": "POST /load"}
     (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": tools}))
-    results = [{"name": name, "meta": {"typed-mcp/source": {"method": op.split()[0], "url": "http://h" + op.split()[1].replace("{tspid}", "1")}}}
+    results = [{"name": name, "meta": {"typed-mcp/source": {"method": op.split()[0], "url": "http://h" + op.split()[1].replace("{tspId}", "1")}}}
                for name, op in tools.items()]
     sent = [Exchange("GET", "/sip/1?kind=c", 422, "application/json", b"{}"),
             Exchange("PUT", "/settings", 422, "application/json", b"{}", "application/x-www-form-urlencoded", b"sources=git&mode=z"),
@@ -247,3 +247,18 @@ def test_only_what_the_spec_itself_makes_unsatisfiable_is_put_apart(tmp_path):
     ]
     kept, apart = split_unsatisfiable(ours + unsatisfiable, results, sent, spec, tmp_path)
     assert apart == unsatisfiable and kept == ours
+
+
+def test_a_required_form_field_that_was_sent_is_prisms_limitation():
+    """Prism's form reader keeps only the fields declared under `properties`: Box's revoke body lists
+    `grant_type` in `required` only, so Prism calls it missing even when it was sent."""
+    from generator.strict_run import Exchange, split_form_array_violations
+
+    violations = [{"message": "Request body must have required property 'grant_type'", "request": "POST /oauth2/revoke"},
+                  {"message": "Request body must have required property 'token'", "request": "POST /oauth2/revoke"}]
+    sent = [Exchange("POST", "/oauth2/revoke", 400, "application/json", b"{}", "application/x-www-form-urlencoded",
+                     b"client_id=abc&grant_type=abc")]
+    kept, limitation = split_form_array_violations(violations, sent)
+    assert limitation == violations[:1] and kept == violations[1:]  # `token` was not sent: that one is ours
+    as_json = [Exchange("POST", "/oauth2/revoke", 400, "application/json", b"{}", "application/json", b'{"grant_type": "abc"}')]
+    assert split_form_array_violations(violations, as_json)[0] == violations
