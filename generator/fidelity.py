@@ -305,6 +305,11 @@ def _spec_operation(spec_path: str | Path, operation: str) -> tuple[Any, dict[st
     return doc, op if isinstance(op, dict) else {}
 
 
+def media_type(content_type: str) -> str:
+    """`application/json` of `Application/JSON; charset=utf-8`."""
+    return content_type.split(";")[0].strip().lower()
+
+
 def _content_schema(doc: Any, raw: Any, content_type: str) -> dict[str, Any] | None:
     from generator.plan import _is_json
 
@@ -312,7 +317,7 @@ def _content_schema(doc: Any, raw: Any, content_type: str) -> dict[str, Any] | N
     content = holder.get("content") if isinstance(holder, dict) else None
     if not isinstance(content, dict):
         return None
-    media = content_type.split(";")[0].strip().lower()
+    media = media_type(content_type)
     chosen = content.get(media) or next((c for m, c in content.items() if _is_json(m) or m == "*/*"), None)
     schema = chosen.get("schema") if isinstance(chosen, dict) else None
     return to_json_schema(doc, schema) if isinstance(schema, dict) else None

@@ -201,17 +201,11 @@ def split_form_array_violations(violations: list[dict[str, str]], exchanges: lis
     # update_mask) is not deserialized by Prism at all, which then reads `update_mask=a` as a string.
     arrays_in_query = {(v.get("request"), m["name"]) for v in violations if (m := _QUERY_ARRAY.match(v["message"])) and m["what"] == "be array"}
     for violation in violations:
-        method, _, path = violation.get("request", "").partition(" ")
-        sent = [e for e in exchanges if e.method == method and urlsplit(e.target).path == path]
-        if (match := _FORM_ARRAY.match(violation["message"])) is not None:
+        sent = _sent_for(violation.get("request", ""), exchanges)
+        if (match := _FORM_ARRAY.match(violation["message"]) or _FORM_REQUIRED.match(violation["message"])) is not None:
             forms = [e for e in sent if e.request_type.startswith("application/x-www-form-urlencoded")]
             pairs = [dict(parse_qsl(e.request_body.decode("utf-8", "replace"), keep_blank_values=True)) for e in forms]
             # multipart/form-data: one part per item, `name="..."` (Prism reads those the same way)
-            pairs += [{match["name"]: ""} for e in sent if e.request_type.startswith("multipart/form-data")
-                      and f'name="{match["name"]}"'.encode() in e.request_body]
-        elif (match := _FORM_REQUIRED.match(violation["message"])) is not None:
-            forms = [e for e in sent if e.request_type.startswith("application/x-www-form-urlencoded")]
-            pairs = [dict(parse_qsl(e.request_body.decode("utf-8", "replace"), keep_blank_values=True)) for e in forms]
             pairs += [{match["name"]: ""} for e in sent if e.request_type.startswith("multipart/form-data")
                       and f'name="{match["name"]}"'.encode() in e.request_body]
         elif (match := _FORM_OBJECT.match(violation["message"])) is not None:
@@ -270,6 +264,20 @@ def _strict_client_formats() -> Any:
     return checker
 
 
+def _sent_for(request: str, exchanges: list[Exchange]) -> list[Exchange]:
+    """The recorded exchanges of a request "METHOD /path" (as a violation names it, or `_request_of`)."""
+    from urllib.parse import urlsplit
+
+    method, _, path = request.partition(" ")
+    return [e for e in exchanges if e.method == method and urlsplit(e.target).path == path]
+
+
+def _operations_by_request(results: list[dict[str, Any]], project: Path) -> dict[str, str]:
+    """"METHOD /path" as sent -> the spec's operation ("GET /pets/{id}") of the tool that sent it."""
+    tools = json.loads((project / "typed-mcp.json").read_text())["tools"]
+    return {_request_of(r): tools.get(r["name"], "") for r in results}
+
+
 def _status_of(result: dict[str, Any]) -> int | None:
     return (((result.get("meta") or {}).get("typed-mcp/source")) or {}).get("status")
 
@@ -294,17 +302,13 @@ def split_ambiguous_one_of(
     `configuration` bodies overlap the same way. Put apart only when the recorded body, checked
     against the spec's schema, matches two branches or more (a body that matches none stays a
     violation: that one would be ours)."""
-    from urllib.parse import urlsplit
-
     from generator.fidelity import spec_request_schema
 
-    tools = json.loads((project / "typed-mcp.json").read_text())["tools"]
-    operation_of = {_request_of(r): tools.get(r["name"], "") for r in results}
+    operation_of = _operations_by_request(results, project)
     kept, ambiguous = [], []
     for violation in violations:
         match = _ONE_OF.match(violation["message"])
-        method, _, path = violation.get("request", "").partition(" ")
-        sent = [e for e in exchanges if e.method == method and urlsplit(e.target).path == path and "json" in e.request_type]
+        sent = [e for e in _sent_for(violation.get("request", ""), exchanges) if "json" in e.request_type]
         operation = operation_of.get(violation.get("request", ""))
         branches_matched = 0
         if match and sent and operation:
@@ -328,8 +332,7 @@ def split_read_only_required(
     property readOnly."""
     from generator.fidelity import spec_request_schema
 
-    tools = json.loads((project / "typed-mcp.json").read_text())["tools"]
-    operation_of = {_request_of(r): tools.get(r["name"], "") for r in results}
+    operation_of = _operations_by_request(results, project)
     kept, read_only = [], []
     for violation in violations:
         match = _REQUIRED.match(violation["message"])
@@ -356,17 +359,17 @@ def split_unsatisfiable(
     with `type: object`: a validator reads such a body as text), and a `Content-Type` header
     parameter fixed to another media type than the request body's (Docker's `POST /build`: header
     `application/x-tar`, body `application/octet-stream`; the request sent the header's)."""
-    from urllib.parse import urlsplit
+    from generator.fidelity import (
+        media_type,
+        spec_parameter_schema,
+        spec_request_schema,
+    )
 
-    from generator.fidelity import spec_parameter_schema, spec_request_schema
-
-    tools = json.loads((project / "typed-mcp.json").read_text())["tools"]
-    operation_of = {_request_of(r): tools.get(r["name"], "") for r in results}
+    operation_of = _operations_by_request(results, project)
     kept, unsatisfiable = [], []
     for violation in violations:
         operation = operation_of.get(violation.get("request", ""))
-        method, _, path = violation.get("request", "").partition(" ")
-        sent = [e for e in exchanges if e.method == method and urlsplit(e.target).path == path]
+        sent = _sent_for(violation.get("request", ""), exchanges)
         proof = False
         if operation and (match := _ENUM.match(violation["message"])) is not None:
             if match["prop"]:
@@ -376,12 +379,12 @@ def split_unsatisfiable(
                 root = node = spec_parameter_schema(spec, operation, match["where"], match["param"])
             proof = node is not None and _enum_contradicts_type(node, root)
         elif operation and (match := _CONTENT_TYPES.match(violation["message"])) is not None and sent:
-            media = sent[-1].request_type.split(";")[0].strip().lower()
+            media = media_type(sent[-1].request_type)
             header = spec_parameter_schema(spec, operation, "header", "Content-Type") or {}
             fixed = header.get("const", (header.get("enum") or [None])[0] if len(header.get("enum") or []) == 1 else None)
             proof = fixed == media and media not in [t.strip().lower() for t in match["types"].split(",")]
         elif operation and _OBJECT_BODY.match(violation["message"]) and sent:
-            media = sent[-1].request_type.split(";")[0].strip().lower()
+            media = media_type(sent[-1].request_type)
             schema = spec_request_schema(spec, operation, media)
             structured = "json" in media or media in ("application/x-www-form-urlencoded", "multipart/form-data")
             proof = not structured and isinstance(schema, dict) and schema.get("type") in ("object", "array")
@@ -467,16 +470,12 @@ def judge_answer(spec: Path, project: Path, result: dict[str, Any], exchanges: l
     """Why the server refused an upstream answer: "off-spec: ..." when the spec's own response
     schema refuses the answer too, else "model stricter than the spec: ..." (or why it could not
     be judged, which counts as unexplained)."""
-    from urllib.parse import urlsplit
-
     import jsonschema
 
     from generator.fidelity import spec_response_schema
 
-    source = ((result.get("meta") or {}).get("typed-mcp/source")) or {}
     operation = json.loads((project / "typed-mcp.json").read_text())["tools"].get(result["name"], "")
-    url = urlsplit(source.get("url") or "")
-    sent = [e for e in exchanges if e.method == source.get("method") and urlsplit(e.target).path == url.path]
+    sent = _sent_for(_request_of(result), exchanges)
     if not operation or not sent:
         return "not judged: the upstream answer was not recorded"
     answer = sent[-1]

@@ -18,11 +18,6 @@ from generator.errors import OutputError
 MANIFEST = "typed-mcp.json"
 
 
-def write_tree(out: Path, files: dict[str, str | bytes]) -> None:
-    with staged(out, files):
-        pass
-
-
 @contextlib.contextmanager
 def staged(out: Path, files: dict[str, str | bytes]) -> Iterator[Path]:
     """Write `files` to a staging folder beside `out` and yield it (the caller may add files);
