@@ -39,13 +39,13 @@ def split(source: str, file_header: str, tree: ast.Module | None = None) -> Mode
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.append(node)
-        elif (name := _defined_name(node)) is not None:
+        elif (name := defined_name(node)) is not None:
             classes[name] = node
-        elif (rebuilt := _rebuilt_class(node)) in classes:
+        elif (rebuilt := rebuilt_class(node)) in classes:
             rebuilds.setdefault(rebuilt, []).append(node)
         else:  # the code generator wrote something this step does not know how to place
             raise OutputError(f"internal error: unexpected statement in the generated models: {ast.unparse(node)[:120]}")
-    uses = {name: _names_in([node, *rebuilds.get(name, [])]) for name, node in classes.items()}
+    uses = {name: names_in([node, *rebuilds.get(name, [])]) for name, node in classes.items()}
     groups = _strongly_connected(list(classes), {name: sorted(uses[name] & classes.keys() - {name}) for name in classes})
 
     module_of: dict[str, str] = {}
@@ -81,7 +81,7 @@ def split(source: str, file_header: str, tree: ast.Module | None = None) -> Mode
     return ModelModules(imported=imported, sources=sources, module_of=module_of)
 
 
-def _defined_name(node: ast.stmt) -> str | None:
+def defined_name(node: ast.stmt) -> str | None:
     """The name a top-level class or single-name assignment defines."""
     if isinstance(node, ast.ClassDef):
         return node.name
@@ -92,7 +92,7 @@ def _defined_name(node: ast.stmt) -> str | None:
     return None
 
 
-def _rebuilt_class(node: ast.stmt) -> str | None:
+def rebuilt_class(node: ast.stmt) -> str | None:
     """`X` for a statement `X.model_rebuild()`."""
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
         func = node.value.func
@@ -101,7 +101,7 @@ def _rebuilt_class(node: ast.stmt) -> str | None:
     return None
 
 
-def _names_in(nodes: Iterable[ast.AST]) -> set[str]:
+def names_in(nodes: Iterable[ast.AST]) -> set[str]:
     """Every identifier a class uses, including those inside string (forward) annotations."""
     found: set[str] = set()
     for node in nodes:

@@ -3,21 +3,24 @@
 Every model is open to extra fields (`extra="allow"`), nested and inline ones too: an API that adds
 a field must never break a strict MCP client. Class names are chosen here, not by the code
 generator, so the tools can refer to them. Which classes are `RootModel`s (lists, scalars,
-unions, maps) is read back from the generated code with `ast`, never by importing it.
+unions, maps) is read back from the generated code with `ast`, never by importing it. A big API's
+schemas are generated in two parts at once (model_parts).
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import json
 import logging
 import re
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator import cache, literals, model_modules, names, repairs
+from generator import cache, literals, model_modules, model_parts, names, repairs
 from generator.errors import SpecError
 from generator.ir import ApiPlan
 from generator.normalize import Document
@@ -54,34 +57,31 @@ class Models:
         return self.root_names.get(cls, {cls})
 
 
-def build_models(doc: Document, plan: ApiPlan) -> Models:
+def build_models(doc: Document, plan: ApiPlan, *, split: bool | None = None, cores_free: Callable[[], None] = lambda: None) -> Models:
+    """The models of `plan`'s schemas. A big API's are generated in two processes at once, in two
+    parts (`split`; default: when it is big and the machine has two cores or more, see model_parts).
+    `cores_free` is called as soon as the code generator leaves a core idle: at once when it runs
+    here alone, after both parts when split."""
     components = dict((doc.data.get("components") or {}).get("schemas") or {})
-    reachable = _reachable_components(doc, plan)
+    reachable = _reachable_components(doc, plan.schemas.values())
     schemas: dict[str, Any] = {name: components[name] for name in components if name in reachable}
     for key, value in plan.schemas.items():
         if isinstance(value, dict):
             schemas[key] = value
     schemas = repairs.repair(schemas, doc.resolve_pointer)
     class_names = _class_names(list(schemas))
-    document = {
-        "openapi": doc.data.get("openapi", "3.0.3"),
-        "info": {"title": "models", "version": "0"},
-        "paths": {},
-        "components": {**(doc.data.get("components") or {}), "schemas": schemas},
-    }
     if not schemas:
         return Models(source=HEADER, class_of={}, modules=model_modules.split("", HEADER))
     source = None
-    for _ in range(MAX_RENAMES):
-        try:
-            source = _run_codegen(document, {f"#/components/schemas/{_escape(k)}": v for k, v in class_names.items()}, doc.origin)
-            break
-        except _NameTaken as taken:
-            # The code generator gave an inline model the name we wanted for a component: take another.
-            key = next(k for k, v in class_names.items() if v == taken.name)
-            class_names[key] = f"{taken.name}{names.short_hash(key, 6).upper()}"
-    if source is None:
-        raise SpecError(f"model generation: could not settle class names after {MAX_RENAMES} renames", source=doc.origin)
+    if split if split is not None else model_parts.should_split(len(schemas)):
+        with model_parts.CodegenProcess() as helper:  # started first: it imports the code generator meanwhile
+            halves = model_parts.halves(list(plan.schemas), lambda keys: len(_part_schemas(doc, plan, schemas, keys)))
+            slices = [part for part in (_part_schemas(doc, plan, schemas, keys) for keys in halves) if part]
+            with contextlib.suppress(model_parts.MergeError):
+                source = _settle_names(doc, slices, class_names, helper)
+    cores_free()
+    if source is None:  # a small API, or parts that cannot be merged: one run here
+        source = _settle_names(doc, [schemas], class_names, None)
     if BASE_IMPORT not in source:
         raise SpecError("model generation: the base model import is missing", source=doc.origin)
     source, moved = _runtime_types(source)
@@ -120,12 +120,14 @@ def _class_names(keys: list[str]) -> dict[str, str]:
     return {key: name if counts[name] == 1 else f"{name}{names.short_hash(key, 6).upper()}" for key, name in wanted.items()}
 
 
-def _reachable_components(doc: Document, plan: ApiPlan) -> set[str]:
-    """Component schemas reachable from the operations' schemas: only those become classes."""
+def _reachable_components(doc: Document, roots: Iterable[Any]) -> set[str]:
+    """Component schemas reachable from `roots` (the operations' schemas or pointers to them): only
+    those become classes."""
     found: set[str] = set()
     seen_refs: set[str] = set()
-    stack: list[Any] = [doc.resolve_pointer(v) if isinstance(v, str) else v for v in plan.schemas.values()]
-    stack += [v for v in plan.schemas.values() if isinstance(v, str)]
+    roots = list(roots)
+    stack: list[Any] = [doc.resolve_pointer(v) if isinstance(v, str) else v for v in roots]
+    stack += [v for v in roots if isinstance(v, str)]
     while stack:
         node = stack.pop()
         if isinstance(node, str):  # a pointer to a component schema
@@ -145,14 +147,72 @@ def _reachable_components(doc: Document, plan: ApiPlan) -> set[str]:
     return found
 
 
-def _run_codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) -> str:
-    entry = cache.key("models", json.dumps(document, ensure_ascii=False, default=repr), json.dumps(name_map, ensure_ascii=False))
-    cached = cache.get(entry)
-    if cached is not None:
-        return cached
-    source = _codegen(document, name_map, origin)
-    cache.put(entry, source)
-    return source
+def _part_schemas(doc: Document, plan: ApiPlan, schemas: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    """The (repaired) schemas one part generates: its operations' schemas and the components they reach."""
+    reachable = _reachable_components(doc, (plan.schemas[k] for k in keys))
+    wanted = reachable | {k for k in keys if isinstance(plan.schemas[k], dict)}
+    return {name: schema for name, schema in schemas.items() if name in wanted}
+
+
+def _settle_names(doc: Document, slices: list[dict[str, Any]], class_names: dict[str, str], helper: model_parts.CodegenProcess | None) -> str:
+    for _ in range(MAX_RENAMES):
+        try:
+            return _generate(doc, slices, class_names, helper)
+        except _NameTaken as taken:
+            # The code generator gave an inline model the name we wanted for a component: take another.
+            key = next(k for k, v in class_names.items() if v == taken.name)
+            class_names[key] = f"{taken.name}{names.short_hash(key, 6).upper()}"
+    raise SpecError(f"model generation: could not settle class names after {MAX_RENAMES} renames", source=doc.origin)
+
+
+def _generate(doc: Document, slices: list[dict[str, Any]], class_names: dict[str, str], helper: model_parts.CodegenProcess | None) -> str:
+    """The code generator's source for the schemas, cut in `slices`: with two, the second is
+    generated by `helper` while this process generates the first, and the two are merged (raises
+    model_parts.MergeError if they cannot be)."""
+    jobs = [_job(doc, part, class_names) for part in slices]
+    keys = [cache.key("models", json.dumps(job["document"], ensure_ascii=False, default=repr), json.dumps(job["name_map"], ensure_ascii=False))
+            for job in jobs]
+    answers: list[dict[str, Any] | None] = [None if (hit := cache.get(k)) is None else {"source": hit} for k in keys]
+    todo = [i for i, answer in enumerate(answers) if answer is None]
+    if helper is not None and len(todo) == 2:
+        helper.send(jobs[todo[1]])
+        answers[todo[0]] = codegen_job(jobs[todo[0]])
+        answers[todo[1]] = helper.answer()
+    else:
+        for i in todo:
+            answers[i] = codegen_job(jobs[i])
+    sources = []
+    for key, answer in zip(keys, answers):
+        assert answer is not None
+        if "taken" in answer:
+            raise _NameTaken(answer["taken"])
+        if "error" in answer:
+            raise SpecError(answer["error"], source=doc.origin)
+        cache.put(key, answer["source"])
+        sources.append(answer["source"])
+    return sources[0] if len(sources) == 1 else model_parts.merge(*sources, set(class_names.values()))
+
+
+def _job(doc: Document, schemas: dict[str, Any], class_names: dict[str, str]) -> dict[str, Any]:
+    document = {
+        "openapi": doc.data.get("openapi", "3.0.3"),
+        "info": {"title": "models", "version": "0"},
+        "paths": {},
+        "components": {**(doc.data.get("components") or {}), "schemas": schemas},
+    }
+    name_map = {f"#/components/schemas/{_escape(k)}": class_names[k] for k in schemas}
+    return {"document": document, "name_map": name_map, "origin": doc.origin}
+
+
+def codegen_job(job: dict[str, Any]) -> dict[str, Any]:
+    """One part's answer, as JSON: `source`, or the class name the code generator `taken`, or an `error`.
+    Run here or in a model generator process (model_parts)."""
+    try:
+        return {"source": _codegen(job["document"], job["name_map"], job["origin"])}
+    except _NameTaken as taken:
+        return {"taken": taken.name}
+    except SpecError as exc:
+        return {"error": exc.message}
 
 
 def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) -> str:

@@ -108,9 +108,10 @@ def generate(
         first = api.skipped[0]
         raise StrictModeError(f"{len(api.skipped)} operation(s) would be skipped (--strict); first: {first.key}: {first.reason}")
     lap("plan")
-    # The workers that will list the tools start now: their SDK import overlaps model generation.
+    # The workers that will list the tools start as soon as model generation leaves a core idle:
+    # their SDK import overlaps the rest of it.
     with CatalogWorkers(len(api.operations)) as workers:
-        files = _package_files(api, doc, spec, snapshot, version, step, lap)
+        files = _package_files(api, doc, spec, snapshot, version, step, lap, workers.start)
         step("writing")
         # The catalog is listed from the staging folder of the output: its 3,000 files are written once.
         with staged(out, files) as staging:
@@ -124,10 +125,10 @@ def generate(
 
 
 def _package_files(api: ApiPlan, doc: Document, spec: LoadedSpec, snapshot: Path | None, version: str | None,
-                   step: Callable[[str], None], lap: Callable[[str], None]) -> dict[str, str | bytes]:
+                   step: Callable[[str], None], lap: Callable[[str], None], cores_free: Callable[[], None]) -> dict[str, str | bytes]:
     """Models and rendered files, each Python one checked to compile."""
     step(f"generating models for {len(api.schemas)} schemas")
-    models = build_models(doc, api)
+    models = build_models(doc, api, cores_free=cores_free)
     lap("models")
     step(f"rendering {len(api.operations)} tools")
     spec_name = snapshot.name if snapshot else Path(spec.origin).name

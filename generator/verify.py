@@ -28,9 +28,30 @@ from generator.ir import ApiPlan
 _WORKER = r"""
 import gc, importlib, json, sys
 import anyio
+import pydantic
+import pydantic.json_schema
 from mcp.server import MCPServer
 
 gc.set_threshold({gc_threshold}, 50, 1000)
+
+# Two shortcuts that change how fast schemas are made, never what they are (the catalog tests compare
+# with what the eager server lists through a Client). pydantic encodes every `None` default through a
+# new TypeAdapter; and the SDK derives the output schema of a model again for each tool returning it.
+_encode_default = pydantic.json_schema.GenerateJsonSchema.encode_default
+pydantic.json_schema.GenerateJsonSchema.encode_default = lambda self, dft: None if dft is None else _encode_default(self, dft)
+_json_schema, _schemas = pydantic.TypeAdapter.json_schema, {{}}
+def _memo_json_schema(self, **options):
+    try:
+        key = (self._type, tuple(sorted(options.items())))
+        hash(key)
+    except (AttributeError, TypeError):
+        return _json_schema(self, **options)
+    if getattr(self, "_config", None) is not None:
+        return _json_schema(self, **options)
+    if key not in _schemas:
+        _schemas[key] = json.dumps(_json_schema(self, **options))
+    return json.loads(_schemas[key])  # a copy: the caller may change it
+pydantic.TypeAdapter.json_schema = _memo_json_schema
 
 where = json.loads(sys.stdin.readline())
 sys.path.insert(0, where["src"])
@@ -71,14 +92,23 @@ class CatalogWorkers:
     """Fresh interpreters that register a generated package's tools the MCP SDK's way and list them.
 
     Registering a tool costs milliseconds (argument model, output schema), so a big API is spread
-    over one worker per core (at most 4). Workers are started before the models exist, so the SDK
-    import overlaps model generation, and they take small chunks of tools in turn, so the slowest
-    one finishes at most a chunk after the others. Use as a context manager: leaving it stops them.
+    over one worker per core (at most 4). `start()` them before the models exist, as soon as cores
+    are free, so the SDK import overlaps model generation; they take small chunks of tools in turn, so
+    the slowest one finishes at most a chunk after the others. Use as a context manager: leaving it
+    stops them.
     """
 
     def __init__(self, tool_count: int) -> None:
-        count = max(1, min(os.cpu_count() or 1, 4)) if tool_count >= PARALLEL_MIN_TOOLS else 1
-        self._stderr = [tempfile.TemporaryFile() for _ in range(count)]  # a file: a chatty worker never blocks
+        self._count = max(1, min(os.cpu_count() or 1, 4)) if tool_count >= PARALLEL_MIN_TOOLS else 1
+        self._stderr: list[Any] = []
+        self._procs: list[subprocess.Popen[str]] = []
+        self.chunks_done = [0] * self._count
+
+    def start(self) -> None:
+        """Start the workers (once): each imports the MCP SDK, about a second of CPU, then waits."""
+        if self._procs:
+            return
+        self._stderr = [tempfile.TemporaryFile() for _ in range(self._count)]  # a file: a chatty worker never blocks
         self._procs = [
             subprocess.Popen(
                 [sys.executable, "-B", "-c", _WORKER.format(marker=RESULT_MARKER, gc_threshold=GC_THRESHOLD)],  # -B: no __pycache__ in the output
@@ -86,7 +116,6 @@ class CatalogWorkers:
             )
             for err in self._stderr
         ]
-        self.chunks_done = [0] * count
 
     def __enter__(self) -> CatalogWorkers:
         return self
@@ -110,6 +139,7 @@ class CatalogWorkers:
         objects. Once per set of workers: they keep the package imported."""
         if not names:
             return []
+        self.start()
         deadline = time.monotonic() + timeout
         chunks = [names[i:i + CHUNK] for i in range(0, len(names), CHUNK)]
         results: list[list[dict[str, Any]] | None] = [None] * len(chunks)
