@@ -66,56 +66,63 @@ def halves(keys: list[str], weight: Callable[[list[str]], int]) -> list[list[str
 
 
 class CodegenProcess:
-    """A fresh interpreter that runs the code generator on the jobs it is sent, one at a time. It
-    imports the code generator as soon as it starts, so start it before the jobs are ready. Use as a
-    context manager: leaving it stops the process."""
+    """A fresh interpreter that runs the code generator on the jobs it is sent, one at a time,
+    started by the first job. Use as a context manager: leaving it stops the process."""
 
     def __init__(self) -> None:
-        root = str(Path(__file__).resolve().parent.parent)  # the folder holding the `generator` package
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
         self._stderr = tempfile.TemporaryFile()
         self._folder = tempfile.TemporaryDirectory(prefix="typed-mcp-models-")
         self._sent = 0
-        self._proc = subprocess.Popen(
-            [sys.executable, "-B", "-c", _CHILD.format(marker=RESULT_MARKER)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env, text=True, encoding="utf-8",
-        )
+        self._proc: subprocess.Popen[str] | None = None
+
+    def _start(self) -> subprocess.Popen[str]:
+        if self._proc is None:
+            root = str(Path(__file__).resolve().parent.parent)  # the folder holding the `generator` package
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+            self._proc = subprocess.Popen(
+                [sys.executable, "-B", "-c", _CHILD.format(marker=RESULT_MARKER)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env, text=True, encoding="utf-8",
+            )
+        return self._proc
 
     def __enter__(self) -> CodegenProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._proc.poll() is None:
-            self._proc.kill()
-        self._proc.wait()
-        for stream in (self._proc.stdin, self._proc.stdout):
-            if stream is not None:
-                stream.close()
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait()
+            for stream in (self._proc.stdin, self._proc.stdout):
+                if stream is not None:
+                    stream.close()
         self._stderr.close()
         self._folder.cleanup()
 
     def send(self, job: dict[str, Any]) -> None:
         # Through a file: a pipe would hold this process until the other one reads it.
+        proc = self._start()
         self._sent += 1
         path = Path(self._folder.name) / f"job-{self._sent}.json"
         with open(path, "w", encoding="utf-8") as handle:
             json.dump(job, handle, ensure_ascii=False, default=repr)
-        assert self._proc.stdin is not None
+        assert proc.stdin is not None
         try:
-            self._proc.stdin.write(f"{path}\n")
-            self._proc.stdin.flush()
+            proc.stdin.write(f"{path}\n")
+            proc.stdin.flush()
         except BrokenPipeError:
             pass  # answer() says why
 
     def answer(self) -> dict[str, Any]:
         """The answer to the job sent last."""
-        assert self._proc.stdout is not None
-        for line in iter(self._proc.stdout.readline, ""):
+        proc = self._start()
+        assert proc.stdout is not None
+        for line in iter(proc.stdout.readline, ""):
             if line.startswith(RESULT_MARKER):
                 return json.loads(line[len(RESULT_MARKER):])
         self._stderr.seek(0)
         lines = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
-        return {"error": f"the model generator process failed: {lines[-1] if lines else f'exit code {self._proc.wait()}'}"}
+        return {"error": f"the model generator process failed: {lines[-1] if lines else f'exit code {proc.wait()}'}"}
 
 
 class MergeError(Exception):

@@ -60,10 +60,11 @@ class Models:
 def build_models(doc: Document, plan: ApiPlan, *, split: bool | None = None, cores_free: Callable[[], None] = lambda: None) -> Models:
     """The models of `plan`'s schemas. A big API's are generated in two processes at once, in two
     parts (`split`; default: when it is big and the machine has two cores or more, see model_parts).
-    `cores_free` is called as soon as the code generator leaves a core idle: at once when it runs
-    here alone, after both parts when split."""
+    `cores_free` is called as soon as the code generator leaves a core idle: before it runs here
+    alone, after both parts when split (so maybe twice); not at all when its output is cached."""
     components = dict((doc.data.get("components") or {}).get("schemas") or {})
-    reachable = _reachable_components(doc, plan.schemas.values())
+    reach = _Reach(doc, plan)
+    reachable = reach.components(plan.schemas)
     schemas: dict[str, Any] = {name: components[name] for name in components if name in reachable}
     for key, value in plan.schemas.items():
         if isinstance(value, dict):
@@ -74,14 +75,13 @@ def build_models(doc: Document, plan: ApiPlan, *, split: bool | None = None, cor
         return Models(source=HEADER, class_of={}, modules=model_modules.split("", HEADER))
     source = None
     if split if split is not None else model_parts.should_split(len(schemas)):
-        with model_parts.CodegenProcess() as helper:  # started first: it imports the code generator meanwhile
-            halves = model_parts.halves(list(plan.schemas), lambda keys: len(_part_schemas(doc, plan, schemas, keys)))
-            slices = [part for part in (_part_schemas(doc, plan, schemas, keys) for keys in halves) if part]
+        with model_parts.CodegenProcess() as helper:
+            halves = model_parts.halves(list(plan.schemas), lambda keys: len(reach.schemas(schemas, keys)))
+            slices = [part for part in (reach.schemas(schemas, keys) for keys in halves) if part]
             with contextlib.suppress(model_parts.MergeError):
-                source = _settle_names(doc, slices, class_names, helper)
-    cores_free()
+                source = _settle_names(doc, slices, class_names, helper, cores_free)
     if source is None:  # a small API, or parts that cannot be merged: one run here
-        source = _settle_names(doc, [schemas], class_names, None)
+        source = _settle_names(doc, [schemas], class_names, None, cores_free)
     if BASE_IMPORT not in source:
         raise SpecError("model generation: the base model import is missing", source=doc.origin)
     source, moved = _runtime_types(source)
@@ -120,44 +120,58 @@ def _class_names(keys: list[str]) -> dict[str, str]:
     return {key: name if counts[name] == 1 else f"{name}{names.short_hash(key, 6).upper()}" for key, name in wanted.items()}
 
 
-def _reachable_components(doc: Document, roots: Iterable[Any]) -> set[str]:
-    """Component schemas reachable from `roots` (the operations' schemas or pointers to them): only
-    those become classes."""
+class _Reach:
+    """Which component schemas the schemas of some operations reach: only those become classes.
+    Each schema is walked once, however many sets of operations are asked about."""
+
+    def __init__(self, doc: Document, plan: ApiPlan) -> None:
+        self._doc, self._plan = doc, plan
+        self._refs: dict[str, set[str]] = {}  # pointer -> the pointers in the schema it points to
+
+    def components(self, keys: Iterable[str]) -> set[str]:
+        stack = [ref for key in keys for ref in self._roots(self._plan.schemas[key])]
+        seen: set[str] = set()
+        while stack:
+            ref = stack.pop()
+            if ref in seen:
+                continue
+            seen.add(ref)
+            if ref not in self._refs:
+                self._refs[ref] = _refs_in(self._doc.resolve_pointer(ref))
+            stack.extend(self._refs[ref])
+        return {match.group(1).replace("~1", "/").replace("~0", "~") for ref in seen if (match := COMPONENT_SCHEMA.match(ref))}
+
+    def schemas(self, all_schemas: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+        """The (repaired) schemas the operations' schemas `keys` need: themselves and the components they reach."""
+        wanted = self.components(keys) | {k for k in keys if isinstance(self._plan.schemas[k], dict)}
+        return {name: schema for name, schema in all_schemas.items() if name in wanted}
+
+    @staticmethod
+    def _roots(schema: Any) -> set[str]:
+        return {schema} if isinstance(schema, str) else _refs_in(schema)
+
+
+def _refs_in(node: Any) -> set[str]:
+    """Every `$ref` under `node`, not followed."""
     found: set[str] = set()
-    seen_refs: set[str] = set()
-    roots = list(roots)
-    stack: list[Any] = [doc.resolve_pointer(v) if isinstance(v, str) else v for v in roots]
-    stack += [v for v in roots if isinstance(v, str)]
+    stack = [node]
     while stack:
         node = stack.pop()
-        if isinstance(node, str):  # a pointer to a component schema
-            match = COMPONENT_SCHEMA.match(node)
-            if match:
-                found.add(match.group(1).replace("~1", "/").replace("~0", "~"))
-            continue
         if isinstance(node, dict):
             ref = node.get("$ref")
-            if isinstance(ref, str) and ref not in seen_refs:
-                seen_refs.add(ref)
-                stack.append(ref)
-                stack.append(doc.resolve_pointer(ref))
+            if isinstance(ref, str):
+                found.add(ref)
             stack.extend(v for k, v in node.items() if k != "$ref" and isinstance(v, (dict, list)))
         elif isinstance(node, list):
             stack.extend(v for v in node if isinstance(v, (dict, list)))
     return found
 
 
-def _part_schemas(doc: Document, plan: ApiPlan, schemas: dict[str, Any], keys: list[str]) -> dict[str, Any]:
-    """The (repaired) schemas one part generates: its operations' schemas and the components they reach."""
-    reachable = _reachable_components(doc, (plan.schemas[k] for k in keys))
-    wanted = reachable | {k for k in keys if isinstance(plan.schemas[k], dict)}
-    return {name: schema for name, schema in schemas.items() if name in wanted}
-
-
-def _settle_names(doc: Document, slices: list[dict[str, Any]], class_names: dict[str, str], helper: model_parts.CodegenProcess | None) -> str:
+def _settle_names(doc: Document, slices: list[dict[str, Any]], class_names: dict[str, str], helper: model_parts.CodegenProcess | None,
+                  cores_free: Callable[[], None]) -> str:
     for _ in range(MAX_RENAMES):
         try:
-            return _generate(doc, slices, class_names, helper)
+            return _generate(doc, slices, class_names, helper, cores_free)
         except _NameTaken as taken:
             # The code generator gave an inline model the name we wanted for a component: take another.
             key = next(k for k, v in class_names.items() if v == taken.name)
@@ -165,7 +179,8 @@ def _settle_names(doc: Document, slices: list[dict[str, Any]], class_names: dict
     raise SpecError(f"model generation: could not settle class names after {MAX_RENAMES} renames", source=doc.origin)
 
 
-def _generate(doc: Document, slices: list[dict[str, Any]], class_names: dict[str, str], helper: model_parts.CodegenProcess | None) -> str:
+def _generate(doc: Document, slices: list[dict[str, Any]], class_names: dict[str, str], helper: model_parts.CodegenProcess | None,
+              cores_free: Callable[[], None]) -> str:
     """The code generator's source for the schemas, cut in `slices`: with two, the second is
     generated by `helper` while this process generates the first, and the two are merged (raises
     model_parts.MergeError if they cannot be)."""
@@ -178,7 +193,9 @@ def _generate(doc: Document, slices: list[dict[str, Any]], class_names: dict[str
         helper.send(jobs[todo[1]])
         answers[todo[0]] = codegen_job(jobs[todo[0]])
         answers[todo[1]] = helper.answer()
-    else:
+        cores_free()
+    elif todo:
+        cores_free()
         for i in todo:
             answers[i] = codegen_job(jobs[i])
     sources = []
@@ -190,7 +207,15 @@ def _generate(doc: Document, slices: list[dict[str, Any]], class_names: dict[str
             raise SpecError(answer["error"], source=doc.origin)
         cache.put(key, answer["source"])
         sources.append(answer["source"])
-    return sources[0] if len(sources) == 1 else model_parts.merge(*sources, set(class_names.values()))
+    if len(sources) == 1:
+        return sources[0]
+    fixed = set(class_names.values())
+    key = cache.key("merged models", *keys, *sorted(fixed))
+    merged = cache.get(key)
+    if merged is None:
+        merged = model_parts.merge(*sources, fixed)
+        cache.put(key, merged)
+    return merged
 
 
 def _job(doc: Document, schemas: dict[str, Any], class_names: dict[str, str]) -> dict[str, Any]:

