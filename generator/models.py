@@ -85,6 +85,8 @@ def build_models(doc: Document, plan: ApiPlan, *, split: bool | None = None, cor
     if BASE_IMPORT not in source:
         raise SpecError("model generation: the base model import is missing", source=doc.origin)
     source, moved = _runtime_types(source)
+    source, counted = _property_counts(source)
+    moved += counted
     source = source.replace(BASE_IMPORT, f"from ._runtime import {', '.join(sorted([BASE_CLASS, *moved]))}\n", 1)
     source = HEADER + _strip_codegen_header(source)
     # Parsed once: a big API's models take a good part of a second to parse.
@@ -269,6 +271,7 @@ def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) ->
                 # `email` becomes pydantic's EmailStr and `uri` its AnyUrl, both replaced by the runtime's
                 # own (see RUNTIME_TYPES); strict clients have no `idn-email` check, so those stay plain strings.
                 type_mappings=["idn-email=string"],
+                model_extra_keys_without_x_prefix=set(repairs.PROPERTY_COUNT.values()),
             )
     except Exception as exc:  # the code generator raises many types; all mean "this schema set failed"
         taken = _NAME_TAKEN.search(str(exc))
@@ -316,6 +319,40 @@ def _runtime_types(source: str) -> tuple[str, list[str]]:
             text = ast.unparse(ast.ImportFrom(module=node.module, names=keep, level=0)) + "\n" if keep else ""
             lines[node.lineno - 1:node.end_lineno] = [text] + [""] * (node.end_lineno - node.lineno)
     return "".join(lines), moved
+
+
+_COUNT_CONFIG = re.compile(r"^(?P<indent> +)json_schema_extra=(?P<extra>\{[^{}\n]*\}),$", re.MULTILINE)
+_CLASS_LINE = re.compile(r"^class (?P<name>\w+)\((?P<bases>[^()\n]*)\):$", re.MULTILINE)
+
+
+def _property_counts(source: str) -> tuple[str, list[str]]:
+    """The property counts the code generator wrote into a class's config (see repairs.PROPERTY_COUNT)
+    made the runtime's `PropertyCount` (published as minProperties / maxProperties), and the class a
+    `CountedModel` (which checks them); returns the source and what to import from the runtime."""
+    low, high = (key.removeprefix("x-") for key in repairs.PROPERTY_COUNT.values())
+    counted, count = (_free_name(source, name) for name in ("CountedModel", "PropertyCount"))
+    edits: list[tuple[int, int, str]] = []
+    for match in _COUNT_CONFIG.finditer(source):
+        extra = ast.literal_eval(match["extra"])
+        if not isinstance(extra, dict) or not set(extra) <= {low, high}:
+            continue
+        header = list(_CLASS_LINE.finditer(source, 0, match.start()))[-1]
+        bases = [counted if b == BASE_CLASS else b for b in (b.strip() for b in header["bases"].split(","))]
+        if counted not in bases:
+            bases.append(counted)  # after its parent: the parent's checks come first
+        edits.append((header.start("bases"), header.end("bases"), ", ".join(bases)))
+        edits.append((match.start("extra"), match.end("extra"), f"{count}({extra.get(low)!r}, {extra.get(high)!r})"))
+    for start, end, text in sorted(edits, reverse=True):
+        source = source[:start] + text + source[end:]
+    return source, [name if name == alias else f"{name} as {alias}" for name, alias in (("CountedModel", counted), ("PropertyCount", count))] if edits else []
+
+
+def _free_name(source: str, name: str) -> str:
+    """`name`, or a variant of it that no model in `source` is called."""
+    candidate = name
+    while re.search(rf"^(class {candidate}\b|{candidate} *[=:])", source, re.MULTILINE):
+        candidate += "_"
+    return candidate
 
 
 def _import_block(source: str, lines: list[str]) -> ast.Module:

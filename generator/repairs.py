@@ -21,6 +21,8 @@ turn into models that refuse valid data or cannot validate at all.
 6. Discriminators whose branches do not already pin the property (the code generator would make
    the branch models require it, also where they are used alone).
 7. Patterns with ECMA-262 named groups, which Python clients cannot compile (`portable_pattern`).
+8. `minProperties` / `maxProperties` on an object with declared properties, which the code
+   generator drops (see PROPERTY_COUNT).
 
 Each is where a real spec broke a tool; see the functions for which and how.
 """
@@ -62,6 +64,10 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
     if "default" in out and not _admits(out, out["default"]):
         del out["default"]
     _drop_inapplicable(out)
+    if isinstance(out.get("properties"), dict) and out["properties"]:
+        for keyword, carrier in PROPERTY_COUNT.items():
+            if isinstance(out.get(keyword), int) and not isinstance(out[keyword], bool):
+                out[carrier] = out.pop(keyword)
     if isinstance(out.get("pattern"), str):
         out["pattern"] = portable_pattern(out["pattern"])
         if out["pattern"] is None:
@@ -78,6 +84,12 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
 
 
 _DATA = ("example", "examples", "default", "enum", "const", "x-examples")
+
+# minProperties / maxProperties of an object with declared properties (Cloudflare's rule
+# `action_parameters`: minProperties 1) are dropped by the code generator, so `{}` was published as
+# valid. Carried under these keys, which it writes into the class's config (generator/models.py
+# makes that the runtime's PropertyCount: published, and checked).
+PROPERTY_COUNT = {"minProperties": "x-typed-mcp-min-properties", "maxProperties": "x-typed-mcp-max-properties"}
 _ANNOTATIONS = ("description", "title", "example", "examples", "deprecated", "readOnly", "writeOnly")
 
 # Keywords that only constrain one kind of value (JSON Schema ignores them for others). The code

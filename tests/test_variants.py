@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import anyio
+import pytest
 from mcp import Client
 
 from support import REPO, generate, import_server
@@ -173,3 +176,60 @@ def test_schemas_the_code_generator_misreads_are_repaired(tmp_path):
     for choice in ("auto", {"type": "file_search"}, None):
         models.Run.model_validate_json(json.dumps({"tool_choice": choice}), strict=True)
     models.PrivateUser.model_validate_json('{"login": "octocat"}', strict=True)  # no user_view_type: the spec allows it
+
+
+def test_property_counts_are_published_and_checked(tmp_path, monkeypatch):
+    """Cloudflare's rule `action_parameters`: an object with declared properties and `minProperties: 1`.
+    The code generator drops the count, so `{}` was published as valid and sent; Prism refused it.
+    Now clients are told, and the server refuses `{}` before any request, and in answers."""
+    import importlib
+
+    from support import HttpServer, Reply
+
+    counted = {"type": "object", "minProperties": 1, "maxProperties": 2,
+               "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": "integer"}}}
+    schemas = {
+        "Rule": {"type": "object", "required": ["action_parameters"],
+                 "properties": {"action_parameters": counted, "PropertyCount": {"$ref": "#/components/schemas/PropertyCount"},
+                                "tags": {"type": "object", "minProperties": 1}}},
+        # A schema named like the runtime's class: imported under another name.
+        "PropertyCount": {"type": "object", "properties": {"n": {"type": "integer"}}, "minProperties": 1},
+    }
+    body = {"required": True, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Rule"}}}}
+    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Rule"}}}}}
+    spec = {"openapi": "3.0.3", "info": {"title": "c", "version": "1"}, "components": {"schemas": schemas},
+            "paths": {"/rules": {"post": {"operationId": "create_rule", "requestBody": body, "responses": ok}}}}
+    out = tmp_path / "c"
+    generate(spec, out, "counted")
+
+    with HttpServer() as upstream:
+        upstream.routes["/rules"] = lambda seen: Reply(200, json.loads(seen.body))  # echoes the body
+        monkeypatch.setenv("COUNTED_BASE_URL", upstream.url)
+
+        async def run():
+            async with Client(import_server(out, "counted")) as client:
+                tool = (await client.list_tools()).tools[0]
+                calls = [await client.call_tool("create_rule", {"body": b}) for b in (
+                    {"action_parameters": {}}, {"action_parameters": {"a": "x", "b": 1, "c": 2}},
+                    {"action_parameters": {"a": "x"}, "PropertyCount": {}}, {"action_parameters": {"a": "x"}, "tags": {}},
+                    {"action_parameters": {"a": "x", "z": True}, "PropertyCount": {"n": 1}})]
+                return tool, calls
+
+        tool, calls = anyio.run(run)
+        sent = [json.loads(seen.body) for seen in upstream.seen]
+
+    defs = tool.input_schema["$defs"]
+    rule = defs["Rule"]["properties"]
+    params = defs[rule["action_parameters"]["$ref"].split("/")[-1]]
+    assert (params["minProperties"], params["maxProperties"]) == (1, 2) and "title" not in params
+    assert defs["PropertyCount"]["minProperties"] == 1 and rule["tags"]["anyOf"][0]["minProperties"] == 1
+    assert tool.output_schema["$defs"][rule["action_parameters"]["$ref"].split("/")[-1]]["minProperties"] == 1
+    refused, too_many, empty_named, empty_map, fine = calls
+    assert refused.is_error and "at least 1 property required" in refused.content[0].text
+    assert too_many.is_error and "at most 2 properties allowed" in too_many.content[0].text
+    assert empty_named.is_error and empty_map.is_error
+    assert not fine.is_error and fine.structured_content["action_parameters"] == {"a": "x", "z": True}
+    assert sent == [{"action_parameters": {"a": "x", "z": True}, "PropertyCount": {"n": 1}}]  # refused calls never went out
+    models = importlib.import_module("counted.models")
+    with pytest.raises(ValueError, match="at least 1 property"):
+        models.Rule.model_validate({"action_parameters": {}})  # an answer with `{}` is refused too
