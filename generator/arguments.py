@@ -102,7 +102,24 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only:
     required = [name for name in schema.get("required", []) if isinstance(name, str)]
     # Required names a schema does not declare as properties (Box's revoke: `grant_type`) are required all the same.
     names = [*properties, *(n for n in required if n not in properties)] if depth <= 2 and not required_only else required
+    # Deeper, a property that can hold one value only is sent too: it tells the branches of a union
+    # apart (Box's taxonomy source `{"type": "file"}`; `{}` matched both of its oneOf branches).
+    names += [n for n in properties if n not in names and _single_valued(properties[n], root)]
+    optional = [n for n in properties if n not in names and n not in required]
+    low, high = schema.get("minProperties"), schema.get("maxProperties")
+    if isinstance(low, int) and len(names) < low:
+        names += optional[:low - len(names)]
+    if isinstance(high, int) and len(names) > high:
+        names = [n for n in names if n in required] + [n for n in names if n not in required][:max(0, high - len(required))]
     return {name: synthesize(properties.get(name, {}), root, depth + 1) for name in names}
+
+
+def _single_valued(schema: Any, root: dict[str, Any]) -> bool:
+    """`schema` (an optional property's: the value or null) admits one value besides null."""
+    schema = _resolve(schema, root)
+    values = [_resolve(b, root) for b in schema["anyOf"]] if isinstance(schema.get("anyOf"), list) else [schema]
+    values = [v for v in values if v.get("type") != "null"]
+    return len(values) == 1 and ("const" in values[0] or (isinstance(values[0].get("enum"), list) and len(values[0]["enum"]) == 1))
 
 
 def _matches_one(value: Any, branches: list[Any], root: dict[str, Any]) -> bool:

@@ -270,7 +270,8 @@ def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) ->
                 naming_strategy=NAMING,
                 # `email` becomes pydantic's EmailStr and `uri` its AnyUrl, both replaced by the runtime's
                 # own (see RUNTIME_TYPES); strict clients have no `idn-email` check, so those stay plain strings.
-                type_mappings=["idn-email=string"],
+                # `url`, outside JSON Schema but common (Box), is a `uri`: else nothing told a caller.
+                type_mappings=["idn-email=string", "url=uri"],
                 model_extra_keys_without_x_prefix=set(repairs.PROPERTY_COUNT.values()),
             )
     except Exception as exc:  # the code generator raises many types; all mean "this schema set failed"

@@ -446,20 +446,20 @@ def _at(node: Any, path: list[str], root: dict[str, Any] | None = None) -> Any:
 
 
 def _branches_matched(schema: dict[str, Any] | None, body: Any, name: str | None) -> int:
-    """How many branches of the `oneOf` at the body's root (or at its property `name`) the body's
-    value is valid for."""
+    """How many branches of the `oneOf` at the body's root (or at its dotted instance path `name`,
+    `rules.0`) the value there is valid for."""
     import jsonschema
 
     defs = (schema or {}).get("$defs", {})
-
-    def resolve(node: Any) -> Any:
-        return _local(node, defs)
-
-    node, value = resolve(schema), body
-    if name is not None:
-        parts = [node, *[resolve(p) for p in (node or {}).get("allOf", [])]] if isinstance(node, dict) else []
-        node = next((resolve(p["properties"][name]) for p in parts if isinstance(p, dict) and name in (p.get("properties") or {})), None)
-        value = body.get(name) if isinstance(body, dict) else None
+    path = name.split(".") if name else []
+    node, value = _local(_at(schema, path) if path else schema, defs), body
+    for step in path:
+        if isinstance(value, list) and step.isdigit() and int(step) < len(value):
+            value = value[int(step)]
+        elif isinstance(value, dict) and step in value:
+            value = value[step]
+        else:
+            return 0
     if not isinstance(node, dict) or not isinstance(node.get("oneOf"), list):
         return 0
     return sum(jsonschema.Draft202012Validator({**branch, "$defs": defs} if isinstance(branch, dict) else branch).is_valid(value)

@@ -110,19 +110,29 @@ def test_only_a_body_several_one_of_branches_accept_is_put_apart(tmp_path):
     def op(schema):
         return {"patch": {"requestBody": {"content": {"application/json": {"schema": schema}}}, "responses": {"204": {"description": "ok"}}}}
 
+    # Box's taxonomy sources: items of an array, `oneOf` two objects whose properties are all optional.
+    sources = {"type": "object", "properties": {"sources": {"type": "array", "items": {"$ref": "#/components/schemas/source"}}}}
+    source = {"type": "object", "oneOf": [{"properties": {"type": {"enum": ["taxonomy"]}}}, {"properties": {"type": {"enum": ["file"]}}}]}
+
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/lock/{id}": op(lock), "/fine": op(strict)}}))
-    (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"lock": "PATCH /lock/{id}", "fine": "PATCH /fine"}}))
-    results = [{"name": "lock", "meta": {"typed-mcp/source": {"method": "PATCH", "url": "http://h/lock/1"}}},
-               {"name": "fine", "meta": {"typed-mcp/source": {"method": "PATCH", "url": "http://h/fine"}}}]
+    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": {"source": source}},
+                                "paths": {"/lock/{id}": op(lock), "/fine": op(strict), "/sources": op(sources)}}))
+    (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"lock": "PATCH /lock/{id}", "fine": "PATCH /fine", "sources": "PATCH /sources"}}))
+    results = [{"name": name, "meta": {"typed-mcp/source": {"method": "PATCH", "url": f"http://h{path}"}}}
+               for name, path in (("lock", "/lock/1"), ("fine", "/fine"), ("sources", "/sources"))]
     sent = [Exchange("PATCH", "/lock/1", 422, "application/json", b"{}", "application/json", b'{"a": true, "b": {}}'),
-            Exchange("PATCH", "/fine", 422, "application/json", b"{}", "application/json", b'{"configuration": 5}')]
+            Exchange("PATCH", "/fine", 422, "application/json", b"{}", "application/json", b'{"configuration": 5}'),
+            Exchange("PATCH", "/sources", 422, "application/json", b"{}", "application/json", b'{"sources": [{"type": "file"}, {}, {"type": "x"}]}')]
     violations = [{"message": "Request body must match exactly one schema in oneOf", "request": "PATCH /lock/1"},
+                  {"message": "Request body property sources.1 must match exactly one schema in oneOf", "request": "PATCH /sources"},
                   {"message": "Request body property configuration must match exactly one schema in oneOf", "request": "PATCH /fine"},
-                  {"message": "Request body property a must be boolean", "request": "PATCH /lock/1"}]
+                  {"message": "Request body property a must be boolean", "request": "PATCH /lock/1"},
+                  {"message": "Request body property sources.2 must match exactly one schema in oneOf", "request": "PATCH /sources"},
+                  {"message": "Request body property sources.7 must match exactly one schema in oneOf", "request": "PATCH /sources"}]
     kept, apart = split_ambiguous_one_of(violations, results, sent, spec, tmp_path)
-    # The lock body is valid for both branches (the spec's fault); 5 is valid for none (it would be ours).
-    assert apart == violations[:1] and kept == violations[1:]
+    # The lock body and the second source are valid for both branches (the spec's fault); 5 and the
+    # third source are valid for none (that would be ours); there is no eighth source.
+    assert apart == violations[:2] and kept == violations[2:]
 
 
 def test_an_array_query_parameter_inside_any_of_is_prisms_limitation():

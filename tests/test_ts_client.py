@@ -213,6 +213,21 @@ def test_synthesize():
     assert synthesize_arguments(published) == {"workflow_id": "abc"}
 
 
+def test_synthesize_tells_union_branches_apart_and_counts_properties():
+    # Box's taxonomy sources, deep in a body: `{}` matched both branches of the spec's oneOf; a
+    # property that holds one value only (here optional, as pydantic publishes it) is sent too.
+    tagged = {"type": "object", "properties": {"type": {"anyOf": [{"const": "file", "type": "string"}, {"type": "null"}], "default": None},
+                                               "id": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}}}
+    deep = {"type": "object", "properties": {"a": {"type": "object", "required": ["b"], "properties": {"b": {
+        "type": "array", "items": {"$ref": "#/$defs/Tagged"}}}}}, "$defs": {"Tagged": tagged}}
+    assert synthesize(deep, deep) == {"a": {"b": [{"type": "file"}]}}
+    # Cloudflare's rule action_parameters: minProperties 1 of optional properties, deep in the body.
+    counted = {"type": "object", "minProperties": 2, "maxProperties": 2, "properties": {
+        "x": {"anyOf": [{"type": "integer"}, {"type": "null"}]}, "y": {"type": "string"}, "z": {"type": "boolean"}}}
+    assert synthesize(counted, counted, depth=5) == {"x": 1, "y": "abc"}
+    assert synthesize(counted, counted, depth=0) == {"x": 1, "y": "abc"}  # near the top, cut to maxProperties
+
+
 @pytest.fixture(scope="module")
 def petstore_package(tmp_path_factory) -> Path:
     if not PETSTORE.is_file():

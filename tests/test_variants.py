@@ -233,3 +233,22 @@ def test_property_counts_are_published_and_checked(tmp_path, monkeypatch):
     models = importlib.import_module("counted.models")
     with pytest.raises(ValueError, match="at least 1 property"):
         models.Rule.model_validate({"action_parameters": {}})  # an answer with `{}` is refused too
+
+
+def test_the_url_format_is_published_as_a_uri(tmp_path):
+    """Box's `format: url` (outside JSON Schema) was published as a bare string, so nothing told a
+    caller; Prism, whose formats know `url`, refused "abc". It is a `uri` now (published, like every
+    `uri`, as `uri-reference`, see generator/models.py)."""
+    spec = {"openapi": "3.0.3", "info": {"title": "u", "version": "1"}, "paths": {"/token": {"post": {
+        "operationId": "token", "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": {
+            "type": "object", "properties": {"resource": {"type": "string", "format": "url"}}}}}},
+        "responses": {"204": {"description": "ok"}}}}}}
+    out = tmp_path / "u"
+    generate(spec, out, "url-format")
+
+    async def schema():
+        async with Client(import_server(out, "url_format")) as client:
+            return (await client.list_tools()).tools[0].input_schema
+
+    (body,) = anyio.run(schema)["$defs"].values()
+    assert body["properties"]["resource"]["anyOf"][0] == {"type": "string", "format": "uri-reference"}
