@@ -1,16 +1,18 @@
-"""Step 4a: a big API's models generated in parts, one process per part, then merged.
+"""Step 4a: a big API's models generated in two parts at once, then merged.
 
 datamodel-code-generator runs on one core: GitHub's 2,000 models take about 6 s while the other
-core idles. So the schemas the operations use are cut into contiguous parts (neighbouring
-operations share component schemas), each part is generated with only the components it reaches,
-in its own process, and the outputs are merged class by class.
+core idles. So the schemas the operations use are cut into two contiguous parts (neighbouring
+operations share component schemas), each generated with only the components it reaches, the
+second in a helper process, and the outputs are merged class by class.
 
-A class both parts define is kept once when both wrote the same text for it and every class it
-uses means the same in both. The code generator numbers inline models whose names clash
-(`Repository1`) in the order it meets them, so two parts can give one name to different models:
-the later part's class is then renamed (`Repository1` + a hash of its text), and so is every
-reference to it in that part, and so, in turn, is every class of that part that uses it.
-"""
+A class both parts define is kept once. The code generator numbers inline models whose names clash
+(`Repository1`) in the order it meets them, so two parts can give one name to different models: the
+second part's class is then renamed (`Repository1` + a hash of its text), and so is every reference
+to it in that part, and so, in turn, is every class of that part that uses it. A schema's class (its
+name is chosen for it, and other code refers to it) means the same in both parts, so the first
+part's text is kept, and the second part's inline classes that only its copy used are dropped.
+Parts that cannot be merged (a class named like an import of the other part) raise MergeError: the
+caller generates the models in one run instead."""
 
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ RESULT_MARKER = "typed-mcp-models: "
 
 _CHILD = r"""
 import json, sys
-from datamodel_code_generator import generate  # imported while the parent still prepares the parts
+from datamodel_code_generator import generate  # first: the job file may still be written
 from generator import models
 for line in sys.stdin:
     with open(line.rstrip("\n"), encoding="utf-8") as handle:

@@ -77,6 +77,8 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     violations, form_arrays = split_form_array_violations([v for v in logged if v["severity"] == "error"], proxy.exchanges)
     violations, overlapping = split_ambiguous_one_of(violations, results, proxy.exchanges, spec, src.parent)
     violations, read_only = split_read_only_required(violations, results, spec, src.parent)
+    violations, read_only_body, overlapping_body = split_valid_bodies(violations, results, proxy.exchanges, spec, src.parent)
+    read_only, overlapping = read_only + read_only_body, overlapping + overlapping_body
     violations, unsatisfiable = split_unsatisfiable(violations, results, proxy.exchanges, spec, src.parent)
 
     def text(r: dict[str, Any]) -> str:
@@ -291,32 +293,58 @@ def _request_of(result: dict[str, Any]) -> str:
 
 
 _ONE_OF = re.compile(r"^Request body (?:property (?P<name>\S+) )?must match exactly one schema in oneOf$")
+_PARAMETER_ONE_OF = re.compile(r"^Request (?P<where>path|query) parameter (?P<name>\S+) must match exactly one schema in oneOf$")
 
 
 def split_ambiguous_one_of(
     violations: list[dict[str, str]], results: list[dict[str, Any]], exchanges: list[Exchange], spec: Path, project: Path
 ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """(violations, those where the body sent is valid for several branches of the spec's own
-    `oneOf`). Zoom's PATCH /accounts/{id}/lock_settings body is `oneOf` two lists of optional
-    properties without `type`: every object matches both, so no request can satisfy it; Cloudflare's
-    `configuration` bodies overlap the same way. Put apart only when the recorded body, checked
-    against the spec's schema, matches two branches or more (a body that matches none stays a
+    """(violations, those where the body or parameter sent is valid for several branches of the
+    spec's own `oneOf`). Zoom's PATCH /accounts/{id}/lock_settings body is `oneOf` two lists of
+    optional properties without `type`: every object matches both, so no request can satisfy it;
+    Cloudflare's `configuration` bodies overlap the same way, and its `app_id` is `oneOf` a string
+    of at most 32 characters and one of at most 36. Put apart only when the recorded value, checked
+    against the spec's schema, matches two branches or more (a value that matches none stays a
     violation: that one would be ours)."""
-    from generator.fidelity import spec_request_schema
+    from generator.fidelity import spec_parameter_schema, spec_request_schema
 
     operation_of = _operations_by_request(results, project)
     kept, ambiguous = [], []
     for violation in violations:
-        match = _ONE_OF.match(violation["message"])
-        sent = [e for e in _sent_for(violation.get("request", ""), exchanges) if "json" in e.request_type]
-        operation = operation_of.get(violation.get("request", ""))
+        request = violation.get("request", "")
+        operation = operation_of.get(request)
         branches_matched = 0
-        if match and sent and operation:
-            schema = spec_request_schema(spec, operation, sent[-1].request_type)
-            with contextlib.suppress(ValueError, KeyError, TypeError):
-                branches_matched = _branches_matched(schema, json.loads(sent[-1].request_body), match["name"])
+        if (match := _ONE_OF.match(violation["message"])) and operation:
+            sent = [e for e in _sent_for(request, exchanges) if "json" in e.request_type]
+            if sent:
+                schema = spec_request_schema(spec, operation, sent[-1].request_type)
+                with contextlib.suppress(ValueError, KeyError, TypeError):
+                    branches_matched = _branches_matched(schema, json.loads(sent[-1].request_body), match["name"])
+        elif (match := _PARAMETER_ONE_OF.match(violation["message"])) and operation:
+            sent = _sent_for(request, exchanges)
+            value = _parameter_sent(operation, sent[-1].target, match["where"], match["name"]) if sent else None
+            schema = spec_parameter_schema(spec, operation, match["where"], match["name"])
+            if value is not None and schema is not None:
+                branches_matched = _branches_matched(schema, value, None)
         (ambiguous if branches_matched >= 2 else kept).append(violation)
     return kept, ambiguous
+
+
+def _parameter_sent(operation: str, target: str, where: str, name: str) -> str | None:
+    """The value of the path or query parameter `name` in a recorded request target, as text."""
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    parts = urlsplit(target)
+    if where == "query":
+        values = parse_qs(parts.query).get(name)
+        return values[-1] if values else None
+    pieces = re.split(r"(\{[^}]+\})", operation.split(" ", 1)[1])
+    placeholder = {i: piece[1:-1] for i, piece in enumerate(pieces) if piece.startswith("{")}
+    found = re.fullmatch("".join(f"(?P<p{i}>[^/]+)" if i in placeholder else re.escape(piece) for i, piece in enumerate(pieces)), parts.path)
+    for i, declared in placeholder.items():
+        if found and declared.lower() == name.lower():  # Prism names path parameters in lower case
+            return unquote(found.group(f"p{i}"))
+    return None
 
 
 _REQUIRED = re.compile(r"^Request body (?:property (?P<path>\S+) )?must have required property '(?P<name>[^']+)'$")
@@ -342,6 +370,83 @@ def split_read_only_required(
         prop = _at(node, [match["name"]], schema) if node is not None and match else None
         (read_only if isinstance(prop, dict) and prop.get("readOnly") is True else kept).append(violation)
     return kept, read_only
+
+
+def split_valid_bodies(
+    violations: list[dict[str, str]], results: list[dict[str, Any]], exchanges: list[Exchange], spec: Path, project: Path
+) -> tuple[list[dict[str, str]], list[dict[str, str]], list[dict[str, str]]]:
+    """(violations, those of bodies valid for the spec read the OpenAPI way, and those of bodies valid
+    but for `oneOf`s several of whose branches they match). Prism lists, for one item of a `oneOf`
+    that fails, the failure of every branch: Cloudflare's rule `{"action": "block", ...}`, refused
+    for its readOnly `version`, came with `action must be equal to challenge`, `... to log` and a
+    `minProperties` of another branch, one line each. So a request is judged whole: its recorded
+    JSON body is checked against the spec's schema with readOnly properties not required (as OpenAPI
+    says for requests), formats checked as the strict clients check them; if valid, every body
+    violation of that request is Prism's readOnly rule. If valid only when a `oneOf` may match
+    several branches, they are the spec's ambiguity."""
+    import jsonschema
+    import referencing.exceptions
+
+    from generator.fidelity import spec_request_schema
+
+    operation_of = _operations_by_request(results, project)
+    verdicts: dict[str, str] = {}
+    for request in {v.get("request", "") for v in violations if v["message"].startswith("Request body")}:
+        sent = [e for e in _sent_for(request, exchanges) if "json" in e.request_type]
+        operation = operation_of.get(request)
+        schema = spec_request_schema(spec, operation, sent[-1].request_type) if sent and operation else None
+        if schema is None:
+            continue
+        try:
+            body = json.loads(sent[-1].request_body)
+        except ValueError:
+            continue
+        for verdict, relaxed in (("read_only", _openapi_request(schema, any_of=False)), ("overlap", _openapi_request(schema, any_of=True))):
+            with contextlib.suppress(jsonschema.exceptions.SchemaError, referencing.exceptions.Unresolvable, RecursionError):
+                if jsonschema.Draft202012Validator(relaxed, format_checker=_strict_client_formats()).is_valid(body):
+                    verdicts[request] = verdict
+                    break
+    kept, read_only, overlap = [], [], []
+    for violation in violations:
+        verdict = verdicts.get(violation.get("request", "")) if violation["message"].startswith("Request body") else None
+        (read_only if verdict == "read_only" else overlap if verdict == "overlap" else kept).append(violation)
+    return kept, read_only, overlap
+
+
+def _openapi_request(schema: dict[str, Any], *, any_of: bool) -> dict[str, Any]:
+    """`schema` (with its `$defs`) as OpenAPI reads it for a request: a readOnly property is not
+    required, also where an `allOf` part requires what another part declares readOnly (the parts
+    are inlined for that); with `any_of`, each `oneOf` is an `anyOf` (a value may match several)."""
+    defs = schema.get("$defs", {})
+
+    def read_only_names(node: Any) -> set[str]:
+        node = _local(node, defs)
+        properties = node.get("properties") if isinstance(node, dict) else None
+        return {name for name, prop in (properties or {}).items()
+                if isinstance(_local(prop, defs), dict) and _local(prop, defs).get("readOnly") is True}
+
+    def walk(node: Any, inherited: frozenset[str], depth: int) -> Any:
+        if depth > 64:
+            return node
+        if isinstance(node, list):
+            return [walk(item, frozenset(), depth + 1) for item in node]
+        if not isinstance(node, dict):
+            return node
+        parts = node.get("allOf") if isinstance(node.get("allOf"), list) else []
+        names = inherited | read_only_names(node) | {n for part in parts for n in read_only_names(part)}
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("enum", "const", "default", "examples", "example"):
+                out[key] = value
+            elif key == "allOf" and isinstance(value, list):
+                out[key] = [walk(_local(part, defs), frozenset(names), depth + 1) for part in value]
+            else:
+                out["anyOf" if any_of and key == "oneOf" else key] = walk(value, frozenset(), depth + 1)
+        if isinstance(out.get("required"), list):
+            out["required"] = [n for n in out["required"] if n not in names]
+        return out
+
+    return walk(schema, frozenset(), 0)
 
 
 _ENUM = re.compile(r"^Request (?:body property (?P<prop>\S+)|(?P<where>query|path|header|cookie) parameter (?P<param>\S+)) must be equal to one of the allowed values")

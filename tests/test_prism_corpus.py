@@ -272,3 +272,61 @@ def test_a_required_form_field_that_was_sent_is_prisms_limitation():
     assert limitation == violations[:1] and kept == violations[1:]  # `token` was not sent: that one is ours
     as_json = [Exchange("POST", "/oauth2/revoke", 400, "application/json", b"{}", "application/json", b'{"grant_type": "abc"}')]
     assert split_form_array_violations(violations, as_json)[0] == violations
+
+
+def test_a_body_valid_the_openapi_way_is_judged_whole(tmp_path):
+    """Cloudflare's rules: Prism requires the readOnly `version` and, the item failing its `oneOf`,
+    lists every other branch's failure too. Valid with readOnly properties not required: all of
+    the request's lines are Prism's. Valid only if a oneOf may match several branches: the spec's.
+    Anything else stays a violation."""
+    from generator.strict_run import Exchange, split_valid_bodies
+
+    base = {"type": "object", "required": ["version", "action"], "properties": {
+        "version": {"type": "string", "readOnly": True}, "action": {"type": "string"}, "action_parameters": {"type": "object"}}}
+    rule = {"oneOf": [
+        {"allOf": [{"$ref": "#/components/schemas/base"}, {"properties": {"action": {"enum": ["block"]}}}]},
+        {"allOf": [{"$ref": "#/components/schemas/base"}, {"properties": {"action": {"enum": ["skip"]}, "action_parameters": {"minProperties": 1}}}]}]}
+    position = {"oneOf": [{"properties": {"before": {"type": "string"}}}, {"properties": {"after": {"type": "string"}}}]}
+    body = {"type": "object", "properties": {"rules": {"type": "array", "items": rule}, "position": position}}
+
+    def op(method):
+        return {method: {"requestBody": {"content": {"application/json": {"schema": body}}}, "responses": {"204": {"description": "ok"}}}}
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": {"base": base}},
+                                "paths": {"/a": op("post"), "/b": op("post"), "/c": op("post"), "/d": op("post")}}))
+    (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {k: f"POST /{k}" for k in "abcd"}}))
+    results = [{"name": k, "meta": {"typed-mcp/source": {"method": "POST", "url": f"http://h/{k}"}}} for k in "abcd"]
+    bodies = {"a": {"rules": [{"action": "block", "action_parameters": {}}]},  # readOnly only
+              "b": {"rules": [{"action": "block"}], "position": {}},  # and a position both branches accept
+              "c": {"rules": [{"action": "nope"}]},  # no branch: ours
+              "d": {"rules": [{"action": "block", "action_parameters": []}]}}  # not an object: ours
+    sent = [Exchange("POST", f"/{k}", 422, "application/json", b"{}", "application/json", json.dumps(v).encode()) for k, v in bodies.items()]
+    lines = ["Request body property rules.0 must have required property 'version'",
+             "Request body property rules.0.action must be equal to one of the allowed values: skip",
+             "Request body property rules.0.action_parameters must NOT have fewer than 1 properties"]
+    violations = [{"message": line, "request": f"POST /{k}"} for k in "abcd" for line in lines]
+    violations.append({"message": "Request path parameter id must match exactly one schema in oneOf", "request": "POST /a"})
+    kept, read_only, overlap = split_valid_bodies(violations, results, sent, spec, tmp_path)
+    assert {v["request"] for v in read_only} == {"POST /a"} and len(read_only) == 3
+    assert {v["request"] for v in overlap} == {"POST /b"} and len(overlap) == 3
+    assert {v["request"] for v in kept} == {"POST /c", "POST /d", "POST /a"}  # a path parameter is not the body
+
+
+def test_a_path_parameter_several_one_of_branches_accept_is_put_apart(tmp_path):
+    """Cloudflare's `app_id`: `oneOf` a string of at most 32 characters and one of at most 36."""
+    from generator.strict_run import Exchange, split_ambiguous_one_of
+
+    app_id = {"oneOf": [{"type": "string", "maxLength": 32}, {"type": "string", "maxLength": 36}]}
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/accounts/{account_id}/apps/{app_id}": {
+        "get": {"parameters": [{"name": "account_id", "in": "path", "required": True, "schema": {"type": "string"}},
+                               {"name": "app_id", "in": "path", "required": True, "schema": app_id}],
+                "responses": {"204": {"description": "ok"}}}}}}))
+    (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"get_app": "GET /accounts/{account_id}/apps/{app_id}"}}))
+    short, long = "/accounts/abc/apps/abc", "/accounts/abc/apps/" + "a" * 34
+    results = [{"name": "get_app", "meta": {"typed-mcp/source": {"method": "GET", "url": f"http://h{path}"}}} for path in (short, long)]
+    sent = [Exchange("GET", f"{path}?x=1", 422, "application/json", b"{}") for path in (short, long)]
+    violations = [{"message": "Request path parameter app_id must match exactly one schema in oneOf", "request": f"GET {path}"} for path in (short, long)]
+    kept, apart = split_ambiguous_one_of(violations, results, sent, spec, tmp_path)
+    assert apart == violations[:1] and kept == violations[1:]  # "abc" matches both; 34 characters only the second
