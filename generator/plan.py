@@ -197,7 +197,7 @@ def _parameter(doc: Document, param: dict[str, Any], location: str, arg_name: st
     schema = param.get("schema")
     if schema is None and isinstance(param.get("content"), dict) and param["content"]:
         schema = next(iter(param["content"].values())).get("schema")
-    schema = schema if isinstance(schema, dict) else {}
+    schema = _merged_all_of(doc, schema if isinstance(schema, dict) else {})
     resolved, _ = doc.deref(schema, "#")
     required = location == "path" or param.get("required") is True
     annotation = python_type(doc, schema)
@@ -226,6 +226,21 @@ def _parameter(doc: Document, param: dict[str, Any], location: str, arg_name: st
         explode=explode,
         constraints=_applicable(_constraints(_non_null_branch(doc, resolved)), annotation) if isinstance(resolved, dict) else (),
     )
+
+
+def _merged_all_of(doc: Document, schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """A parameter schema with its `allOf` parts merged into one: all of them apply (Cloudflare's
+    `region`: `allOf: [{$ref: an enum}, {default: us-central1}]` was published as any value). A
+    parameter is a scalar or a list of scalars, so merging the keywords is enough; the schema's own
+    keywords come last."""
+    resolved, _ = doc.deref(schema, "#")
+    if not isinstance(resolved, dict) or not isinstance(resolved.get("allOf"), list) or depth > 8:
+        return resolved if isinstance(resolved, dict) else {}
+    merged: dict[str, Any] = {}
+    for part in resolved["allOf"]:
+        merged.update(_merged_all_of(doc, part, depth + 1) if isinstance(part, dict) else {})
+    merged.update({k: v for k, v in resolved.items() if k != "allOf"})
+    return merged
 
 
 _NUMERIC = ("ge", "le", "gt", "lt")
@@ -271,7 +286,8 @@ def _constraints(schema: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
         elif value is True and ("ge" if argument == "gt" else "le") in found:  # OpenAPI 3.0 spelling
             found[argument] = found.pop("ge" if argument == "gt" else "le")
     types = schema.get("type")
-    is_string = types == "string" or (isinstance(types, list) and [t for t in types if t != "null"] == ["string"])
+    is_string = types == "string" or (isinstance(types, list) and [t for t in types if t != "null"] == ["string"]) or (
+        types is None and any(k in schema for k in _STRING_KEYWORDS))
     fmt = schema.get("format")
     # A string's format and pattern tell the model (and any client) what to send: `date-time`, an
     # `^AC[0-9a-f]{32}$` account id... The value stays a string, passed on as given: the upstream API
@@ -288,6 +304,7 @@ def _constraints(schema: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
 
 
 _FORMAT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+_STRING_KEYWORDS = ("pattern", "minLength", "maxLength")  # on a schema without `type`: a string
 
 
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
@@ -320,6 +337,8 @@ def python_type(doc: Document, schema: Any, depth: int = 0) -> str:
         return "None"
     if types is None and any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")):
         types = "number"  # Cloudflare's `page: {minimum: 1}`: the bounds say it is a number
+    if types is None and any(k in schema for k in _STRING_KEYWORDS):
+        types = "string"  # Cloudflare's `variant_id: {pattern: ..., maxLength: 99}`: a string
     if types in _SCALARS:
         text = _SCALARS[types]
     elif types == "array":

@@ -252,3 +252,42 @@ def test_the_url_format_is_published_as_a_uri(tmp_path):
 
     (body,) = anyio.run(schema)["$defs"].values()
     assert body["properties"]["resource"]["anyOf"][0] == {"type": "string", "format": "uri-reference"}
+
+
+def test_a_parameter_schema_in_all_of_parts_keeps_its_type(tmp_path):
+    """Cloudflare's `region`: `allOf: [{$ref: an enum}, {default: us-central1}]`, published as any
+    value, so callers (and the synthesized calls) sent what the API refuses."""
+    region = {"type": "string", "enum": ["asia-east1", "us-central1"], "description": "A test region."}
+    spec = {"openapi": "3.0.3", "info": {"title": "a", "version": "1"}, "components": {"schemas": {"region": region}},
+            "paths": {"/tests": {"get": {"operationId": "list_tests", "parameters": [
+                {"name": "region", "in": "query", "schema": {"allOf": [{"$ref": "#/components/schemas/region"}, {"default": "us-central1"}]}}],
+                "responses": {"204": {"description": "ok"}}}}}}
+    out = tmp_path / "a"
+    generate(spec, out, "all-of-param")
+
+    async def schema():
+        async with Client(import_server(out, "all_of_param")) as client:
+            return (await client.list_tools()).tools[0].input_schema
+
+    assert anyio.run(schema)["properties"]["region"] == {"default": "us-central1", "description": "A test region.", "title": "Region",
+                                                         "enum": ["asia-east1", "us-central1"], "type": "string"}
+
+
+def test_a_typeless_parameter_with_string_keywords_is_a_string(tmp_path):
+    """Cloudflare's `variant_id`: `{pattern: "^[a-zA-Z0-9]$", maxLength: 99}` without `type`. The
+    pattern was dropped, so nothing told a caller (or the synthesized calls) what Prism checks."""
+    spec = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/variants/{variant_id}": {"get": {
+        "operationId": "get_variant", "parameters": [
+            {"name": "variant_id", "in": "path", "required": True, "schema": {"pattern": "^[a-zA-Z0-9]$", "maxLength": 99}},
+            {"name": "q", "in": "query", "schema": {"minLength": 2}}],
+        "responses": {"204": {"description": "ok"}}}}}}
+    out = tmp_path / "t"
+    generate(spec, out, "typeless")
+
+    async def schema():
+        async with Client(import_server(out, "typeless")) as client:
+            return (await client.list_tools()).tools[0].input_schema
+
+    properties = anyio.run(schema)["properties"]
+    assert properties["variant_id"]["pattern"] == "^[a-zA-Z0-9]$" and properties["variant_id"]["type"] == "string"
+    assert properties["q"]["anyOf"][0] == {"minLength": 2, "type": "string"}
