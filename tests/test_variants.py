@@ -11,15 +11,21 @@ from mcp import Client
 from support import REPO, generate, import_server
 
 
+def listed_tools(out, module: str) -> dict:
+    """The tools a generated package's server lists to a real client, by name."""
+
+    async def tools():
+        async with Client(import_server(out, module)) as client:
+            return {t.name: t for t in (await client.list_tools()).tools}
+
+    return anyio.run(tools)
+
+
 def test_read_only_and_write_only_views(tmp_path):
     out = tmp_path / "rw"
     generate(REPO / "tests" / "data" / "readonly.json", out, "rw-views")
 
-    async def tools():
-        async with Client(import_server(out, "rw_views")) as client:
-            return {t.name: t for t in (await client.list_tools()).tools}
-
-    listed = anyio.run(tools)
+    listed = listed_tools(out, "rw_views")
     create = listed["create_pet"]
     body = create.input_schema["$defs"]["PetRequest"]
     assert "id" not in body["properties"] and body["required"] == ["name", "password"]
@@ -48,11 +54,7 @@ def test_path_parameters_are_never_null(tmp_path):
     out = tmp_path / "p"
     generate(spec, out, "path-params")
 
-    async def schema():
-        async with Client(import_server(out, "path_params")) as client:
-            return (await client.list_tools()).tools[0].input_schema
-
-    properties = anyio.run(schema)["properties"]
+    properties = next(iter(listed_tools(out, "path_params").values())).input_schema["properties"]
     assert properties["a"]["type"] == "string" and properties["b"]["type"] == "integer"
 
 
@@ -161,11 +163,7 @@ def test_schemas_the_code_generator_misreads_are_repaired(tmp_path):
     out = tmp_path / "r"
     generate(spec, out, "repaired")
 
-    async def listed():
-        async with Client(import_server(out, "repaired")) as client:
-            return {t.name: t for t in (await client.list_tools()).tools}
-
-    tools = anyio.run(listed)
+    tools = listed_tools(out, "repaired")
     models = importlib.import_module("repaired.models")
     models.Envelope.model_validate_json(json.dumps({"errors": ["boom"], "token": "ab12:x"}), strict=True)
     token = tools["get_envelope"].output_schema["properties"]["token"]
@@ -246,11 +244,7 @@ def test_the_url_format_is_published_as_a_uri(tmp_path):
     out = tmp_path / "u"
     generate(spec, out, "url-format")
 
-    async def schema():
-        async with Client(import_server(out, "url_format")) as client:
-            return (await client.list_tools()).tools[0].input_schema
-
-    (body,) = anyio.run(schema)["$defs"].values()
+    (body,) = next(iter(listed_tools(out, "url_format").values())).input_schema["$defs"].values()
     assert body["properties"]["resource"]["anyOf"][0] == {"type": "string", "format": "uri-reference"}
 
 
@@ -265,12 +259,9 @@ def test_a_parameter_schema_in_all_of_parts_keeps_its_type(tmp_path):
     out = tmp_path / "a"
     generate(spec, out, "all-of-param")
 
-    async def schema():
-        async with Client(import_server(out, "all_of_param")) as client:
-            return (await client.list_tools()).tools[0].input_schema
-
-    assert anyio.run(schema)["properties"]["region"] == {"default": "us-central1", "description": "A test region.", "title": "Region",
-                                                         "enum": ["asia-east1", "us-central1"], "type": "string"}
+    region = next(iter(listed_tools(out, "all_of_param").values())).input_schema["properties"]["region"]
+    assert region == {"default": "us-central1", "description": "A test region.", "title": "Region",
+                      "enum": ["asia-east1", "us-central1"], "type": "string"}
 
 
 def test_a_typeless_parameter_with_string_keywords_is_a_string(tmp_path):
@@ -284,10 +275,6 @@ def test_a_typeless_parameter_with_string_keywords_is_a_string(tmp_path):
     out = tmp_path / "t"
     generate(spec, out, "typeless")
 
-    async def schema():
-        async with Client(import_server(out, "typeless")) as client:
-            return (await client.list_tools()).tools[0].input_schema
-
-    properties = anyio.run(schema)["properties"]
+    properties = next(iter(listed_tools(out, "typeless").values())).input_schema["properties"]
     assert properties["variant_id"]["pattern"] == "^[a-zA-Z0-9]$" and properties["variant_id"]["type"] == "string"
     assert properties["q"]["anyOf"][0] == {"minLength": 2, "type": "string"}
