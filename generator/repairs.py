@@ -23,6 +23,8 @@ turn into models that refuse valid data or cannot validate at all.
 7. Patterns with ECMA-262 named groups, which Python clients cannot compile (`portable_pattern`).
 8. `minProperties` / `maxProperties` on an object with declared properties, which the code
    generator drops (see PROPERTY_COUNT).
+9. `required` beside a `oneOf`/`anyOf` that declares no properties of its own, which the code
+   generator drops (`_require_in_branches`).
 
 Each is where a real spec broke a tool; see the functions for which and how.
 """
@@ -80,7 +82,30 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
     discriminator = out.get("discriminator")
     if isinstance(discriminator, dict) and isinstance(discriminator.get("propertyName"), str) and not _pinned(out, resolve):
         del out["discriminator"]
+    if isinstance(out.get("required"), list) and "properties" not in out:
+        _require_in_branches(out, resolve, depth)
     return out
+
+
+def _require_in_branches(schema: dict[str, Any], resolve: Callable[[str], Any], depth: int) -> None:
+    """`required` beside a union with no properties of its own applies to each branch (Cloudflare's
+    `zones_target`: `oneOf: [url_target], required: [target, constraint]`); the code generator
+    drops it, so `{}` passed. Each object branch gets the names it declares (a `$ref`'d one as a copy)."""
+    for key in _UNIONS:
+        branches = schema.get(key)
+        if not isinstance(branches, list):
+            continue
+        names = [n for n in schema["required"] if isinstance(n, str)]
+        widened = []
+        for branch in branches:
+            target = _deref(branch, resolve)
+            declared = target.get("properties") if isinstance(target, dict) else None
+            missing = [n for n in names if isinstance(declared, dict) and n in declared and n not in (target.get("required") or [])]
+            if missing:
+                copy = _walk(target, resolve, depth + 1) if "$ref" in branch else dict(branch)
+                branch = {**copy, "required": [*(copy.get("required") or []), *missing]}
+            widened.append(branch)
+        schema[key] = widened
 
 
 _DATA = ("example", "examples", "default", "enum", "const", "x-examples")

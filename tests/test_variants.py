@@ -278,3 +278,30 @@ def test_a_typeless_parameter_with_string_keywords_is_a_string(tmp_path):
     properties = next(iter(listed_tools(out, "typeless").values())).input_schema["properties"]
     assert properties["variant_id"]["pattern"] == "^[a-zA-Z0-9]$" and properties["variant_id"]["type"] == "string"
     assert properties["q"]["anyOf"][0] == {"minLength": 2, "type": "string"}
+
+
+def test_required_beside_a_union_applies_to_its_branches(tmp_path):
+    """Cloudflare's `zones_target`: `oneOf: [url_target], required: [target, constraint]`. The code
+    generator dropped `required`, so `{}` was published as a valid target and sent; Prism refused it."""
+    import importlib
+
+    import pytest as _pytest
+
+    schemas = {
+        "url_target": {"type": "object", "properties": {"target": {"type": "string", "enum": ["url"]},
+                                                        "constraint": {"type": "object", "properties": {"value": {"type": "string"}}}}},
+        "target": {"oneOf": [{"$ref": "#/components/schemas/url_target"}], "required": ["target", "constraint", "undeclared"]},
+        "rule": {"type": "object", "properties": {"targets": {"type": "array", "items": {"$ref": "#/components/schemas/target"}},
+                                                  "plain": {"$ref": "#/components/schemas/url_target"}}},
+    }
+    body = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/rule"}}}}
+    spec = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": schemas},
+            "paths": {"/rules": {"post": {"operationId": "create_rule", "requestBody": body, "responses": {"204": {"description": "ok"}}}}}}
+    out = tmp_path / "t"
+    generate(spec, out, "union-required")
+    listed_tools(out, "union_required")
+    models = importlib.import_module("union_required.models")
+    rule = models.Rule.model_validate({"targets": [{"target": "url", "constraint": {"value": "x"}}], "plain": {}})
+    assert rule.plain is not None  # the component used alone keeps its optional properties
+    with _pytest.raises(ValueError, match="constraint"):
+        models.Rule.model_validate({"targets": [{"target": "url"}]})
