@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from generator import model_modules, names
+from generator.verify import RESULT_MARKER, last_error, read_result, stop
 
 # Below this many schemas (components and operation schemas), one run in this process is faster
 # than starting another interpreter and importing the code generator there (about 0.5 s).
 SPLIT_MIN_SCHEMAS = 400
-RESULT_MARKER = "typed-mcp-models: "
 
 _CHILD = r"""
 import json, sys
@@ -92,12 +92,7 @@ class CodegenProcess:
 
     def __exit__(self, *exc: object) -> None:
         if self._proc is not None:
-            if self._proc.poll() is None:
-                self._proc.kill()
-            self._proc.wait()
-            for stream in (self._proc.stdin, self._proc.stdout):
-                if stream is not None:
-                    stream.close()
+            stop(self._proc)
         self._stderr.close()
         self._folder.cleanup()
 
@@ -119,12 +114,8 @@ class CodegenProcess:
         """The answer to the job sent last."""
         proc = self._start()
         assert proc.stdout is not None
-        for line in iter(proc.stdout.readline, ""):
-            if line.startswith(RESULT_MARKER):
-                return json.loads(line[len(RESULT_MARKER):])
-        self._stderr.seek(0)
-        lines = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
-        return {"error": f"the model generator process failed: {lines[-1] if lines else f'exit code {proc.wait()}'}"}
+        answer = read_result(proc.stdout)
+        return answer if answer is not None else {"error": f"the model generator process failed: {last_error(proc, self._stderr)}"}
 
 
 class MergeError(Exception):
@@ -138,9 +129,13 @@ class _Part:
     text: dict[str, str] = field(default_factory=dict)  # name -> its statement's source
     node: dict[str, ast.stmt] = field(default_factory=dict)
     rebuilds: list[tuple[str, str]] = field(default_factory=list)  # (name, `Name.model_rebuild()` source)
+    _uses: dict[str, set[str]] = field(default_factory=dict)
 
     def uses(self, name: str) -> set[str]:
-        return model_modules.names_in([self.node[name]]) - {name}
+        """The names a class uses (walked once: the merge asks for some classes twice)."""
+        if name not in self._uses:
+            self._uses[name] = model_modules.names_in([self.node[name]]) - {name}
+        return self._uses[name]
 
 
 def merge(first: str, second: str, fixed: set[str]) -> str:

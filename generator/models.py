@@ -189,8 +189,13 @@ def _generate(doc: Document, slices: list[dict[str, Any]], class_names: dict[str
     jobs = [_job(doc, part, class_names) for part in slices]
     keys = [cache.key("models", json.dumps(job["document"], ensure_ascii=False, default=repr), json.dumps(job["name_map"], ensure_ascii=False))
             for job in jobs]
-    answers: list[dict[str, Any] | None] = [None if (hit := cache.get(k)) is None else {"source": hit} for k in keys]
-    todo = [i for i, answer in enumerate(answers) if answer is None]
+    fixed = set(class_names.values())
+    merged_key = cache.key("merged models", *keys, *sorted(fixed)) if len(jobs) > 1 else None
+    if merged_key is not None and (merged := cache.get(merged_key)) is not None:
+        return merged
+    sources = [cache.get(key) for key in keys]
+    todo = [i for i, source in enumerate(sources) if source is None]
+    answers: dict[int, dict[str, Any]] = {}
     if helper is not None and len(todo) == 2:
         helper.send(jobs[todo[1]])
         answers[todo[0]] = codegen_job(jobs[todo[0]])
@@ -198,25 +203,18 @@ def _generate(doc: Document, slices: list[dict[str, Any]], class_names: dict[str
         cores_free()
     elif todo:
         cores_free()
-        for i in todo:
-            answers[i] = codegen_job(jobs[i])
-    sources = []
-    for key, answer in zip(keys, answers):
-        assert answer is not None
+        answers = {i: codegen_job(jobs[i]) for i in todo}
+    for i, answer in answers.items():  # only what was generated now goes into the cache
         if "taken" in answer:
             raise _NameTaken(answer["taken"])
         if "error" in answer:
             raise SpecError(answer["error"], source=doc.origin)
-        cache.put(key, answer["source"])
-        sources.append(answer["source"])
-    if len(sources) == 1:
+        sources[i] = answer["source"]
+        cache.put(keys[i], answer["source"])
+    if merged_key is None:
         return sources[0]
-    fixed = set(class_names.values())
-    key = cache.key("merged models", *keys, *sorted(fixed))
-    merged = cache.get(key)
-    if merged is None:
-        merged = model_parts.merge(*sources, fixed)
-        cache.put(key, merged)
+    merged = model_parts.merge(*sources, fixed)
+    cache.put(merged_key, merged)
     return merged
 
 

@@ -280,6 +280,21 @@ def _operations_by_request(results: list[dict[str, Any]], project: Path) -> dict
     return {_request_of(r): tools.get(r["name"], "") for r in results}
 
 
+def _json_body(request: str, operation: str | None, exchanges: list[Exchange], spec: Path) -> tuple[Any, dict[str, Any]] | None:
+    """The JSON body last sent for `request` (of the spec's `operation`) and the spec's schema for
+    it; None when no JSON body was sent, it does not parse, or the spec has no schema for it."""
+    from generator.fidelity import spec_request_schema
+
+    sent = [e for e in _sent_for(request, exchanges) if "json" in e.request_type]
+    schema = spec_request_schema(spec, operation, sent[-1].request_type) if sent and operation else None
+    if schema is None:
+        return None
+    try:
+        return json.loads(sent[-1].request_body), schema
+    except ValueError:
+        return None
+
+
 def _status_of(result: dict[str, Any]) -> int | None:
     return (((result.get("meta") or {}).get("typed-mcp/source")) or {}).get("status")
 
@@ -306,7 +321,7 @@ def split_ambiguous_one_of(
     of at most 32 characters and one of at most 36. Put apart only when the recorded value, checked
     against the spec's schema, matches two branches or more (a value that matches none stays a
     violation: that one would be ours)."""
-    from generator.fidelity import spec_parameter_schema, spec_request_schema
+    from generator.fidelity import spec_parameter_schema
 
     operation_of = _operations_by_request(results, project)
     kept, ambiguous = [], []
@@ -314,12 +329,10 @@ def split_ambiguous_one_of(
         request = violation.get("request", "")
         operation = operation_of.get(request)
         branches_matched = 0
-        if (match := _ONE_OF.match(violation["message"])) and operation:
-            sent = [e for e in _sent_for(request, exchanges) if "json" in e.request_type]
-            if sent:
-                schema = spec_request_schema(spec, operation, sent[-1].request_type)
-                with contextlib.suppress(ValueError, KeyError, TypeError):
-                    branches_matched = _branches_matched(schema, json.loads(sent[-1].request_body), match["name"])
+        if (match := _ONE_OF.match(violation["message"])) and (found := _json_body(request, operation, exchanges, spec)):
+            body, schema = found
+            with contextlib.suppress(KeyError, TypeError):
+                branches_matched = _branches_matched(schema, body, match["name"])
         elif (match := _PARAMETER_ONE_OF.match(violation["message"])) and operation:
             sent = _sent_for(request, exchanges)
             value = _parameter_sent(operation, sent[-1].target, match["where"], match["name"]) if sent else None
@@ -387,20 +400,12 @@ def split_valid_bodies(
     import jsonschema
     import referencing.exceptions
 
-    from generator.fidelity import spec_request_schema
-
     operation_of = _operations_by_request(results, project)
     verdicts: dict[str, str] = {}
     for request in {v.get("request", "") for v in violations if v["message"].startswith("Request body")}:
-        sent = [e for e in _sent_for(request, exchanges) if "json" in e.request_type]
-        operation = operation_of.get(request)
-        schema = spec_request_schema(spec, operation, sent[-1].request_type) if sent and operation else None
-        if schema is None:
+        if (found := _json_body(request, operation_of.get(request), exchanges, spec)) is None:
             continue
-        try:
-            body = json.loads(sent[-1].request_body)
-        except ValueError:
-            continue
+        body, schema = found
         for verdict, relaxed in (("read_only", _openapi_request(schema, any_of=False)), ("overlap", _openapi_request(schema, any_of=True))):
             with contextlib.suppress(jsonschema.exceptions.SchemaError, referencing.exceptions.Unresolvable, RecursionError):
                 if jsonschema.Draft202012Validator(relaxed, format_checker=_strict_client_formats()).is_valid(body):

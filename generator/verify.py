@@ -14,7 +14,7 @@ import tempfile
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from generator.errors import TypedMcpError
 from generator.ir import ApiPlan
@@ -88,6 +88,33 @@ def result_line(stdout: str) -> Any:
     raise TypedMcpError(f"a child process printed no result: {stdout.strip()[-300:]!r}")
 
 
+def read_result(stream: IO[str]) -> Any | None:
+    """The next result a running child prints on `stream` (its stdout), skipping the lines before it
+    (which a library may log); None when the stream ends first. No child prints a null result."""
+    for line in iter(stream.readline, ""):  # not one line: logged lines would otherwise sit in the buffer
+        if line.startswith(RESULT_MARKER):
+            return json.loads(line[len(RESULT_MARKER):])
+    return None
+
+
+def last_error(proc: subprocess.Popen[str], stderr: IO[bytes]) -> str:
+    """Why a child stopped: the last line it wrote to `stderr` (a file), or its exit code."""
+    proc.wait()
+    stderr.seek(0)
+    lines = stderr.read().decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else f"exit code {proc.returncode}"
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """Kill a child if it still runs, and close its pipes."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            stream.close()
+
+
 class CatalogWorkers:
     """Fresh interpreters that register a generated package's tools the MCP SDK's way and list them.
 
@@ -125,12 +152,7 @@ class CatalogWorkers:
 
     def close(self) -> None:
         for proc in self._procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            for stream in (proc.stdin, proc.stdout):
-                if stream is not None:
-                    stream.close()
+            stop(proc)
         for err in self._stderr:
             err.close()
 
@@ -169,10 +191,10 @@ class CatalogWorkers:
         # otherwise sit in the stream's buffer, where the selector cannot see them.
         stdout = self._procs[worker].stdout
         assert stdout is not None
-        for line in iter(stdout.readline, ""):
-            if line.startswith(RESULT_MARKER):
-                return json.loads(line[len(RESULT_MARKER):])
-        raise VerifyError(f"the generated package does not start: {self._last_error(worker)}")
+        result = read_result(stdout)
+        if result is None:
+            raise VerifyError(f"the generated package does not start: {last_error(self._procs[worker], self._stderr[worker])}")
+        return result
 
     def _send(self, worker: int, message: Any) -> None:
         stdin = self._procs[worker].stdin
@@ -181,7 +203,7 @@ class CatalogWorkers:
             stdin.write(json.dumps(message) + "\n")
             stdin.flush()
         except BrokenPipeError:
-            raise VerifyError(f"the generated package does not start: {self._last_error(worker)}") from None
+            raise VerifyError(f"the generated package does not start: {last_error(self._procs[worker], self._stderr[worker])}") from None
 
     def _next(self, worker: int, pending: list[deque[int]], chunks: list[list[str]], working: dict[int, int]) -> None:
         own = pending[worker]
@@ -194,14 +216,6 @@ class CatalogWorkers:
             chunk = largest.pop()
         working[worker] = chunk
         self._send(worker, chunks[chunk])
-
-    def _last_error(self, worker: int) -> str:
-        self._procs[worker].wait()
-        err = self._stderr[worker]
-        err.seek(0)
-        lines = err.read().decode("utf-8", "replace").strip().splitlines()
-        return lines[-1] if lines else f"exit code {self._procs[worker].returncode}"
-
 
 def check_catalog(tools: list[dict[str, Any]], plan: ApiPlan) -> None:
     """The catalog lists every planned tool, and every tool with a JSON response has an outputSchema."""
