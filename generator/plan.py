@@ -15,7 +15,7 @@ from generator import names
 from generator.errors import NoOperationsError, SpecError
 from generator.ir import ApiPlan, Body, Operation, Parameter, Response, SecurityScheme, Skipped
 from generator.normalize import HTTP_METHODS, Document
-from generator.repairs import portable_pattern
+from generator.repairs import implied_type, portable_pattern
 from generator.variants import COMPONENT_SCHEMA, Views
 
 _STATUS_ORDER = ("200", "201", "202", "203", "206", "2XX", "204", "205", "default")
@@ -287,7 +287,7 @@ def _constraints(schema: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
             found[argument] = found.pop("ge" if argument == "gt" else "le")
     types = schema.get("type")
     is_string = types == "string" or (isinstance(types, list) and [t for t in types if t != "null"] == ["string"]) or (
-        types is None and any(k in schema for k in _STRING_KEYWORDS))
+        types is None and implied_type(schema) == "string")
     fmt = schema.get("format")
     # A string's format and pattern tell the model (and any client) what to send: `date-time`, an
     # `^AC[0-9a-f]{32}$` account id... The value stays a string, passed on as given: the upstream API
@@ -304,7 +304,6 @@ def _constraints(schema: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
 
 
 _FORMAT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
-_STRING_KEYWORDS = ("pattern", "minLength", "maxLength")  # on a schema without `type`: a string
 
 
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
@@ -335,10 +334,8 @@ def python_type(doc: Document, schema: Any, depth: int = 0) -> str:
             return f"{text} | None" if nullable else text
     if types == "null":  # OpenAPI 3.1's `anyOf: [{type: integer}, {type: "null"}]` (Airflow)
         return "None"
-    if types is None and any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")):
-        types = "number"  # Cloudflare's `page: {minimum: 1}`: the bounds say it is a number
-    if types is None and any(k in schema for k in _STRING_KEYWORDS):
-        types = "string"  # Cloudflare's `variant_id: {pattern: ..., maxLength: 99}`: a string
+    if types is None:
+        types = implied_type(schema)  # Cloudflare's `page: {minimum: 1}`, `variant_id: {pattern: ...}`
     if types in _SCALARS:
         text = _SCALARS[types]
     elif types == "array":

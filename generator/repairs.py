@@ -25,6 +25,11 @@ turn into models that refuse valid data or cannot validate at all.
    generator drops (see PROPERTY_COUNT).
 9. `required` beside a `oneOf`/`anyOf` that declares no properties of its own, which the code
    generator drops (`_require_in_branches`).
+10. A property that an `allOf` part declares with structure (items, a map's values, a `$ref`) over
+   an inherited declaration without any (`{}`, `type: object`): the code generator keeps the
+   inherited type and drops the new structure (`_override`).
+11. A schema without `type` whose keywords all apply to one type (`pattern` and `maxLength`: a
+   string), which the code generator makes `Any`, dropping them (`implied_type`).
 
 Each is where a real spec broke a tool; see the functions for which and how.
 """
@@ -61,10 +66,14 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
         return [_walk(item, resolve, depth + 1) for item in node]
     if not isinstance(node, dict):
         return node
-    # Values (examples, defaults, enums) are data, not schemas: left as they are.
-    out = {key: value if key in _DATA else _walk(value, resolve, depth + 1) for key, value in node.items()}
+    # Values (examples, defaults, enums) are data, not schemas: left as they are. A map of schemas
+    # (`properties`) is not a schema itself: its keys are names (Cloudflare has a property `pattern`).
+    out = {key: value if key in _DATA else _walk_map(value, resolve, depth) if key in _MAPS else _walk(value, resolve, depth + 1)
+           for key, value in node.items()}
     if "default" in out and not _admits(out, out["default"]):
         del out["default"]
+    if (implied := implied_type(out)) is not None:
+        out["type"] = implied
     _drop_inapplicable(out)
     if isinstance(out.get("properties"), dict) and out["properties"]:
         for keyword, carrier in PROPERTY_COUNT.items():
@@ -85,6 +94,15 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
     if isinstance(out.get("required"), list) and "properties" not in out:
         _require_in_branches(out, resolve, depth)
     return out
+
+
+_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def _walk_map(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
+    if not isinstance(node, dict):
+        return _walk(node, resolve, depth + 1)
+    return {name: _walk(schema, resolve, depth + 1) for name, schema in node.items()}
 
 
 def _require_in_branches(schema: dict[str, Any], resolve: Callable[[str], Any], depth: int) -> None:
@@ -126,6 +144,20 @@ _APPLIES_TO = {
     **dict.fromkeys(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"), ("integer", "number")),
     **dict.fromkeys(("minProperties", "maxProperties"), ("object",)),
 }
+
+
+def implied_type(schema: dict[str, Any]) -> str | None:
+    """The type a schema without `type` means by its keywords, when they all apply to one type:
+    Cloudflare's `images_image_variant_identifier: {pattern: ..., maxLength: 99}` is a string, its
+    `page: {minimum: 1}` a number. JSON Schema lets such a schema accept any other type, but no API
+    writes a pattern for a number; with a type, the keywords are published and checked, and the
+    tool sends what the API expects. None when the schema has a type or says anything more."""
+    if "type" in schema or any(k in schema for k in (*_SHAPE, "properties", "items", "additionalProperties", "enum", "const")):
+        return None
+    kinds = {_APPLIES_TO[k] for k in schema if k in _APPLIES_TO}
+    if len(kinds) != 1:
+        return None
+    return {"string": "string", "array": "array", "object": "object"}.get(next(iter(kinds))[0], "number")
 
 
 def _drop_inapplicable(schema: dict[str, Any]) -> None:
@@ -209,12 +241,46 @@ def _narrow_parts(parts: list[Any], resolve: Callable[[str], Any]) -> list[Any]:
             narrowed = {}
             for name, prop in part["properties"].items():
                 parent = inherited.get(name)
-                narrowed[name] = _intersection(parent, prop, resolve) if parent is not None else None
+                narrowed[name] = (_intersection(parent, prop, resolve) or _override(parent, prop, resolve)) if parent is not None else None
             if any(value is not None for value in narrowed.values()):
                 part = {**part, "properties": {n: narrowed[n] if narrowed[n] is not None else p for n, p in part["properties"].items()}}
         inherited.update(_properties(part, resolve, set()))
         result.append(part)
     return result
+
+
+# What an inherited declaration may say and still be overridden as a whole: nothing about its values'
+# structure, only annotations, a type and nullability.
+_BARE = {*_ANNOTATIONS, "type", "nullable", "items", "additionalProperties"}
+OVERRIDE = "x-typed-mcp-override"
+_STRUCTURE = ("items", "additionalProperties", "properties", "patternProperties", "$ref", *_UNIONS, "allOf")
+
+
+def _override(parent: Any, child: Any, resolve: Callable[[str], Any]) -> dict[str, Any] | None:
+    """The property marked as a new declaration (OVERRIDE), or None to leave it as it is. The code
+    generator reads a property that an `allOf` part declares again as a narrowing of the inherited
+    one and keeps the inherited type, dropping what the new declaration adds when that is structure.
+    Cloudflare's envelopes: `allOf: [api-response-collection, {properties: {result: {items: {...}}}}]`
+    over `result: {type: array, items: {}}` came out as `list[Any]` (hundreds of answers published
+    as arrays of anything); its Zaraz config body's `tools` map over a `tools` that the base only
+    requires (declared as `{}`, see normalize.declare_required) came out as `Any`, so any value was
+    sent. An extension keyword the code generator does not know makes it read the declaration as a
+    new one. Only where the inherited declaration has no structure, so the child's schema is the
+    whole intersection (null stays allowed only if both allow it)."""
+    parent = _deref(parent, resolve)
+    if not (isinstance(child, dict) and isinstance(parent, dict) and set(parent) <= _BARE and any(k in child for k in _STRUCTURE)):
+        return None
+    if any(not _bare(parent[k]) for k in ("items", "additionalProperties") if k in parent):
+        return None
+    out = {**child, OVERRIDE: True}
+    if "type" in parent and parent.get("nullable") is not True:
+        out.pop("nullable", None)
+    return out
+
+
+def _bare(schema: Any) -> bool:
+    """A schema that accepts anything (`true`, `{}`, annotations only)."""
+    return schema is True or (isinstance(schema, dict) and set(schema) <= set(_ANNOTATIONS))
 
 
 def _properties(schema: Any, resolve: Callable[[str], Any], seen: set[str]) -> dict[str, Any]:

@@ -180,8 +180,8 @@ def recording_proxy(target: str) -> Iterator[RecordingProxy]:
         yield proxy
 
 
-_FORM_ARRAY = re.compile(r"^Request body property (?P<name>\S+) must be array$")
-_FORM_OBJECT = re.compile(r"^Request body property (?P<name>\S+) must be (?:object|array)$")
+_FORM_ARRAY = re.compile(r"^Request body property (?P<name>.+?) must be array$")
+_FORM_OBJECT = re.compile(r"^Request body property (?P<name>.+?) must be (?:object|array)$")
 _FORM_REQUIRED = re.compile(r"^Request body must have required property '(?P<name>[^']+)'$")
 _QUERY_ARRAY = re.compile(r"^Request query parameter (?P<name>\S+) must (?P<what>be array|be null|match a schema in anyOf|match exactly one schema in oneOf)$")
 
@@ -194,7 +194,8 @@ def split_form_array_violations(violations: list[dict[str, str]], exchanges: lis
     for an object or array property, sent with `content-type: application/json`) stays a string too:
     Prism's multipart reader keeps every part's text and ignores its content type. And Prism's form
     reader keeps only the fields the schema declares under `properties`, so a required field that is
-    only listed in `required` (Box's `grant_type`) reads as missing. Such a violation is put apart
+    only listed in `required` (Box's `grant_type`) reads as missing. An array of files sent as one
+    part (Cloudflare's worker upload, `<any part name>`) reads as a string the same way. Such a violation is put apart
     only when the request really sent that field that way; anything else stays one."""
     from urllib.parse import parse_qsl, urlsplit
 
@@ -464,7 +465,11 @@ def split_unsatisfiable(
 ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """(violations, those no request could avoid because the spec contradicts itself). Put apart,
     with the spec's own schema as proof, only: an `enum` none of whose values has the declared type
-    (Zoom's `type: string, enum: [1, 2]`, GitLab's `type: array` with an enum of strings), an object
+    (Zoom's `type: string, enum: [1, 2]`, GitLab's `type: array` with an enum of strings), a path or
+    query parameter without `type` whose enum has no string (Cloudflare's `ssl:
+    {enum: [0, 1]}`, `retry: {enum: [true]}`: a parameter is text, and without a type a validator has
+    nothing to read `0` as, so no value can match; put apart when the text sent is one of the
+    values written as JSON), an object
     schema declared for a body whose media type has no structure (Docker's `application/octet-stream`
     with `type: object`: a validator reads such a body as text), and a `Content-Type` header
     parameter fixed to another media type than the request body's (Docker's `POST /build`: header
@@ -488,6 +493,8 @@ def split_unsatisfiable(
             else:
                 root = node = spec_parameter_schema(spec, operation, match["where"], match["param"])
             proof = node is not None and _enum_contradicts_type(node, root)
+            if not proof and match["where"] in ("path", "query") and node is not None and sent:
+                proof = _untyped_enum_sent(node, _parameter_sent(operation, sent[-1].target, match["where"], match["param"]))
         elif operation and (match := _CONTENT_TYPES.match(violation["message"])) is not None and sent:
             media = media_type(sent[-1].request_type)
             header = spec_parameter_schema(spec, operation, "header", "Content-Type") or {}
@@ -500,6 +507,14 @@ def split_unsatisfiable(
             proof = not structured and isinstance(schema, dict) and schema.get("type") in ("object", "array")
         (unsatisfiable if proof else kept).append(violation)
     return kept, unsatisfiable
+
+
+def _untyped_enum_sent(node: dict[str, Any], sent: str | None) -> bool:
+    """Whether a parameter's schema has no type and no string in its enum, and `sent` is one of its
+    values written as JSON (`0`, `true`)."""
+    values = node.get("enum")
+    return ("type" not in node and isinstance(values, list) and sent is not None
+            and not any(isinstance(v, str) for v in values) and sent in [json.dumps(v) for v in values])
 
 
 def _enum_contradicts_type(node: Any, root: Any) -> bool:

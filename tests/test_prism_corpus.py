@@ -209,6 +209,33 @@ def test_a_json_part_of_a_multipart_body_is_prisms_limitation():
     assert split_form_array_violations(violations[:1], as_json)[0] == violations[:1]
 
 
+def test_an_array_of_files_sent_as_one_part_is_prisms_limitation():
+    """Cloudflare's worker upload: a multipart property `<any part name>` (spaces in its name), an
+    array of files. One file goes as one part, which Prism reads as a string ("must be array"). The
+    log line is read whole (the location holds spaces too), and only a part that was sent is put apart."""
+    from generator.node_tools import prism_violations
+    from generator.strict_run import Exchange, split_form_array_violations
+
+    src = str(REPO / "generated" / "weather-mcp" / "src")
+    sys.path.insert(0, src)
+    try:
+        runtime = importlib.import_module("weather_mcp._runtime")
+    finally:
+        sys.path.remove(src)
+    body, content_type = runtime.encode_multipart({"<any part name>": [b"export default {}"]})
+    log = "\n".join([
+        "[3:46:36 PM] › [HTTP SERVER] put /content ℹ  info      Request received",
+        "[3:46:36 PM] ›     [VALIDATOR] ✖  error     Violation: request.body.<any part name> Request body property <any part name> must be array",
+        "[3:46:36 PM] ›     [VALIDATOR] ✖  error     Violation: request.body.other part Request body property other part must be array",
+    ])
+    violations = prism_violations(log)
+    assert [(v["location"], v["message"]) for v in violations] == [
+        ("request.body.<any part name>", "Request body property <any part name> must be array"),
+        ("request.body.other part", "Request body property other part must be array")]
+    kept, limitation = split_form_array_violations(violations, [Exchange("PUT", "/content", 422, "application/json", b"{}", content_type, body)])
+    assert limitation == violations[:1] and kept == violations[1:]
+
+
 def test_only_what_the_spec_itself_makes_unsatisfiable_is_put_apart(tmp_path):
     from generator.strict_run import Exchange, split_unsatisfiable
 
@@ -222,7 +249,12 @@ def test_only_what_the_spec_itself_makes_unsatisfiable_is_put_apart(tmp_path):
                                               "mode": {"type": "string", "enum": ["x", "y"]}}}
     paths = {
         "/sip/{tspId}": {"get": op([{"name": "tspId", "in": "path", "required": True, "schema": {"type": "string", "enum": [1, 2]}},
-                                    {"name": "kind", "in": "query", "schema": {"type": "string", "enum": ["a", "b"]}}])},
+                                    {"name": "kind", "in": "query", "schema": {"type": "string", "enum": ["a", "b"]}},
+                                    # Cloudflare's `ssl` and `retry`: no type, no string among the values
+                                    {"name": "ssl", "in": "query", "schema": {"enum": [0, 1], "default": "0"}},
+                                    {"name": "retry", "in": "query", "schema": {"enum": [True]}},
+                                    {"name": "level", "in": "query", "schema": {"enum": [1, 2]}},
+                                    {"name": "tag", "in": "query", "schema": {"enum": ["a", 1]}}])},
         "/settings": {"put": op(body=form, media="application/x-www-form-urlencoded")},
         "/connect": {"post": op(body={"type": "object", "properties": {"Container": {"type": "string"}}}, media="application/octet-stream")},
         "/create": {"post": op(body={"type": "object", "properties": {"Name": {"type": "string"}}})},
@@ -237,7 +269,7 @@ def test_only_what_the_spec_itself_makes_unsatisfiable_is_put_apart(tmp_path):
     (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": tools}))
     results = [{"name": name, "meta": {"typed-mcp/source": {"method": op.split()[0], "url": "http://h" + op.split()[1].replace("{tspId}", "1")}}}
                for name, op in tools.items()]
-    sent = [Exchange("GET", "/sip/1?kind=c", 422, "application/json", b"{}"),
+    sent = [Exchange("GET", "/sip/1?kind=c&ssl=0&retry=true&level=3&tag=1", 422, "application/json", b"{}"),
             Exchange("PUT", "/settings", 422, "application/json", b"{}", "application/x-www-form-urlencoded", b"sources=git&mode=z"),
             Exchange("POST", "/connect", 422, "application/json", b"{}", "application/octet-stream", b'{"Container": "c"}'),
             Exchange("POST", "/create", 422, "application/json", b"{}", "application/json", b"[]"),
@@ -245,12 +277,16 @@ def test_only_what_the_spec_itself_makes_unsatisfiable_is_put_apart(tmp_path):
             Exchange("POST", "/load", 422, "application/json", b"{}", "application/x-tar", b"tar")]
     unsatisfiable = [
         {"message": "Request path parameter tspid must be equal to one of the allowed values: 1, 2", "request": "GET /sip/1"},
+        {"message": "Request query parameter ssl must be equal to one of the allowed values: 0, 1", "request": "GET /sip/1"},
+        {"message": "Request query parameter retry must be equal to one of the allowed values: true", "request": "GET /sip/1"},
         {"message": "Request body property sources must be equal to one of the allowed values: github, git", "request": "PUT /settings"},
         {"message": "Request body must be object", "request": "POST /connect"},
         {"message": "Supported content types: application/octet-stream", "request": "POST /build"},
     ]
     ours = [
         {"message": "Request query parameter kind must be equal to one of the allowed values: a, b", "request": "GET /sip/1"},
+        {"message": "Request query parameter level must be equal to one of the allowed values: 1, 2", "request": "GET /sip/1"},  # 3 is ours
+        {"message": "Request query parameter tag must be equal to one of the allowed values: a, 1", "request": "GET /sip/1"},  # "a" was possible
         {"message": "Request body property mode must be equal to one of the allowed values: x, y", "request": "PUT /settings"},
         {"message": "Request body must be object", "request": "POST /create"},
         {"message": "Supported content types: application/octet-stream", "request": "POST /load"},  # no header says x-tar

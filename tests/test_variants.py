@@ -305,3 +305,79 @@ def test_required_beside_a_union_applies_to_its_branches(tmp_path):
     assert rule.plain is not None  # the component used alone keeps its optional properties
     with _pytest.raises(ValueError, match="constraint"):
         models.Rule.model_validate({"targets": [{"target": "url"}]})
+
+
+def _resolved(schema: dict, node: dict) -> dict:
+    """`node` with its `$ref` into the tool schema's `$defs` followed."""
+    while "$ref" in node:
+        node = schema["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+    return node
+
+
+def test_an_allof_part_that_adds_structure_to_a_bare_inherited_property_keeps_it(tmp_path):
+    """Cloudflare's envelopes: `allOf: [api-response-collection, {properties: {result: {items: ...}}}]`
+    over a base's `result: {type: array, items: {}}` came out as `list[Any]`; its Zaraz config body's
+    `tools` map, over a base that only requires `tools`, came out as `Any`: the code generator keeps
+    the inherited type when a part declares a property again. Both are published, and checked, with
+    the structure the spec gives them; the base used alone stays as loose as it is."""
+    import importlib
+
+    from pydantic import ValidationError
+
+    item = {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}
+    schemas = {
+        "envelope": {"type": "object", "properties": {"result": {"type": "array", "items": {}, "nullable": True}}, "required": ["tools"]},
+        "item": item,
+        "listing": {"allOf": [{"$ref": "#/components/schemas/envelope"}, {"properties": {
+            "result": {"type": "array", "items": {"$ref": "#/components/schemas/item"}},
+            "tools": {"type": "object", "description": "by id", "additionalProperties": {"$ref": "#/components/schemas/item"}}}}]},
+    }
+    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/listing"}}}}}
+    spec = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": schemas}, "paths": {
+        "/items": {"get": {"operationId": "list_items", "responses": ok}},
+        "/envelope": {"get": {"operationId": "get_envelope", "responses": {"200": {"description": "ok", "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/envelope"}}}}}}}}}
+    out = tmp_path / "t"
+    generate(spec, out, "bare-override")
+    output = listed_tools(out, "bare_override")["list_items"].output_schema
+    properties = _resolved(output, output)["properties"]
+    result = next(b for b in properties["result"]["anyOf"] if b.get("type") == "array")
+    assert _resolved(output, result["items"])["required"] == ["id"]
+    assert _resolved(output, properties["tools"]["additionalProperties"])["required"] == ["id"]
+    assert "tools" in _resolved(output, output)["required"]
+    assert "x-typed-mcp" not in json.dumps(output)  # the repair's marker is not published
+
+    models = importlib.import_module("bare_override.models")
+    models.Listing.model_validate({"result": [{"id": 1, "extra": True}], "tools": {"a": {"id": 2}}})
+    for wrong, field in (({"result": [{}], "tools": {}}, "result.0.id"), ({"tools": "text"}, "tools"), ({"tools": {"a": {}}}, "tools.a.id")):
+        with pytest.raises(ValidationError, match=field.replace(".", r"\.")):
+            models.Listing.model_validate(wrong)
+    models.Envelope.model_validate({"result": [1, "x"], "tools": "anything"})  # the base alone is as loose as the spec
+
+
+def test_a_typeless_schema_with_one_kind_of_keywords_has_that_type(tmp_path):
+    """Cloudflare's `images_image_variant_identifier: {pattern: "^[a-zA-Z0-9]$", maxLength: 99}`, a
+    body property: made `Any`, so its pattern was neither published nor checked and a tool sent
+    `"abc"`, which Prism refused. Keywords of one type (string, number) give the schema that type;
+    mixed or none leave it as it is."""
+    schemas = {"body": {"type": "object", "required": ["id"], "properties": {
+        "id": {"pattern": "^[a-z]$", "maxLength": 9}, "page": {"minimum": 1}, "free": {"description": "anything"},
+        "mixed": {"minimum": 1, "maxLength": 3}}}}
+    spec = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": schemas}, "paths": {
+        "/v": {"post": {"operationId": "create_variant", "requestBody": {"required": True, "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/body"}}}}, "responses": {"204": {"description": "ok"}}}}}}
+    out = tmp_path / "t"
+    generate(spec, out, "implied")
+    tool = listed_tools(out, "implied")["create_variant"]
+    body = _resolved(tool.input_schema, tool.input_schema["properties"]["body"])["properties"]
+    assert body["id"] == {"maxLength": 9, "pattern": "^[a-z]$", "type": "string"}
+    given = {name: next(b for b in body[name]["anyOf"] if b.get("type") != "null") for name in ("page", "free", "mixed")}
+    assert given["page"] == {"minimum": 1.0, "type": "number"}
+    assert "type" not in given["free"] and "type" not in given["mixed"]
+
+    async def call(arguments):
+        async with Client(import_server(out, "implied")) as client:
+            return await client.call_tool("create_variant", arguments)
+
+    refused = anyio.run(call, {"body": {"id": "abc"}})
+    assert refused.is_error and "id" in refused.content[0].text and "pattern" in refused.content[0].text
