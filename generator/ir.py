@@ -47,6 +47,7 @@ class Response:
     schema_key: str | None = None  # for kind == "json"
     nullable: bool = False  # the JSON body may be `null` (the schema itself says so)
     empty_statuses: tuple[str, ...] = ()  # other 2xx statuses declared without a body ("204"; "2XX" matches any)
+    json_also: str | None = None  # another 2xx answer's JSON media type, asked for after media_type
 
 
 @dataclass(frozen=True)

@@ -269,14 +269,16 @@ def prism(spec_path: str | Path, port: int | None = None, dynamic: bool = False,
 #   [2:54:20 AM] ›     [VALIDATOR] ✖  error     Violation: request.body Request body must have required property 'name'
 # (prism-http-server: `Violation: ${location.join('.')} ${message}`, location starting with
 # "request" or "response"; a property name may hold spaces, as Cloudflare's multipart part
-# `<any part name>` does, so the message is where "Request"/"Response" starts). When no response in the spec describes the failure, Prism answers 422
-# itself and logs the violations without the prefix and without a location:
+# `<any part name>` does, so the message starts at "Request"/"Response", or else after the first
+# word: `Violation: request Supported content types: ...`). When no response in the spec describes
+# the failure, Prism answers 422 itself and logs the violations without the prefix and without a
+# location:
 #   [6:10:21 AM] ›     [VALIDATOR] ✖  error     Request path parameter sid must match pattern "^AC[0-9a-fA-F]{32}$"
 # Those count too (location: "request" or "response", from the message); the summary lines
 # ("Request did not pass the validation rules", at warning level) do not.
 _VIOLATION = re.compile(
     r"\[VALIDATOR\]\s+\S+\s+(?P<severity>error|warning|info)\s+"
-    r"(?:Violation: (?P<location>\S*(?: \S+)*?) (?P<message>(?:Request|Response) .*)|(?P<bare>(?P<side>Request|Response) (?!did not pass the validation rules).*))$"
+    r"(?:Violation: (?P<location>\S*(?: \S+)*?(?= (?:Request|Response) )|\S*) (?P<message>.*)|(?P<bare>(?P<side>Request|Response) (?!did not pass the validation rules).*))$"
 )
 REQUEST_LINE = re.compile(r"\[HTTP SERVER\] (?P<method>[a-z]+) (?P<path>\S+) \S+\s+info\s+Request received")
 _TERMINATED = re.compile(r"Request terminated with error: (?P<message>.*)$")

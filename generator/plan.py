@@ -456,10 +456,11 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
         codes.remove("default")  # `default` is the success response only when no 2xx is declared
     if not codes:
         return Response(status="2XX", kind="empty", media_type=None)
-    # The primary response: the first 2xx with a JSON body, else the first with any body. HTTP
-    # gives 204 and 205 no body, whatever content a spec declares for them (Zoom declares JSON).
+    # The primary response: the first 2xx with a body (JSON, if it offers it), in status order: a
+    # screenshot's `200 image/png` before its `202` JSON "in progress" note (Cloudflare's urlscanner).
+    # HTTP gives 204 and 205 no body, whatever content a spec declares for them (Zoom declares JSON).
     contents = {code: {} if code in _NO_BODY else _content(doc, responses[code]) for code in codes}
-    status = next((c for c in codes if _json_media(contents[c])), None) or next((c for c in codes if contents[c]), codes[0])
+    status = next((c for c in codes if contents[c]), codes[0])
     content = contents[status]
     if not content:
         return Response(status=status, kind="empty", media_type=None)
@@ -484,7 +485,10 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
         kind = "image"
     else:
         kind = "binary"
-    return Response(status=status, kind=kind, media_type=media_type)  # type: ignore[arg-type]
+    # Another 2xx answer in JSON (the screenshot's 202) is asked for too, after the primary type:
+    # asking for the image alone, such an answer would be refused (406).
+    json_also = next((m for c in codes if c != status and (m := _json_media(contents[c])) and m != "*/*"), None)
+    return Response(status=status, kind=kind, media_type=media_type, json_also=json_also)  # type: ignore[arg-type]
 
 
 _MEDIA_TYPE = re.compile(r"[\w.+-]+/[\w.+*-]+(?:\s*;.*)?", re.ASCII)

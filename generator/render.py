@@ -152,6 +152,8 @@ def tool_view(op: Operation, models: Models) -> ToolView:
     if response.media_type:
         # A JSON response the spec files under */* is still asked for as JSON first.
         accept = "application/json, */*;q=0.5" if response.kind == "json" and response.media_type == "*/*" else response.media_type
+        if response.json_also:
+            accept += f", {response.json_also};q=0.5"
         call.append(f"accept={py_literal(accept)}")
     structured = response.kind == "json"
     if structured:

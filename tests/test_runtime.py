@@ -118,6 +118,10 @@ SPEC = {
         # Kubernetes' connect endpoints: a string under */*.
         "/exec": {"get": op("exec_text", media="*/*", response={"type": "string"})},
         "/image": {"get": op("image", media="image/png", response={"type": "string", "format": "binary"})},
+        # Cloudflare's urlscanner screenshot: the image, or a JSON note that it is not ready yet.
+        "/screenshot": {"get": {"operationId": "screenshot", "responses": {
+            "200": {"description": "the image", "content": {"image/png": {"schema": {"type": "string"}}}},
+            "202": {"description": "in progress", "content": {"application/json": {"schema": OBJ}}}}}},
         "/blob": {"get": op("blob", media="application/octet-stream", response={"type": "string", "format": "binary"})},
         # Cloudflare files script content under `string`, which is no media type.
         "/script": {"get": op("script", media="string", response={"example": "export default {}"})},
@@ -398,6 +402,27 @@ async def test_json_without_a_schema_is_any_json_wrapped(server_factory, monkeyp
             result = await client.call_tool("anything", {})
     assert tool.output_schema["required"] == ["result"] and tool.output_schema["type"] == "object"
     assert result.structured_content == {"result": {"free": ["form", 1, None]}}
+    # Cloudflare's TUS upload start answers 200 without a body: nothing was promised about it.
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        server.routes["/anything"] = Reply(200, b"", "application/json")
+        empty = await call(server_factory, "anything")
+    assert not empty.is_error and empty.structured_content == {"result": None}
+
+
+async def test_an_image_with_a_json_note_beside_it(server_factory, monkeypatch):
+    """A 200 image and a 202 JSON note: the tool is the image's (asked for first), and the note
+    comes as text; asking for the image alone, Prism refused the call (406)."""
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(8))
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        server.routes["/screenshot"] = Reply(200, png, "image/png")
+        image = await call(server_factory, "screenshot")
+        assert server.seen[-1].headers.get("accept") == "image/png, application/json;q=0.5"
+        server.routes["/screenshot"] = Reply(202, {"message": "In Progress"})
+        note = await call(server_factory, "screenshot")
+    assert not image.is_error and image.content[0].type == "image" and image.structured_content is None
+    assert not note.is_error and json.loads(note.content[0].text) == {"message": "In Progress"}
 
 
 async def test_valid_scalar_is_wrapped(server_factory, monkeypatch):

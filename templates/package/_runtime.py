@@ -39,7 +39,7 @@ from mcp.types import (
     TextContent,
     ToolAnnotations,
 )
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationError, WithJsonSchema, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, JsonValue, TypeAdapter, ValidationError, WithJsonSchema, model_validator
 from pydantic import AwareDatetime as _AwareDatetime
 
 logger = logging.getLogger(__name__)
@@ -753,6 +753,10 @@ def _success(
         text = f"{source['method']} succeeded: HTTP {response.status_code}"
         return CallToolResult(content=[TextContent(type="text", text=text)], _meta=_meta(source))
     if kind == "json":
+        if not body.strip() and returns is JsonValue:
+            # JSON without a schema (Cloudflare's TUS upload start: `200 application/json: {}`) that
+            # came empty: nothing was promised about it, so it is a success without content.
+            return _no_content(response.status_code, source)
         if not body.strip():
             raise UpstreamError(f"upstream returned HTTP {response.status_code} with an empty body where JSON was promised")
         if returns is str and wrap and content_type and not _is_json_type(content_type):
@@ -778,7 +782,7 @@ def _success(
         text = json.dumps(structured, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, _meta=_meta(source))
     media = content_type.split(";")[0].strip() or "application/octet-stream"
-    if kind == "text" or media.startswith("text/"):
+    if kind == "text" or media.startswith("text/") or _is_json_type(media):  # JSON: another 2xx answer (a 202 note)
         text = body.decode(response.encoding or "utf-8", "replace")
         return CallToolResult(content=[TextContent(type="text", text=text)], _meta=_meta(source))
     data64 = base64.b64encode(body).decode()
