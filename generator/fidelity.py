@@ -273,6 +273,13 @@ def spec_response_schema(spec_path: str | Path, operation: str, status: int, con
     return _content_schema(doc, raw, content_type)
 
 
+def spec_responses(spec_path: str | Path, operation: str) -> list[str]:
+    """The status keys (`200`, `4XX`, `default`) the spec declares for `operation`."""
+    _, op = _spec_operation(spec_path, operation)
+    responses = op.get("responses")
+    return [str(code) for code in responses] if isinstance(responses, dict) else []
+
+
 def spec_request_schema(spec_path: str | Path, operation: str, content_type: str) -> dict[str, Any] | None:
     """The spec's own schema (as JSON Schema) for the request body of `operation`; None when it has none."""
     doc, op = _spec_operation(spec_path, operation)

@@ -272,6 +272,9 @@ def _override(parent: Any, child: Any, resolve: Callable[[str], Any]) -> dict[st
         return None
     if any(not _bare(parent[k]) for k in ("items", "additionalProperties") if k in parent):
         return None
+    kinds = (parent.get("type"), child.get("type"))
+    if all(isinstance(k, str) for k in kinds) and kinds[0] != kinds[1] and kinds != ("number", "integer"):
+        return None  # types that do not meet (or a child wider than its parent): not a narrowing
     out = {**child, OVERRIDE: True}
     if "type" in parent and parent.get("nullable") is not True:
         out.pop("nullable", None)

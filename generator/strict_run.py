@@ -42,7 +42,8 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
 
     - ok: the client accepted a non-error result;
     - protocol_errors: the client refused a result (-32602 mismatch, -32600 no structuredContent);
-    - prism_cannot_answer: Prism has no answer for the operation (its own error document);
+    - prism_cannot_answer: Prism has no answer for the operation (its own error document), or the
+      spec declares no success for it (Kubernetes' `GET /logs/`: only a 401), so Prism answers an error;
     - off_spec: the server refused Prism's answer (naming the field), and so does the spec's own
       response schema, with formats checked as strict clients check them (`judge_answer`);
     - model_stricter: the server refused an answer the spec's schema accepts (a bug);
@@ -86,7 +87,9 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     def text(r: dict[str, Any]) -> str:
         return r.get("text") or ""
 
-    unanswered = [r["name"] for r in results if r["isError"] and any(marker in text(r) for marker in PRISM_CANNOT_ANSWER)]
+    operations = json.loads((src.parent / "typed-mcp.json").read_text())["tools"]
+    unanswered = [r["name"] for r in results if r["isError"] and (any(marker in text(r) for marker in PRISM_CANNOT_ANSWER)
+                                                                   or not _declares_success(spec, operations.get(r["name"])))]
     refused = [r for r in results if r["isError"] and "upstream response does not match" in text(r)]
     # Each answer the server refused, checked against the spec's own response schema: off-spec when
     # the spec refuses it too (Prism serves the spec's examples, which are often wrong); when the spec
@@ -275,6 +278,15 @@ def _sent_for(request: str, exchanges: list[Exchange]) -> list[Exchange]:
 
     method, _, path = request.partition(" ")
     return [e for e in exchanges if e.method == method and urlsplit(e.target).path == path]
+
+
+def _declares_success(spec: Path, operation: str | None) -> bool:
+    """Whether the spec declares a success (2xx, `2XX` or `default`) for `operation`; True when unknown."""
+    from generator.fidelity import spec_responses
+
+    if not operation:
+        return True
+    return any(str(code).startswith("2") or code == "default" for code in spec_responses(spec, operation))
 
 
 def _operations_by_request(results: list[dict[str, Any]], project: Path) -> dict[str, str]:

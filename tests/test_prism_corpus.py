@@ -368,3 +368,18 @@ def test_a_path_parameter_several_one_of_branches_accept_is_put_apart(tmp_path):
     violations = [{"message": "Request path parameter app_id must match exactly one schema in oneOf", "request": f"GET {path}"} for path in (short, long)]
     kept, apart = split_ambiguous_one_of(violations, results, sent, spec, tmp_path)
     assert apart == violations[:1] and kept == violations[1:]  # "abc" matches both; 34 characters only the second
+
+
+def test_an_operation_without_a_declared_success_is_one_prism_cannot_answer(tmp_path):
+    """Kubernetes' `GET /logs/` declares only a 401: Prism can only answer that, so the tool's error
+    is Prism's lack of an answer, not a failure of the call."""
+    from generator.strict_run import _declares_success
+
+    def op(*codes):
+        return {"responses": {code: {"description": code} for code in codes}}
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {
+        "/logs/": {"get": op("401")}, "/a": {"get": op("2XX", "404")}, "/b": {"get": op("default")}, "/c": {"get": op("201", "401")}}}))
+    assert [_declares_success(spec, f"GET {p}") for p in ("/logs/", "/a", "/b", "/c")] == [False, True, True, True]
+    assert _declares_success(spec, None)  # an unknown operation is not put apart

@@ -353,6 +353,12 @@ def test_an_allof_part_that_adds_structure_to_a_bare_inherited_property_keeps_it
         with pytest.raises(ValidationError, match=field.replace(".", r"\.")):
             models.Listing.model_validate(wrong)
     models.Envelope.model_validate({"result": [1, "x"], "tools": "anything"})  # the base alone is as loose as the spec
+    from generator.repairs import _override
+
+    # Types that do not meet, or a child wider than its parent, are no narrowing: left as they are.
+    assert _override({"type": "array", "items": {}}, {"type": "object", "properties": {}}, lambda ref: {}) is None
+    assert _override({"type": "integer"}, {"type": "number", "allOf": []}, lambda ref: {}) is None
+    assert _override({"type": "number"}, {"type": "integer", "allOf": []}, lambda ref: {}) is not None
 
 
 def test_a_typeless_schema_with_one_kind_of_keywords_has_that_type(tmp_path):
