@@ -87,9 +87,11 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     def text(r: dict[str, Any]) -> str:
         return r.get("text") or ""
 
+    # Answers that are not usable HTTP: for httpx in the server, or already for the recording proxy.
+    transport = [r["name"] for r in results if r["isError"] and (text(r).startswith("upstream request failed:") or "recording proxy: " in text(r))]
     operations = json.loads((src.parent / "typed-mcp.json").read_text())["tools"]
-    unanswered = [r["name"] for r in results if r["isError"] and (any(marker in text(r) for marker in PRISM_CANNOT_ANSWER)
-                                                                   or not _declares_success(spec, operations.get(r["name"])))]
+    unanswered = [r["name"] for r in results if r["isError"] and r["name"] not in transport and (
+        any(marker in text(r) for marker in PRISM_CANNOT_ANSWER) or not _declares_success(spec, operations.get(r["name"])))]
     refused = [r for r in results if r["isError"] and "upstream response does not match" in text(r)]
     # Each answer the server refused, checked against the spec's own response schema: off-spec when
     # the spec refuses it too (Prism serves the spec's examples, which are often wrong); when the spec
@@ -98,8 +100,6 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     off_spec = [name for name, verdict in verdicts.items() if verdict.startswith("off-spec")]
     stricter = [(name, verdict) for name, verdict in verdicts.items() if not verdict.startswith("off-spec")]
     email_format = [r["name"] for r in results if r["isError"] and 'must match format \\"email\\"' in text(r)]
-    # Answers that are not usable HTTP: for httpx in the server, or already for the recording proxy.
-    transport = [r["name"] for r in results if r["isError"] and (text(r).startswith("upstream request failed:") or "recording proxy: " in text(r))]
     # Prism answers 422 to a request it finds invalid; when every violation of that request was put
     # apart above (Prism's form-array reading, a spec's unsatisfiable oneOf), so is the error.
     # (Prism's own problem document, or the spec's example of a 400/422 answer.)
