@@ -29,7 +29,6 @@ from generator.node_tools import (
     run_ts_client,
 )
 
-# Prism's own error document: it could not produce an answer for that operation.
 # Prism's own errors when the spec gives it nothing to serve: an object for a `text/*` answer, and
 # a media type it has no serializer for, declared without an example (Cloudflare's pcap download).
 PRISM_CANNOT_ANSWER = ("stoplight.io/prism/errors#NO_COMPLEX_OBJECT_TEXT", '"title":"Cannot find serializer for ')
@@ -200,8 +199,9 @@ def split_form_array_violations(violations: list[dict[str, str]], exchanges: lis
     Prism's multipart reader keeps every part's text and ignores its content type. And Prism's form
     reader keeps only the fields the schema declares under `properties`, so a required field that is
     only listed in `required` (Box's `grant_type`) reads as missing. An array of files sent as one
-    part (Cloudflare's worker upload, `<any part name>`) reads as a string the same way. Such a violation is put apart
-    only when the request really sent that field that way; anything else stays one."""
+    part (Cloudflare's worker upload, `<any part name>`) reads as a string the same way. Such a
+    violation is put apart only when the request really sent that field that way; anything else
+    stays one."""
     from urllib.parse import parse_qsl, urlsplit
 
     kept, limitation = [], []
