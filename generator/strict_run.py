@@ -88,7 +88,7 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
 
     # Answers that are not usable HTTP: for httpx in the server, or already for the recording proxy.
     transport = [r["name"] for r in results if r["isError"] and (text(r).startswith("upstream request failed:") or "recording proxy: " in text(r))]
-    operations = json.loads((src.parent / "typed-mcp.json").read_text())["tools"]
+    operations = _tool_operations(src.parent)
     unanswered = [r["name"] for r in results if r["isError"] and r["name"] not in transport and (
         any(marker in text(r) for marker in PRISM_CANNOT_ANSWER) or not _declares_success(spec, operations.get(r["name"])))]
     refused = [r for r in results if r["isError"] and "upstream response does not match" in text(r)]
@@ -289,9 +289,14 @@ def _declares_success(spec: Path, operation: str | None) -> bool:
     return any(str(code).startswith("2") or code == "default" for code in spec_responses(spec, operation))
 
 
+def _tool_operations(project: Path) -> dict[str, str]:
+    """Tool name -> the spec's operation ("GET /pets/{id}"), from the generated project's manifest."""
+    return json.loads((project / "typed-mcp.json").read_text())["tools"]
+
+
 def _operations_by_request(results: list[dict[str, Any]], project: Path) -> dict[str, str]:
     """"METHOD /path" as sent -> the spec's operation ("GET /pets/{id}") of the tool that sent it."""
-    tools = json.loads((project / "typed-mcp.json").read_text())["tools"]
+    tools = _tool_operations(project)
     return {_request_of(r): tools.get(r["name"], "") for r in results}
 
 
@@ -613,7 +618,7 @@ def judge_answer(spec: Path, project: Path, result: dict[str, Any], exchanges: l
 
     from generator.fidelity import spec_response_schema
 
-    operation = json.loads((project / "typed-mcp.json").read_text())["tools"].get(result["name"], "")
+    operation = _tool_operations(project).get(result["name"], "")
     sent = _sent_for(_request_of(result), exchanges)
     if not operation or not sent:
         return "not judged: the upstream answer was not recorded"
