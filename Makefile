@@ -11,16 +11,26 @@ OUT := generated/weather-mcp
 PACKAGE := weather-mcp
 SPEC_URL ?=
 
-.PHONY: generate test demo corpus bench check build publish clean venv
+.PHONY: generate test lint demo corpus bench check build publish clean venv lock
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Installed from the lock file (constraints.txt): the same spec gives the same bytes on any machine.
+$(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit("typed-mcp needs Python 3.10 or newer" if sys.version_info < (3, 10) else 0)'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
+
+## lock: re-resolve the toolchain from pyproject.toml into constraints.txt (then make generate, and commit both)
+lock:
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet -e '.[dev]'
+	{ sed -n '/^#/p' constraints.txt; .venv-lock/bin/python -m pip freeze --exclude-editable | grep -v '^typed-mcp'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+	rm -rf .venv-lock
 
 # The strict TypeScript MCP client and Prism (a mock API server), from the npm registry, pinned by the lock file.
 $(NODE_STAMP): tests/node/package-lock.json
@@ -61,13 +71,13 @@ publish: build
 
 ## demo: start the demo API, generate from its live spec, serve the package and call every tool
 demo: $(STAMP)
-	$(BIN)/python -m generator.demo.run
+	PYTHONPATH=tests $(BIN)/python -m harness.demo.run
 
 ## corpus: every spec of ../shared/corpus (or CORPUS=...): generate, import, list, fidelity, strict-client calls against Prism; writes reports/corpus.md
 CORPUS ?= ../shared/corpus
 CORPUS_ARGS ?=
 corpus: $(STAMP) $(NODE_STAMP)
-	$(BIN)/typed-mcp corpus $(CORPUS) --calls --report reports/corpus $(CORPUS_ARGS)
+	PYTHONPATH=tests $(BIN)/python -m harness.corpus $(CORPUS) --calls --report reports/corpus $(CORPUS_ARGS)
 
 ## bench: the generated GitHub server vs FastMCP from_openapi (own venv in bench/); writes bench/RESULTS.md (~20 min)
 bench: $(STAMP)

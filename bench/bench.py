@@ -52,6 +52,7 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
+sys.path.insert(0, str(REPO / "tests"))  # the test harness (`harness`): the demo API, argument synthesis, timed children
 WORK = BENCH / ".work"
 LOGS = WORK / "logs"
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -168,8 +169,8 @@ class Measured:
 
 def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> Measured:
     """Run `cmd` (environment: this one's plus `env`), timed, with its peak RSS from GNU time
-    (`typed-mcp corpus` measures its children the same way)."""
-    from generator.corpus import run_timed
+    (the corpus runner, `make corpus`, measures its children the same way)."""
+    from harness.corpus import run_timed
 
     code, stdout, stderr, seconds, peak_mb = run_timed(cmd, env=env)
     return Measured(code, seconds, round(peak_mb * 1024), stdout, stderr)
@@ -223,7 +224,7 @@ def fastmcp_server(spec: Path, upstream_url: str) -> ServerSpec:
 
 def arguments_for(input_schema: dict[str, Any]) -> dict[str, Any]:
     """Valid arguments made from the inputSchema (the tests' own synthesizer); {} when it cannot."""
-    from generator.arguments import synthesize_arguments
+    from harness.arguments import synthesize_arguments
 
     try:
         return synthesize_arguments(input_schema)
@@ -741,7 +742,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.markdown:
             args.markdown.write_text(markdown(title, machine, [generation_table], []), encoding="utf-8")
         return 0
-    from generator.demo.process import HttpServer, Reply
+    from harness.demo.process import HttpServer, Reply
 
     with HttpServer() as upstream:
         upstream.default = Reply(200, b"{}")  # every request: 200 with an (empty) JSON object

@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # and nothing is written to the user's ~/.cache.
 os.environ["TYPED_MCP_NO_CACHE"] = "1"
 
-from generator.demo.process import demo_api  # noqa: E402
+from harness.demo.process import demo_api  # noqa: E402
 from support import generate  # noqa: E402
 
 

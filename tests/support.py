@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from generator.demo.process import HttpServer, Reply, Seen  # noqa: F401 - re-exported for the tests
+from harness.demo.process import HttpServer, Reply, Seen  # noqa: F401 - re-exported for the tests
 
 REPO = Path(__file__).resolve().parent.parent
 def _corpus() -> Path:
@@ -31,7 +31,7 @@ CORPUS = _corpus()
 
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "generator", *args],
+        [sys.executable, "-m", "typed_mcp", *args],
         capture_output=True, text=True, cwd=cwd or REPO, env={**os.environ, **(env or {})}, timeout=600,
     )
 

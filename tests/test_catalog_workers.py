@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from generator import verify
-from generator.verify import CatalogWorkers, VerifyError
+from typed_mcp.catalog import verify
+from typed_mcp.catalog.verify import CatalogWorkers, VerifyError
 from support import REPO
 from test_scale import pages
 

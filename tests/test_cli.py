@@ -120,7 +120,7 @@ def test_same_spec_gives_byte_identical_output(tmp_path: Path):
         out = tmp_path / folder
         out.parent.mkdir(parents=True)
         proc = subprocess.run(
-            [sys.executable, "-m", "generator", "generate", str(WEATHER), "--out", str(out), "--package-name", "weather-mcp"],
+            [sys.executable, "-m", "typed_mcp", "generate", str(WEATHER), "--out", str(out), "--package-name", "weather-mcp"],
             capture_output=True, text=True, cwd=out.parent, env={**os.environ, "PYTHONHASHSEED": seed},
         )
         assert proc.returncode == 0, proc.stderr
@@ -186,7 +186,7 @@ class TestLiveSpec:
         assert expected in line and "token=abc" not in line
 
     def test_connection_refused(self, tmp_path: Path):
-        from generator.demo.process import free_port
+        from harness.demo.process import free_port
 
         proc = run_cli("generate", f"http://127.0.0.1:{free_port()}/spec.json", "--out", str(tmp_path / "o"), "--no-snapshot")
         assert proc.returncode == 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator import corpus
+from harness import corpus
 from support import CORPUS
 
 SMALL = 250_000  # bytes; the larger specs take minutes each with fidelity, see `make corpus`

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from generator.diff import Change, diff_catalogs, has_breaking, render_json, render_markdown, render_text, summarize
+from typed_mcp.catalog.diff import Change, diff_catalogs, has_breaking, render_json, render_markdown, render_text, summarize
 
 
 def tool(name: str, args: dict | None = None, required=(), output: dict | None = None, *,

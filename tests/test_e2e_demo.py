@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 from mcp import Client, StdioServerParameters
 
-from generator.demo.process import demo_api, free_port, running
+from harness.demo.process import demo_api, free_port, running
 
 pytestmark = pytest.mark.anyio
 

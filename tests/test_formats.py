@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from generator.node_tools import ajv_accepts
+from harness.node_tools import ajv_accepts
 from support import generate, import_server
 
 # Tricky spellings per format: what pydantic's parsers take and AJV's formats refuse, and back.
@@ -85,8 +85,8 @@ def test_the_ported_rules_are_ajv_formats_own():
     """The runtime's uri-reference regex is ajv-formats' source, character for character."""
     import re
 
-    from generator.node_tools import NODE_DIR
-    from generator.render import templates_dir
+    from harness.node_tools import NODE_DIR
+    from typed_mcp.render.package import templates_dir
 
     source = (NODE_DIR / "node_modules" / "ajv-formats" / "dist" / "formats.js").read_text()
     runtime = (templates_dir() / "package" / "_runtime.py").read_text()

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from generator.demo.process import free_port, running
+from harness.demo.process import free_port, running
 from support import HttpServer, Reply, generate, import_server
 
 pytestmark = pytest.mark.anyio

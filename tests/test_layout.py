@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from generator.model_modules import _strongly_connected, split
+from typed_mcp.models.modules import _strongly_connected, split
 from support import REPO, generate
 
 
@@ -142,7 +142,7 @@ def test_type_aliases_are_split_like_models(tmp_path: Path, monkeypatch):
 
 
 def test_literal_values_are_written_in_one_order():
-    from generator.literals import canonical
+    from typed_mcp.models.literals import canonical
 
     source = "a: Literal['update', 'delete', 'add'] | None = None\nb: Literal[2, 'x', 1]\nc: Literal['é', 'b']\n"
     assert canonical(source) == "a: Literal['add', 'delete', 'update'] | None = None\nb: Literal[1, 2, 'x']\nc: Literal['b', 'é']\n"

@@ -1,4 +1,4 @@
-"""A big API's models are generated in two parts at once and merged (generator/model_parts.py).
+"""A big API's models are generated in two parts at once and merged (generator/typed_mcp/models/parts.py).
 The merge must keep what each part meant: the code generator numbers clashing inline names in the
 order it meets them, so both parts may call different models `Owner1`."""
 
@@ -10,8 +10,11 @@ import shutil
 
 import pytest
 
-from generator import model_parts, models, pipeline
-from generator.model_parts import MergeError, merge
+from typed_mcp.models import build as models
+from typed_mcp.models import parts as model_parts
+from typed_mcp import pipeline
+from typed_mcp.options import GenerateOptions
+from typed_mcp.models.parts import MergeError, merge
 from support import CORPUS
 
 HEAD = "from pydantic import ConfigDict, Field\nfrom typed_mcp_runtime_base import OpenModel\n"
@@ -155,9 +158,9 @@ def test_models_generated_in_parts_publish_the_same_tools(name, tmp_path, monkey
     real_merge = model_parts.merge
     monkeypatch.setattr(model_parts, "merge", lambda *a: merges.append(1) or real_merge(*a))
     monkeypatch.setattr(model_parts, "SPLIT_MIN_SCHEMAS", 1)
-    split = pipeline.generate(str(spec), tmp_path / "split")
+    split = pipeline.generate(GenerateOptions(str(spec), tmp_path / "split"))
     monkeypatch.setattr(model_parts, "SPLIT_MIN_SCHEMAS", 10**9)
-    whole = pipeline.generate(str(spec), tmp_path / "whole")
+    whole = pipeline.generate(GenerateOptions(str(spec), tmp_path / "whole"))
     assert merges == [1]
     module = split.plan.module
     a, b = (unpacked(tmp_path / out / "src" / module / "catalog.json") for out in ("split", "whole"))
@@ -173,9 +176,9 @@ def test_models_generated_in_parts_publish_the_same_tools(name, tmp_path, monkey
 
 
 def petstore_plan():
-    from generator.load import load
-    from generator.normalize import normalize
-    from generator.plan import plan
+    from typed_mcp.spec.load import load
+    from typed_mcp.spec.normalize import normalize
+    from typed_mcp.plan.build import plan
 
     doc = normalize(load(str(corpus_spec("oai__v3.0-petstore-expanded.yaml"))))
     return doc, plan(doc, package_name="petstore-mcp", module="petstore_mcp", spec_url=None)
@@ -196,10 +199,10 @@ def test_parts_that_cannot_be_merged_are_generated_in_one_run(monkeypatch):
 
 
 def test_a_helper_process_that_dies_is_a_clear_error(monkeypatch):
-    from generator.errors import SpecError
+    from typed_mcp.errors import SpecError
 
     monkeypatch.setenv("TYPED_MCP_NO_CACHE", "1")
-    monkeypatch.setattr(model_parts, "_CHILD", "raise SystemExit('no code generator here')")
+    monkeypatch.setattr(model_parts, "WORKER", "typed_mcp.no_such_worker")
     doc, api = petstore_plan()
-    with pytest.raises(SpecError, match="the model generator process failed: no code generator here"):
+    with pytest.raises(SpecError, match="the model generator process failed: .*No module named typed_mcp.no_such_worker"):
         models.build_models(doc, api, split=True)

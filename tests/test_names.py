@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from generator import names
+from typed_mcp import names
 
 VALID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 

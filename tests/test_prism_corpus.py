@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from generator import corpus
-from generator.strict_run import strict_run_against_prism
+from harness import corpus
+from harness.strict_run import strict_run_against_prism
 from support import CORPUS, REPO, generate
 from test_corpus import SMALL
 
@@ -55,7 +55,7 @@ def test_every_tool_against_prism(path, tmp_path):
 
 def test_a_refused_answer_is_judged_against_the_spec_itself(tmp_path):
     """The judge that tells off-spec answers from a model stricter than the spec can say both."""
-    from generator.strict_run import Exchange, judge_answer
+    from harness.strict_run import Exchange, judge_answer
 
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({
@@ -79,8 +79,8 @@ def test_a_refused_answer_is_judged_against_the_spec_itself(tmp_path):
 
 
 def test_only_prisms_form_array_limitation_is_put_apart():
-    from generator.node_tools import prism_violations
-    from generator.strict_run import Exchange, split_form_array_violations
+    from harness.node_tools import prism_violations
+    from harness.strict_run import Exchange, split_form_array_violations
 
     log = "\n".join([
         "[8:17:24 AM] › [HTTP SERVER] post /f ℹ  info      Request received",
@@ -100,7 +100,7 @@ def test_only_prisms_form_array_limitation_is_put_apart():
 
 
 def test_only_a_body_several_one_of_branches_accept_is_put_apart(tmp_path):
-    from generator.strict_run import Exchange, split_ambiguous_one_of
+    from harness.strict_run import Exchange, split_ambiguous_one_of
 
     # Zoom's lock settings: two branches without `type` whose properties are all optional.
     lock = {"oneOf": [{"properties": {"a": {"type": "boolean"}}}, {"properties": {"b": {"type": "object"}}}]}
@@ -136,7 +136,7 @@ def test_only_a_body_several_one_of_branches_accept_is_put_apart(tmp_path):
 
 
 def test_an_array_query_parameter_inside_any_of_is_prisms_limitation():
-    from generator.strict_run import Exchange, split_form_array_violations
+    from harness.strict_run import Exchange, split_form_array_violations
 
     request = "PATCH /api/v2/connections/abc"
     violations = [{"message": f"Request query parameter update_mask must {what}", "request": request}
@@ -149,7 +149,7 @@ def test_an_array_query_parameter_inside_any_of_is_prisms_limitation():
 
 
 def test_only_a_read_only_property_prism_requires_is_put_apart(tmp_path):
-    from generator.strict_run import split_read_only_required
+    from harness.strict_run import split_read_only_required
 
     rule = {"type": "object", "required": ["version", "action"], "properties": {
         "version": {"type": "string", "readOnly": True}, "action": {"type": "string"}}}
@@ -168,7 +168,7 @@ def test_only_a_read_only_property_prism_requires_is_put_apart(tmp_path):
 
 def test_a_read_only_property_is_found_through_unions_and_nested_all_of(tmp_path):
     """Cloudflare's rulesets: the rule is `allOf` inside `allOf`, the rules array's items a `oneOf`."""
-    from generator.strict_run import split_read_only_required
+    from harness.strict_run import split_read_only_required
 
     base = {"type": "object", "required": ["version"], "properties": {"version": {"type": "string", "readOnly": True}}}
     rule = {"allOf": [{"allOf": [{"$ref": "#/components/schemas/base"}]}, {"properties": {"action": {"type": "string"}}}]}
@@ -190,7 +190,7 @@ def test_a_read_only_property_is_found_through_unions_and_nested_all_of(tmp_path
 def test_a_json_part_of_a_multipart_body_is_prisms_limitation():
     """Prism keeps every multipart part as text: an object sent as a JSON part (OpenAPI's default
     for an object property) reads as a string there. Only such a part is put apart."""
-    from generator.strict_run import Exchange, split_form_array_violations
+    from harness.strict_run import Exchange, split_form_array_violations
 
     src = str(REPO / "generated" / "weather-mcp" / "src")
     sys.path.insert(0, src)
@@ -213,8 +213,8 @@ def test_an_array_of_files_sent_as_one_part_is_prisms_limitation():
     """Cloudflare's worker upload: a multipart property `<any part name>` (spaces in its name), an
     array of files. One file goes as one part, which Prism reads as a string ("must be array"). The
     log line is read whole (the location holds spaces too), and only a part that was sent is put apart."""
-    from generator.node_tools import prism_violations
-    from generator.strict_run import Exchange, split_form_array_violations
+    from harness.node_tools import prism_violations
+    from harness.strict_run import Exchange, split_form_array_violations
 
     src = str(REPO / "generated" / "weather-mcp" / "src")
     sys.path.insert(0, src)
@@ -239,7 +239,7 @@ def test_an_array_of_files_sent_as_one_part_is_prisms_limitation():
 
 
 def test_only_what_the_spec_itself_makes_unsatisfiable_is_put_apart(tmp_path):
-    from generator.strict_run import Exchange, split_unsatisfiable
+    from harness.strict_run import Exchange, split_unsatisfiable
 
     def op(parameters=(), body=None, media="application/json"):
         operation = {"parameters": list(parameters), "responses": {"204": {"description": "ok"}}}
@@ -300,7 +300,7 @@ def test_only_what_the_spec_itself_makes_unsatisfiable_is_put_apart(tmp_path):
 def test_a_required_form_field_that_was_sent_is_prisms_limitation():
     """Prism's form reader keeps only the fields declared under `properties`: Box's revoke body lists
     `grant_type` in `required` only, so Prism calls it missing even when it was sent."""
-    from generator.strict_run import Exchange, split_form_array_violations
+    from harness.strict_run import Exchange, split_form_array_violations
 
     violations = [{"message": "Request body must have required property 'grant_type'", "request": "POST /oauth2/revoke"},
                   {"message": "Request body must have required property 'token'", "request": "POST /oauth2/revoke"}]
@@ -317,7 +317,7 @@ def test_a_body_valid_the_openapi_way_is_judged_whole(tmp_path):
     lists every other branch's failure too. Valid with readOnly properties not required: all of
     the request's lines are Prism's. Valid only if a oneOf may match several branches: the spec's.
     Anything else stays a violation."""
-    from generator.strict_run import Exchange, split_valid_bodies
+    from harness.strict_run import Exchange, split_valid_bodies
 
     base = {"type": "object", "required": ["version", "action"], "properties": {
         "version": {"type": "string", "readOnly": True}, "action": {"type": "string"}, "action_parameters": {"type": "object"}}}
@@ -353,7 +353,7 @@ def test_a_body_valid_the_openapi_way_is_judged_whole(tmp_path):
 
 def test_a_path_parameter_several_one_of_branches_accept_is_put_apart(tmp_path):
     """Cloudflare's `app_id`: `oneOf` a string of at most 32 characters and one of at most 36."""
-    from generator.strict_run import Exchange, split_ambiguous_one_of
+    from harness.strict_run import Exchange, split_ambiguous_one_of
 
     app_id = {"oneOf": [{"type": "string", "maxLength": 32}, {"type": "string", "maxLength": 36}]}
     spec = tmp_path / "spec.json"
@@ -373,7 +373,7 @@ def test_a_path_parameter_several_one_of_branches_accept_is_put_apart(tmp_path):
 def test_an_operation_without_a_declared_success_is_one_prism_cannot_answer(tmp_path):
     """Kubernetes' `GET /logs/` declares only a 401: Prism can only answer that, so the tool's error
     is Prism's lack of an answer, not a failure of the call."""
-    from generator.strict_run import _declares_success
+    from harness.strict_run import _declares_success
 
     def op(*codes):
         return {"responses": {code: {"description": code} for code in codes}}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from generator.demo.process import free_port, running
+from harness.demo.process import free_port, running
 from support import CORPUS, REPO, generate, run_cli
 
 WEATHER = REPO / "specs" / "weather-api.json"

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from generator.demo.process import free_port
+from harness.demo.process import free_port
 from support import HttpServer, Reply, generate, import_server
 
 pytestmark = pytest.mark.anyio

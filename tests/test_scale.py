@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from generator.node_tools import run_ts_client
+from harness.node_tools import run_ts_client
 from support import CORPUS, REPO, generate, import_server
 
 TEN_MIB = 10 * 1024 * 1024

@@ -1,4 +1,4 @@
-"""generator.swagger2: Swagger 2.0 -> OpenAPI 3.0.3, on small hand-written documents and on the shared corpus."""
+"""typed_mcp.spec.swagger2: Swagger 2.0 -> OpenAPI 3.0.3, on small hand-written documents and on the shared corpus."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from urllib.parse import unquote
 import pytest
 import yaml
 
-from generator.swagger2 import ConversionError, convert
+from typed_mcp.spec.swagger2 import ConversionError, convert
 
 from support import CORPUS  # noqa: E402
 SWAGGER_DOCS = [

@@ -3,7 +3,7 @@
 committed weather package on the live demo API, and against a package generated from a corpus
 spec served by a Prism mock that reports every request that does not match the spec.
 
-Needs Node.js and npm: tests/node is installed with `npm ci` (see generator/node_tools.py)."""
+Needs Node.js and npm: tests/node is installed with `npm ci` (see tests/harness/node_tools.py)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from generator.demo.process import demo_api, free_port, running
-from generator.arguments import synthesize, synthesize_arguments, synthesize_calls
-from generator.node_tools import CONTROL_SERVER, INVALID_PARAMS, INVALID_REQUEST, prism, run_ts_client
+from harness.demo.process import demo_api, free_port, running
+from harness.arguments import synthesize, synthesize_arguments, synthesize_calls
+from harness.node_tools import CONTROL_SERVER, INVALID_PARAMS, INVALID_REQUEST, prism, run_ts_client
 from support import CORPUS, REPO, HttpServer, Reply, generate, run_cli
 
 WEATHER = REPO / "generated" / "weather-mcp"
@@ -278,7 +278,7 @@ def test_corpus_package_against_prism(petstore_package, dynamic):
 
 
 def test_prism_violation_lines_in_both_spellings():
-    from generator.node_tools import prism_violations
+    from harness.node_tools import prism_violations
 
     log = "\n".join([
         "[6:10:21 AM] ›     [VALIDATOR] ⚠  warning   Request did not pass the validation rules",  # a summary, not a violation
@@ -347,7 +347,7 @@ def test_synthesize_prefers_a_value_that_matches_one_oneof_branch():
 
 
 def test_a_violation_logged_both_ways_counts_once():
-    from generator.node_tools import prism_violations
+    from harness.node_tools import prism_violations
 
     log = "\n".join([
         "[7:09:11 AM] ›     [VALIDATOR] ✖  error     Request query parameter limit must be integer",

@@ -112,7 +112,7 @@ async def test_nasty_strings_stay_data(tmp_path: Path, monkeypatch):
     assert tool.description == NASTY[0] + "\n\n" + "\n".join(NASTY)  # exactly the spec text
     properties = tool.input_schema["properties"]
     query = next(v for k, v in properties.items() if k.startswith("q_import"))
-    assert query["enum"] == sorted(NASTY[:4] + ["plain"], key=repr)  # enums are written sorted (generator/literals.py)
+    assert query["enum"] == sorted(NASTY[:4] + ["plain"], key=repr)  # enums are written sorted (generator/typed_mcp/models/literals.py)
     assert query["default"] == NASTY[0]
     assert query["description"] == NASTY[3]
     assert properties["class_"]["default"] == 3

@@ -236,7 +236,7 @@ def test_property_counts_are_published_and_checked(tmp_path, monkeypatch):
 def test_the_url_format_is_published_as_a_uri(tmp_path):
     """Box's `format: url` (outside JSON Schema) was published as a bare string, so nothing told a
     caller; Prism, whose formats know `url`, refused "abc". It is a `uri` now (published, like every
-    `uri`, as `uri-reference`, see generator/models.py)."""
+    `uri`, as `uri-reference`, see generator/typed_mcp/models/build.py)."""
     spec = {"openapi": "3.0.3", "info": {"title": "u", "version": "1"}, "paths": {"/token": {"post": {
         "operationId": "token", "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": {
             "type": "object", "properties": {"resource": {"type": "string", "format": "url"}}}}}},
@@ -353,7 +353,7 @@ def test_an_allof_part_that_adds_structure_to_a_bare_inherited_property_keeps_it
         with pytest.raises(ValidationError, match=field.replace(".", r"\.")):
             models.Listing.model_validate(wrong)
     models.Envelope.model_validate({"result": [1, "x"], "tools": "anything"})  # the base alone is as loose as the spec
-    from generator.repairs import _override
+    from typed_mcp.spec.repairs import _override
 
     # Types that do not meet, or a child wider than its parent, are no narrowing: left as they are.
     assert _override({"type": "array", "items": {}}, {"type": "object", "properties": {}}, lambda ref: {}) is None

@@ -1,0 +1,3 @@
+from typed_mcp.cli import main
+
+main()

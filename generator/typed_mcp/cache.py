@@ -1,0 +1,105 @@
+"""A local cache for the two slow steps of a run: model generation and the tool catalog.
+
+Regenerating a big API when nothing changed (the drift check, `make generate` after a pull) would
+otherwise redo both: datamodel-code-generator takes seconds on a big spec, and registering a
+thousand tools with the MCP SDK even longer. An entry is found only by a key made of everything
+its result depends on: the step's exact input and the versions of the libraries that compute it, so a
+hit gives the same bytes a fresh run would. The cache never changes the output, only its speed;
+entries live outside the project (default `~/.cache/typed-mcp`, or `TYPED_MCP_CACHE_DIR`), and a
+missing, unreadable or unwritable cache just means the work is done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import hashlib
+import os
+import sys
+import tempfile
+from importlib import metadata
+from collections.abc import Iterator
+from pathlib import Path
+
+from typed_mcp import __version__
+from typed_mcp.resources import templates_dir
+
+ENV_DIR = "TYPED_MCP_CACHE_DIR"
+ENV_OFF = "TYPED_MCP_NO_CACHE"
+
+
+_ENABLED = contextvars.ContextVar("typed_mcp_cache_enabled", default=True)
+
+
+@contextlib.contextmanager
+def enabled(on: bool) -> Iterator[None]:
+    """Within the block, the cache is used only if `on` (and the environment does not turn it off)."""
+    token = _ENABLED.set(on)
+    try:
+        yield
+    finally:
+        _ENABLED.reset(token)
+
+
+def directory() -> Path | None:
+    if not _ENABLED.get() or os.environ.get(ENV_OFF):
+        return None
+    configured = os.environ.get(ENV_DIR)
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "typed-mcp"
+
+
+@functools.lru_cache(maxsize=1)
+def _generator_digest() -> str:
+    """The generator's own code and templates: an edit in a checkout changes every key, even
+    without a version bump."""
+    digest = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for root in (here, templates_dir()):
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def key(kind: str, *parts: str | bytes) -> str:
+    """A digest of the inputs, of the generator itself and of every library version that could
+    change the result."""
+    digest = hashlib.sha256()
+    versions = [f"typed-mcp {__version__} {_generator_digest()}", f"python {sys.version_info[0]}.{sys.version_info[1]}"]
+    for package in ("mcp", "pydantic", "pydantic-core", "datamodel-code-generator"):
+        try:
+            versions.append(f"{package} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{package} -")
+    for part in [kind, *versions, *parts]:
+        data = part.encode() if isinstance(part, str) else part
+        digest.update(len(data).to_bytes(8, "big"))  # length-prefixed: ("ab", "c") != ("a", "bc")
+        digest.update(data)
+    return f"{kind}-{digest.hexdigest()}"
+
+
+def get(entry: str) -> str | None:
+    folder = directory()
+    if folder is None:
+        return None
+    try:
+        return (folder / entry).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def put(entry: str, text: str) -> None:
+    folder = directory()
+    if folder is None:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=folder, delete=False, suffix=".tmp") as tmp:
+            tmp.write(text)
+        os.replace(tmp.name, folder / entry)  # readers see a whole entry or none
+    except OSError:
+        pass

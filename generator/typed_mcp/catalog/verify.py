@@ -1,0 +1,147 @@
+"""Post-generation step: import the rendered package in fresh interpreters, register every tool
+the MCP SDK's own way, and list them as the SDK's server does. The listing becomes the package's
+`catalog.json` (so the published schemas are exactly the SDK's), and is checked: a package that does
+not start, or a tool that lost its outputSchema, never replaces a good one."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import tempfile
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from typed_mcp import children
+from typed_mcp.children import last_error, read_result, stop
+from typed_mcp.errors import TypedMcpError
+from typed_mcp.plan.ir import ApiPlan
+
+# Registering tools and generating their schemas allocates millions of short-lived containers: with
+# Python's default threshold (700) the cyclic collector runs thousands of times over a heap that only
+# grows. Collecting every 50,000 allocations instead takes about a fifth off a big API's listing and
+# generation's model step, for the same peak memory.
+GC_THRESHOLD = 50_000
+PARALLEL_MIN_TOOLS = 200  # below this, one process is faster than several imports of the package
+CHUNK = 8  # tools per request to a worker: small enough to keep the workers evenly busy
+
+
+class VerifyError(TypedMcpError):
+    exit_code = 7
+
+
+class CatalogWorkers:
+    """Fresh interpreters that register a generated package's tools the MCP SDK's way and list them.
+
+    Registering a tool costs milliseconds (argument model, output schema), so a big API is spread
+    over one worker per core (at most 4). `start()` them before the models exist, as soon as cores
+    are free, so the SDK import overlaps model generation; they take small chunks of tools in turn, so
+    the slowest one finishes at most a chunk after the others. Use as a context manager: leaving it
+    stops them.
+    """
+
+    def __init__(self, tool_count: int) -> None:
+        self._count = max(1, min(os.cpu_count() or 1, 4)) if tool_count >= PARALLEL_MIN_TOOLS else 1
+        self._stderr: list[Any] = []
+        self._procs: list[subprocess.Popen[str]] = []
+        self.chunks_done = [0] * self._count
+
+    def start(self) -> None:
+        """Start the workers (once): each imports the MCP SDK, about a second of CPU, then waits."""
+        if self._procs:
+            return
+        self._stderr = [tempfile.TemporaryFile() for _ in range(self._count)]  # a file: a chatty worker never blocks
+        self._procs = [
+            subprocess.Popen(
+                children.command("typed_mcp.catalog.worker", str(GC_THRESHOLD)),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=children.environment(), text=True, encoding="utf-8",
+            )
+            for err in self._stderr
+        ]
+
+    def __enter__(self) -> CatalogWorkers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for proc in self._procs:
+            stop(proc)
+        for err in self._stderr:
+            err.close()
+
+    def tools(self, src: Path, module: str, names: list[str], *, timeout: float = 1200) -> list[dict[str, Any]]:
+        """The tools/list result for `names` (in that order) of the package `module` in `src`, as JSON
+        objects. Once per set of workers: they keep the package imported."""
+        if not names:
+            return []
+        self.start()
+        deadline = time.monotonic() + timeout
+        chunks = [names[i:i + CHUNK] for i in range(0, len(names), CHUNK)]
+        results: list[list[dict[str, Any]] | None] = [None] * len(chunks)
+        # Each worker walks its own contiguous share of the tools (neighbours share models, so it
+        # imports fewer of them); one that runs out takes chunks from the far end of the largest share.
+        share = -(-len(chunks) // len(self._procs))
+        pending = [deque(range(start, min(start + share, len(chunks)))) for start in range(0, share * len(self._procs), share)]
+        working: dict[int, int] = {}  # worker -> chunk
+        with selectors.DefaultSelector() as selector:
+            for worker, proc in enumerate(self._procs):
+                self._send(worker, {"src": str(src), "module": module})
+                selector.register(proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
+                self._next(worker, pending, chunks, working)
+            while working:
+                ready = selector.select(timeout=max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    raise VerifyError(f"listing the generated package's tools took longer than {timeout:.0f} s")
+                for key, _ in ready:
+                    worker = key.data
+                    results[working.pop(worker)] = self._result(worker)
+                    self.chunks_done[worker] += 1
+                    self._next(worker, pending, chunks, working)
+        return [tool for chunk in results for tool in chunk or []]
+
+    def _result(self, worker: int) -> Any:
+        # Read up to the result line, not just one line: lines the SDK may log before it would
+        # otherwise sit in the stream's buffer, where the selector cannot see them.
+        stdout = self._procs[worker].stdout
+        assert stdout is not None
+        result = read_result(stdout)
+        if result is None:
+            raise VerifyError(f"the generated package does not start: {last_error(self._procs[worker], self._stderr[worker])}")
+        return result
+
+    def _send(self, worker: int, message: Any) -> None:
+        stdin = self._procs[worker].stdin
+        assert stdin is not None
+        try:
+            stdin.write(json.dumps(message) + "\n")
+            stdin.flush()
+        except BrokenPipeError:
+            raise VerifyError(f"the generated package does not start: {last_error(self._procs[worker], self._stderr[worker])}") from None
+
+    def _next(self, worker: int, pending: list[deque[int]], chunks: list[list[str]], working: dict[int, int]) -> None:
+        own = pending[worker]
+        if own:
+            chunk = own.popleft()
+        else:
+            largest = max(pending, key=len)
+            if not largest:
+                return
+            chunk = largest.pop()
+        working[worker] = chunk
+        self._send(worker, chunks[chunk])
+
+def check_catalog(tools: list[dict[str, Any]], plan: ApiPlan) -> None:
+    """The catalog lists every planned tool, and every tool with a JSON response has an outputSchema."""
+    listed = {tool["name"]: "outputSchema" in tool for tool in tools}
+    expected = {op.tool_name: op.response.kind == "json" for op in plan.operations}
+    if set(listed) != set(expected):
+        missing = sorted(set(expected) - set(listed))
+        raise VerifyError(f"the generated server lists {len(listed)} tools, expected {len(expected)} (missing: {', '.join(missing[:5])})")
+    lost = sorted(name for name, wants in expected.items() if wants and not listed[name])
+    if lost:
+        raise VerifyError(f"tool(s) without outputSchema despite a JSON response: {', '.join(lost[:5])}")

@@ -1,0 +1,73 @@
+"""The protocol between the generator and the helper interpreters it starts (model generation, tool
+listing): a child prints each result as one JSON line behind a marker, because the libraries it
+imports may log to stdout too."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+from typed_mcp.errors import TypedMcpError
+
+RESULT_MARKER = "typed-mcp-result: "
+# The folder holding the `typed_mcp` package, so a child finds this very copy of it (a checkout
+# that is not installed, or an installed wheel, alike).
+_IMPORT_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+def print_result(value: Any) -> None:
+    """In a child: send one result."""
+    print(RESULT_MARKER + json.dumps(value, ensure_ascii=False, separators=(",", ":")), flush=True)
+
+
+def result_line(stdout: str) -> Any:
+    """The last result in the whole output of a child that has ended."""
+    for line in reversed(stdout.split("\n")):  # not splitlines(): JSON text may hold U+2028 or U+0085
+        if line.startswith(RESULT_MARKER):
+            return json.loads(line[len(RESULT_MARKER):])
+    raise TypedMcpError(f"a child process printed no result: {stdout.strip()[-300:]!r}")
+
+
+def read_result(stream: IO[str]) -> Any | None:
+    """The next result a running child prints on `stream` (its stdout), skipping the lines before it
+    (which a library may log); None when the stream ends first. No child prints a null result."""
+    for line in iter(stream.readline, ""):  # not one line: logged lines would otherwise sit in the buffer
+        if line.startswith(RESULT_MARKER):
+            return json.loads(line[len(RESULT_MARKER):])
+    return None
+
+
+def last_error(proc: subprocess.Popen[str], stderr: IO[bytes]) -> str:
+    """Why a child stopped: the last line it wrote to `stderr` (a file), or its exit code."""
+    proc.wait()
+    stderr.seek(0)
+    lines = stderr.read().decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else f"exit code {proc.returncode}"
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """Kill a child if it still runs, and close its pipes."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            stream.close()
+
+
+def command(module: str, *args: str) -> list[str]:
+    """The command line that runs `python -m module args` in a fresh interpreter (-B: no __pycache__
+    is written next to the generated package it imports)."""
+    return [sys.executable, "-B", "-m", module, *args]
+
+
+def environment(*paths: str | Path) -> dict[str, str]:
+    """This process's environment, with `paths` and this copy of typed_mcp first on PYTHONPATH."""
+    entries = [str(path) for path in paths] + [_IMPORT_ROOT]
+    if os.environ.get("PYTHONPATH"):
+        entries.append(os.environ["PYTHONPATH"])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(entries)}

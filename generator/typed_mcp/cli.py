@@ -1,0 +1,203 @@
+"""The `typed-mcp` command line: parses the options into one `GenerateOptions`, runs, reports."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from typed_mcp import __version__, compare
+from typed_mcp.catalog import diff
+from typed_mcp.errors import SpecError, TypedMcpError
+from typed_mcp.options import GenerateOptions
+from typed_mcp.pipeline import Result, package_names
+from typed_mcp.pipeline import generate as run
+from typed_mcp.spec.load import is_url
+
+app = typer.Typer(
+    name="typed-mcp",
+    help="Generate a typed MCP server package from an OpenAPI document.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True, highlight=False)
+
+CACHE_HELP = "reuse models and tool catalogs computed before from the same inputs (~/.cache/typed-mcp, or TYPED_MCP_CACHE_DIR)"
+# Options shared by several commands, spelled once.
+Header = Annotated[list[str], typer.Option("--header", "-H", help="'Name: value' sent when fetching a URL")]
+Cache = Annotated[bool, typer.Option("--cache/--no-cache", help=CACHE_HELP)]
+
+
+def _headers(values: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, content = value.partition(":")
+        if not sep or not name.strip():
+            raise SpecError("--header must look like 'Name: value' (got a value without ':')")
+        headers[name.strip()] = content.strip()
+    return headers
+
+
+def _fail(exc: TypedMcpError) -> None:
+    if err.is_terminal:
+        err.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
+    else:
+        print(f"error: {exc}", file=sys.stderr)
+    raise typer.Exit(exc.exit_code)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        print(f"typed-mcp {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="print the version and exit")
+    ] = False,
+) -> None:
+    """Generate a typed MCP server package from an OpenAPI document."""
+
+
+@app.command()
+def generate(
+    source: Annotated[str, typer.Argument(help="OpenAPI document: a file (JSON/YAML) or an http(s) URL")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="folder to write the package project to")],
+    package_name: Annotated[Optional[str], typer.Option(help="distribution name (default: from the API title)")] = None,
+    header: Header = [],  # noqa: B006 (typer reads the default; it is never mutated)
+    snapshot: Annotated[
+        Optional[Path], typer.Option(help="save the document here (default for URLs: specs/<package>.json|yaml)")
+    ] = None,
+    no_snapshot: Annotated[bool, typer.Option("--no-snapshot", help="do not save a fetched document")] = False,
+    strict: Annotated[bool, typer.Option(help="fail when any operation would be skipped")] = False,
+    verify: Annotated[
+        bool, typer.Option(help="check the generated server's tool listing (every tool, every outputSchema) before writing")
+    ] = True,
+    allow_remote_refs: Annotated[bool, typer.Option(help="fetch http(s) $refs (refused by default)")] = False,
+    package_version: Annotated[Optional[str], typer.Option(help="package version (default: info.version as PEP 440)")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print nothing on success")] = False,
+    use_cache: Cache = True,
+) -> None:
+    """Write a complete MCP server project for SOURCE to OUT (replaced only when everything succeeded)."""
+    try:
+        if snapshot is None and is_url(source) and not no_snapshot:
+            snapshot = Path("specs") / (package_names(package_name, "api")[0] if package_name else "openapi")
+        options = GenerateOptions(
+            source=source, out=out, package_name=package_name, headers=_headers(header),
+            snapshot=_with_suffix(snapshot, source), strict=strict, verify=verify,
+            allow_remote_refs=allow_remote_refs, version=package_version, cache=use_cache,
+        )
+        with err.status("generating", spinner="dots") if err.is_terminal and not quiet else _Null() as status:
+
+            def step(text: str) -> None:
+                if status is not None:
+                    status.update(text)
+
+            result = run(options, step=step)
+    except TypedMcpError as exc:
+        _fail(exc)
+        return
+    if not quiet:
+        _summary(result, out)
+
+
+def _summary(result: Result, out: Path) -> None:
+    api = result.plan
+    structured = sum(1 for op in api.operations if op.response.kind == "json")
+    seconds = sum(result.timings.values())
+    print(
+        f"{api.package_name}: {len(api.operations)} tools ({structured} with outputSchema), "
+        f"{len(api.skipped)} skipped, in {seconds:.1f}s -> {out}",
+        file=sys.stderr,
+    )
+    for skipped in api.skipped:
+        print(f"  skipped {skipped.key}: {skipped.reason}", file=sys.stderr)
+
+
+def _with_suffix(snapshot: Path | None, source: str) -> Path | None:
+    if snapshot is None or snapshot.suffix:
+        return snapshot
+    return snapshot.with_suffix(".yaml" if source.split("?")[0].endswith((".yaml", ".yml")) else ".json")
+
+
+class _Null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+@app.command()
+def check(
+    source: Annotated[str, typer.Argument(help="the live spec URL, or the snapshot file")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="the committed package folder")],
+    package_name: Annotated[Optional[str], typer.Option(help="as given to generate")] = None,
+    snapshot: Annotated[Optional[Path], typer.Option(help="the committed spec snapshot to compare a fetched spec with")] = None,
+    header: Header = [],  # noqa: B006 (typer reads the default; it is never mutated)
+    package_version: Annotated[Optional[str], typer.Option(help="as given to generate")] = None,
+    use_cache: Cache = True,
+) -> None:
+    """Exit 0 when SOURCE regenerates exactly the committed package (and snapshot); 1 on drift, with a summary."""
+    try:
+        options = GenerateOptions(
+            source=source, out=out, package_name=package_name, headers=_headers(header), snapshot=snapshot,
+            version=package_version, cache=use_cache,
+        )
+        drift = compare.check(options)
+    except TypedMcpError as exc:
+        _fail(exc)
+        return
+    if not drift.problems:
+        print(f"no drift: {out} matches {source}", file=sys.stderr)
+        return
+    for line in drift.problems:
+        print(f"drift: {line}")
+    if drift.catalog_changes is not None:
+        changes = drift.catalog_changes
+        print(diff.render_text(changes) if changes else "The MCP tool catalog is unchanged (only files differ).")
+    print(f"Regenerate with: typed-mcp generate {source} --out {out}" + (f" --snapshot {snapshot}" if snapshot else ""))
+    raise typer.Exit(1)
+
+
+@app.command("diff")
+def diff_command(
+    old: Annotated[str, typer.Argument(help="a spec (file or URL) or a generated package folder")],
+    new: Annotated[str, typer.Argument(help="a spec (file or URL) or a generated package folder")],
+    output_format: Annotated[str, typer.Option("--format", help="text, markdown or json")] = "text",
+    fail_on: Annotated[str, typer.Option(help="exit 1 on: breaking, any or never")] = "never",
+) -> None:
+    """Classify the changes between two MCP tool catalogs: added/removed/renamed tools, input and output changes."""
+    if output_format not in ("text", "markdown", "json") or fail_on not in ("breaking", "any", "never"):
+        _fail(TypedMcpError("--format takes text, markdown or json; --fail-on takes breaking, any or never"))
+    try:
+        before, after = compare.catalog_of(old), compare.catalog_of(new)
+    except TypedMcpError as exc:
+        _fail(exc)
+        return
+    changes = diff.diff_catalogs(before, after)
+    render = {"text": diff.render_text, "markdown": diff.render_markdown, "json": diff.render_json}[output_format]
+    print(render(changes), end="" if output_format == "json" else "\n")
+    if diff.has_breaking(changes) and not compare.major_bumped(before.get("version"), after.get("version")):
+        print(
+            f"warning: breaking changes without a major version change ({before.get('version')} -> {after.get('version')})",
+            file=sys.stderr,
+        )
+    if (fail_on == "breaking" and diff.has_breaking(changes)) or (fail_on == "any" and changes):
+        raise typer.Exit(1)
+
+
+@app.command()
+def version() -> None:
+    """Print the generator version."""
+    print(f"typed-mcp {__version__}")
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,72 @@
+"""Drift and catalogs of sources: regenerate a source into a temporary folder and compare it with a
+committed package, or list the catalog of a spec that has no package yet."""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from typed_mcp.catalog import diff
+from typed_mcp.catalog.listing import catalog_of_package, is_package
+from typed_mcp.options import GenerateOptions
+from typed_mcp.pipeline import generate
+
+
+@dataclass
+class Drift:
+    problems: list[str] = field(default_factory=list)  # one line each; none: no drift
+    catalog_changes: list[diff.Change] | None = None  # None: not compared (no package to compare)
+
+
+def check(options: GenerateOptions) -> Drift:
+    """What differs between `options.out` (and the snapshot `options.snapshot`) and what
+    `options.source` generates now. Nothing of the committed files is touched."""
+    drift = Drift()
+    with tempfile.TemporaryDirectory(prefix="typed-mcp-check-") as temp:
+        fresh = Path(temp) / (options.out.name or "package")
+        fetched = Path(temp) / (options.snapshot.name if options.snapshot else "spec")
+        generate(dataclasses.replace(options, out=fresh, snapshot=fetched if options.snapshot else None, verify=False))
+        snapshot = options.snapshot
+        if snapshot is not None and (not snapshot.is_file() or snapshot.read_bytes() != fetched.read_bytes()):
+            drift.problems.append(f"the spec differs from the snapshot {snapshot}")
+        changed = tree_changes(options.out, fresh)
+        if changed:
+            more = " ..." if len(changed) > 5 else ""
+            drift.problems.append(f"{len(changed)} generated file(s) differ: {', '.join(changed[:5])}{more}")
+        if changed and is_package(options.out):
+            drift.catalog_changes = diff.diff_catalogs(catalog_of_package(options.out), catalog_of_package(fresh))
+    return drift
+
+
+def tree_changes(old: Path, new: Path) -> list[str]:
+    """The relative paths of the files that differ between two folders (missing on one side included)."""
+
+    def files(root: Path) -> dict[str, bytes]:
+        if not root.is_dir():
+            return {}
+        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+    before, after = files(old), files(new)
+    return sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+
+
+def catalog_of(source: str, *, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """A catalog from a generated package folder, or from a spec (file or URL) generated on the fly."""
+    if is_package(source):
+        return catalog_of_package(Path(source))
+    with tempfile.TemporaryDirectory(prefix="typed-mcp-catalog-") as temp:
+        out = Path(temp) / "package"
+        generate(GenerateOptions(source=source, out=out, package_name="catalog-mcp", headers=headers or {}, verify=False))
+        return catalog_of_package(out)
+
+
+def major_bumped(old: str | None, new: str | None) -> bool:
+    try:
+        return Version(new or "0").major > Version(old or "0").major
+    except InvalidVersion:
+        return False

@@ -1,0 +1,22 @@
+"""What one generation is asked to do: built once by the command line (or a caller) and carried
+through the pipeline as one value."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    source: str  # a file path or an http(s) URL
+    out: Path  # the project folder to write (replaced only when everything succeeded)
+    package_name: str | None = None  # the distribution name; default: from the API title
+    headers: Mapping[str, str] = field(default_factory=dict)  # sent when fetching a URL; never written
+    snapshot: Path | None = None  # where the document is saved after a successful run
+    strict: bool = False  # fail when any operation would be skipped
+    verify: bool = True  # check the listed catalog against the plan
+    allow_remote_refs: bool = False  # fetch http(s) `$ref`s
+    version: str | None = None  # the package version; default: the API's info.version as PEP 440
+    cache: bool = True  # reuse the models and catalog of an earlier run with the same inputs

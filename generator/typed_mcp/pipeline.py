@@ -1,0 +1,181 @@
+"""The whole run: load -> normalize -> plan -> models -> render -> catalog (and checks) -> write."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from typed_mcp import __version__, cache, names
+from typed_mcp.catalog.pack import pack
+from typed_mcp.catalog.verify import GC_THRESHOLD, CatalogWorkers, check_catalog
+from typed_mcp.errors import OutputError, SpecError, StrictModeError
+from typed_mcp.models.build import build_models
+from typed_mcp.options import GenerateOptions
+from typed_mcp.plan.build import plan as build_plan
+from typed_mcp.plan.ir import ApiPlan
+from typed_mcp.render.package import render_package
+from typed_mcp.spec.load import LoadedSpec, load
+from typed_mcp.spec.normalize import Document, normalize
+from typed_mcp.write import MANIFEST, staged, write_file_atomically, write_files
+
+_PACKAGE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+
+
+@dataclass
+class Result:
+    plan: ApiPlan
+    spec: LoadedSpec
+    files: dict[str, str | bytes]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def package_names(requested: str | None, title: str) -> tuple[str, str]:
+    """(distribution name, module name). The default comes from the API title."""
+    if requested is not None:
+        if not _PACKAGE_NAME.match(requested):
+            raise SpecError(f"invalid package name {requested!r}: use letters, digits, '.', '_' and '-'")
+        name = requested
+    else:
+        slug = names.snake_case(title).replace("_", "-")[:50].strip("-") or "api"
+        name = slug if slug.endswith("mcp") else f"{slug}-mcp"
+    module = names.snake_case(name) or "api_mcp"
+    if not module[0].isalpha():
+        module = "mcp_" + module
+    return name, module
+
+
+def package_version(api_version: str) -> str:
+    """The API's `info.version` as a PEP 440 version (e.g. `2022-11-28` -> `2022.11.28`)."""
+    text = api_version.strip().lstrip("vV")
+    for candidate in (text, text.replace("-", ".")):
+        try:
+            return str(Version(candidate))
+        except InvalidVersion:
+            continue
+    numbers = re.findall(r"\d+", text)
+    return ".".join(str(int(n)) for n in numbers[:4]) if numbers else "0.0.0"
+
+
+@contextlib.contextmanager
+def _fewer_gc_passes() -> Iterator[None]:
+    """The cyclic garbage collector runs less often while generating (see verify.GC_THRESHOLD)."""
+    before = gc.get_threshold()
+    gc.set_threshold(GC_THRESHOLD, 50, 1000)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
+@_fewer_gc_passes()
+def generate(options: GenerateOptions, *, step: Callable[[str], None] = lambda _: None) -> Result:
+    """Generate the package `options` describe into `options.out`: everything or nothing."""
+    with cache.enabled(options.cache):
+        return _generate(options, step)
+
+
+def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal started
+        now = time.perf_counter()
+        timings[name] = round(now - started, 3)
+        started = now
+
+    step("loading the spec")
+    spec = load(options.source, headers=dict(options.headers))
+    lap("load")
+    doc = normalize(spec, allow_remote_refs=options.allow_remote_refs)
+    info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
+    name, module = package_names(options.package_name, str(info.get("title") or "api"))
+    step("planning tools")
+    api = build_plan(doc, package_name=name, module=module, spec_url=spec.url)
+    if options.strict and api.skipped:
+        first = api.skipped[0]
+        raise StrictModeError(f"{len(api.skipped)} operation(s) would be skipped (--strict); first: {first.key}: {first.reason}")
+    lap("plan")
+    # The workers that will list the tools start as soon as model generation leaves a core idle:
+    # their SDK import overlaps the rest of it.
+    with CatalogWorkers(len(api.operations)) as workers:
+        files = _package_files(api, doc, spec, options, step, lap, workers.start)
+        step("writing")
+        # The catalog is listed from the staging folder of the output: its 3,000 files are written once.
+        with staged(options.out, files) as staging:
+            path = f"src/{api.module}/catalog.json"
+            files[path] = _catalog(api, files, staging / "src", workers, options.verify, step)
+            write_files(staging, {path: files[path]})
+    if options.snapshot is not None:
+        write_file_atomically(options.snapshot, spec.raw)
+    lap("catalog and write")
+    return Result(plan=api, spec=spec, files=files, timings=timings)
+
+
+def _package_files(api: ApiPlan, doc: Document, spec: LoadedSpec, options: GenerateOptions, step: Callable[[str], None],
+                   lap: Callable[[str], None], cores_free: Callable[[], None]) -> dict[str, str | bytes]:
+    """Models and rendered files, each Python one checked to compile."""
+    step(f"generating models for {len(api.schemas)} schemas")
+    models = build_models(doc, api, cores_free=cores_free)
+    lap("models")
+    step(f"rendering {len(api.operations)} tools")
+    spec_name = options.snapshot.name if options.snapshot else Path(spec.origin).name
+    version = package_version(options.version or api.api_version)
+    files: dict[str, str | bytes] = dict(
+        render_package(api, models, spec_sha256=spec.sha256, spec_filename=spec_name, package_version=version)
+    )
+    # Model modules are cut from source the models step parsed: only the rendered files are checked.
+    cut = {f"src/{api.module}/models/{name}.py" for name in models.modules.sources}
+    for relative, text in files.items():
+        if relative.endswith(".py") and relative not in cut:
+            try:
+                compile(text, relative, "exec")
+            except SyntaxError as exc:  # a generator bug, never the user's: say where
+                raise OutputError(f"internal error: generated {relative} line {exc.lineno} does not compile: {exc.msg}") from None
+    files[MANIFEST] = manifest(api, spec, spec_name, version)
+    lap("render")
+    return files
+
+
+def _catalog(api: ApiPlan, files: dict[str, str | bytes], src: Path, workers: CatalogWorkers, verify: bool,
+             step: Callable[[str], None]) -> str:
+    """`catalog.json` for the package whose sources are `files`, written out under `src`; checked."""
+    sources = sorted((path, content) for path, content in files.items() if path.startswith("src/"))
+    entry = cache.key("catalog", *(part for path, content in sources for part in (path, content)))
+    packed = cache.get(entry)
+    if packed is not None:
+        step("the tool catalog of these exact sources is cached")
+        if verify:
+            check_catalog(json.loads(packed)["tools"], api)
+        return packed
+    step(f"listing {len(api.operations)} tools with the MCP SDK")
+    tools = workers.tools(src, api.module, [op.tool_name for op in api.operations])
+    if verify:
+        check_catalog(tools, api)
+    packed = pack(tools)
+    cache.put(entry, packed)
+    return packed
+
+
+def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str) -> str:
+    """What was generated from what: read by the drift check and by people. No timestamps."""
+    data = {
+        "generator": f"typed-mcp {__version__}",
+        "package": api.package_name,
+        "version": version,
+        "module": api.module,
+        "api": {"title": api.title, "version": api.api_version, "openapi": api.openapi_version},
+        "spec": {"sha256": spec.sha256, "file": spec_name},
+        "operations": len(api.operations) + len(api.skipped),
+        "tools": {op.tool_name: op.key for op in api.operations},
+        "skipped": [{"operation": s.key, "reason": s.reason} for s in api.skipped],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,104 @@
+"""Request and response views of shared schemas: readOnly properties leave request inputs,
+writeOnly properties leave outputs.
+
+A component schema is shared by requests and responses, so a view that differs is a copy with
+its own name (`PetRequest`, `PetResponse`), made only where it differs: a schema that has no such
+property anywhere below it stays shared.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from typed_mcp.spec.normalize import Document
+
+COMPONENT_SCHEMA = re.compile(r"^#/components/schemas/([^/]+)$")
+
+ROLES = {"request": ("readOnly", "Request"), "response": ("writeOnly", "Response")}
+
+
+class Views:
+    def __init__(self, doc: Document, taken: set[str]) -> None:
+        self.doc = doc
+        self.taken = taken  # component and model names in use
+        self._affected: dict[tuple[str, str], bool] = {}
+        self._made: dict[tuple[str, str], str] = {}
+
+    def view(self, schema: Any, role: str) -> Any:
+        """`schema` as seen in `role`; the same object when nothing in it differs."""
+        keyword, _ = ROLES[role]
+        if not self._has(schema, keyword, set()):
+            return schema
+        return self._strip(schema, role)
+
+    # -- does anything below carry the keyword? --------------------------------------------------
+
+    def _has(self, node: Any, keyword: str, seen: set[str]) -> bool:
+        if isinstance(node, list):
+            return any(self._has(item, keyword, seen) for item in node)
+        if not isinstance(node, dict):
+            return False
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            key = (ref, keyword)
+            if key not in self._affected:
+                if ref in seen:
+                    return False  # a cycle: decided by the other members
+                self._affected[key] = self._has(self.doc.resolve_pointer(ref), keyword, seen | {ref})
+            return self._affected[key]
+        properties = node.get("properties")
+        if isinstance(properties, dict) and any(isinstance(p, dict) and p.get(keyword) is True for p in properties.values()):
+            return True
+        return any(self._has(v, keyword, seen) for k, v in node.items() if k not in ("enum", "const", "default", "example", "required"))
+
+    # -- the view itself --------------------------------------------------------------------------
+
+    def _strip(self, node: Any, role: str) -> Any:
+        keyword, suffix = ROLES[role]
+        if isinstance(node, list):
+            return [self._strip(item, role) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            if not self._has(node, keyword, set()):
+                return node
+            return {**node, "$ref": self._component(ref, role)}
+        out: dict[str, Any] = {}
+        dropped: set[str] = set()
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                kept = {}
+                for name, sub in value.items():
+                    if isinstance(sub, dict) and sub.get(keyword) is True:
+                        dropped.add(name)
+                    else:
+                        kept[name] = self._strip(sub, role)
+                out[key] = kept
+            elif key in ("enum", "const", "default", "example", "required"):
+                out[key] = value
+            else:
+                out[key] = self._strip(value, role)
+        if dropped and isinstance(out.get("required"), list):
+            out["required"] = [name for name in out["required"] if name not in dropped]
+        return out
+
+    def _component(self, ref: str, role: str) -> str:
+        """The ref of a component's view, made once (recursive schemas refer to it while it is made)."""
+        if (ref, role) in self._made:
+            return self._made[(ref, role)]
+        match = COMPONENT_SCHEMA.match(ref)
+        base = (match.group(1) if match else ref.rsplit("/", 1)[-1]).replace("~1", "_").replace("~0", "_")
+        name = base + ROLES[role][1]
+        while name in self.taken:
+            name += ROLES[role][1]
+        self.taken.add(name)
+        local = f"#/components/schemas/{name.replace('~', '~0').replace('/', '~1')}"
+        self._made[(ref, role)] = local
+        # Views live beside the components of this run's in-memory document, so every later step
+        # (models, reachability) resolves them like any other component.
+        components = self.doc.data.setdefault("components", {}).setdefault("schemas", {})
+        components[name] = self._strip(copy.deepcopy(self.doc.resolve_pointer(ref)), role)
+        return local

@@ -1,0 +1,1 @@
+"""Stage 4: the package's files from jinja2 templates. In: `ApiPlan` and `Models`. Out: path -> text."""

@@ -1,0 +1,236 @@
+"""Step 5: render the package's files from the IR with jinja2.
+
+Spec text is untrusted. It reaches generated files only through the filters defined here:
+`py` (a Python literal via `repr`), `docstring` (an escaped triple-quoted string), `toml` and `md`.
+Identifiers come from `names`, type expressions from `plan.python_type` and the model step.
+Decisions live in the view functions below; the templates only lay text out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+
+from typed_mcp import __version__
+from typed_mcp.models import literals
+from typed_mcp.models.build import Models
+from typed_mcp.plan.ir import ApiPlan, Operation
+from typed_mcp.resources import templates_dir
+
+_TYPING_NAMES = {"Annotated", "Any", "Literal"}
+_BUILTINS = {"list", "dict", "str", "int", "float", "bool", "None", "bytes", "set", "tuple", "object"}
+
+
+# --- escaping filters ------------------------------------------------------------------------------
+
+
+def py_literal(value: Any) -> str:
+    """A Python literal for a JSON value. `repr` of str/int/float/bool/None/list/dict is always a
+    literal, never code; non-finite floats (which JSON cannot hold anyway) are refused."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("non-finite number")
+    if isinstance(value, tuple):
+        return "(" + "".join(py_literal(v) + ", " for v in value).rstrip(" ") + ")"
+    if isinstance(value, list):
+        return "[" + ", ".join(py_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py_literal(str(k))}: {py_literal(v)}" for k, v in value.items()) + "}"
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return repr(value)
+    raise ValueError(f"not a JSON value: {type(value).__name__}")
+
+
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]")
+
+
+def docstring(text: str, indent: str = "    ") -> str:
+    """A triple-quoted docstring holding `text` exactly: backslashes and quotes escaped, control
+    characters as escapes, so nothing in it can end the string early."""
+    body = text.replace("\\", "\\\\").replace('"', '\\"')
+    body = _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", body)
+    body = body.replace("\r", "\\r")
+    lines = body.split("\n")
+    if len(lines) == 1:
+        return f'"""{body}"""'
+    return '"""' + "\n".join((indent + line) if line.strip() and i else line for i, line in enumerate(lines)) + "\n" + indent + '"""'
+
+
+def toml_string(text: str) -> str:
+    escaped = json.dumps(text, ensure_ascii=False)
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
+
+
+def markdown(text: str) -> str:
+    """Inline Markdown: one line, HTML and table pipes neutralized."""
+    text = " ".join(text.split())
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("`", "\\`")
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # noqa: S701 - output is Python/TOML/Markdown; escaping is done by the filters
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(py=py_literal, docstring=docstring, toml=toml_string, md=markdown)
+    return env
+
+
+# --- views: everything the templates print, decided here -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolView:
+    op: Operation
+    signature: list[str]  # "name: Annotation = default"
+    returns: str  # the return annotation
+    call_args: list[str]  # keyword arguments of api.call(...), already rendered
+    structured: bool
+
+
+def _field(annotation: str, description: str | None, constraints: tuple[tuple[str, Any], ...] = ()) -> str:
+    args = [f"description={py_literal(description)}"] if description else []
+    args += [f"{key}={py_literal(value)}" for key, value in constraints]
+    return f"Annotated[{annotation}, Field({', '.join(args)})]" if args else annotation
+
+
+def tool_view(op: Operation, models: Models) -> ToolView:
+    required: list[str] = []
+    optional: list[str] = []
+    for param in op.parameters:
+        annotation = _field(param.annotation, param.description, param.constraints)
+        if param.required and not param.has_default:
+            required.append(f"{param.arg_name}: {annotation}")
+        else:
+            optional.append(f"{param.arg_name}: {annotation} = {py_literal(param.default)}")
+    if op.body is not None:
+        body_type = models.annotation(op.body.schema_key) if op.body.schema_key else "str"
+        extra: tuple[tuple[str, Any], ...] = ()
+        if op.body.base64_argument:  # say so in the inputSchema, for clients and models alike
+            extra = (("json_schema_extra", {"contentEncoding": "base64", "contentMediaType": op.body.media_type}),)
+        if op.body.required:
+            required.append(f"{op.body.arg_name}: {_field(body_type, op.body.description, extra)}")
+        else:
+            optional.append(f"{op.body.arg_name}: {_field(body_type + ' | None', op.body.description, extra)} = None")
+
+    by_location: dict[str, list[str]] = {"path": [], "query": [], "header": [], "cookie": []}
+    styles = []
+    for param in op.parameters:
+        by_location[param.location].append(f"{py_literal(param.wire_name)}: {param.arg_name}")
+        if param.style is not None or param.explode is not None:
+            styles.append(f"{py_literal(param.wire_name)}: ({py_literal(param.style)}, {py_literal(param.explode)})")
+    call = [py_literal(op.method), py_literal(op.path)]
+    by_location["query"][:0] = [f"{py_literal(name)}: {py_literal(value)}" for name, value in op.fixed_query]
+    for location, keyword in (("path", "path_params"), ("query", "query"), ("header", "headers"), ("cookie", "cookies")):
+        if by_location[location]:
+            call.append(f"{keyword}={{{', '.join(by_location[location])}}}")
+    if styles:
+        call.append(f"styles={{{', '.join(styles)}}}")
+    if op.body is not None:
+        call.append(f"{op.body.encoding}_body={op.body.arg_name}")
+        if op.body.encoding in ("text", "base64"):
+            call.append(f"content_type={py_literal(op.body.media_type)}")
+    if op.security:
+        call.append(f"security={py_literal(op.security)}")
+    response = op.response
+    if response.media_type:
+        # A JSON response the spec files under */* is still asked for as JSON first.
+        accept = "application/json, */*;q=0.5" if response.kind == "json" and response.media_type == "*/*" else response.media_type
+        if response.json_also:
+            accept += f", {response.json_also};q=0.5"
+        call.append(f"accept={py_literal(accept)}")
+    structured = response.kind == "json"
+    if structured:
+        returns_type = models.annotation(response.schema_key)
+        if returns_type == "Any":  # a JSON body without a schema: the SDK publishes no schema for bare Any
+            returns_type = "JsonValue"
+        wrap = _wrapped(returns_type, models, response.schema_key)
+        may_be_null = response.nullable or bool(response.empty_statuses)
+        if may_be_null and returns_type not in ("JsonValue", "Any") and not re.search(r"\bNone\b", returns_type):
+            returns_type, wrap = f"{returns_type} | None", True  # a union: wrapped, as the SDK's rule says
+        call.append(f"returns={returns_type}")
+        if wrap:
+            call.append("wrap=True")
+        if response.empty_statuses:
+            call.append(f"empty_statuses={py_literal(response.empty_statuses)}")
+        returns = f"Annotated[CallToolResult, {returns_type}]"
+    else:
+        call.append(f"kind={py_literal(response.kind)}")
+        returns = "CallToolResult"
+    return ToolView(op=op, signature=required + optional, returns=returns, call_args=call, structured=structured)
+
+
+def _wrapped(annotation: str, models: Models, key: str | None) -> bool:
+    """The MCP SDK's rule, decided at build time: a model class or `dict[str, X]` is an object;
+    anything else (scalar, list, union, Any) is wrapped as {"result": ...}."""
+    if key is None:
+        return True
+    cls = models.class_of[key]
+    if cls not in models.root_type:
+        return False
+    return not annotation.startswith("dict[str,")
+
+
+def tool_imports(view: ToolView, models: Models) -> dict[str, list[str]]:
+    """What one tool module imports: typing and pydantic names its text uses, and model names
+    (classes, and the names a RootModel's root type uses) from the models package."""
+    op = view.op
+    text = " ".join([*view.signature, view.returns, *view.call_args])
+    typing_names = [name for name in ("Annotated", "Any", "Literal") if re.search(rf"\b{name}\b", text)]
+    pydantic_names = [name for name in ("Field", "JsonValue") if re.search(rf"\b{name}\b", text)]
+    used: set[str] = set()
+    if op.body is not None:
+        used |= models.names_used(op.body.schema_key)
+    if op.response.kind == "json":
+        used |= models.names_used(op.response.schema_key)
+    model_names = sorted(used - _TYPING_NAMES - _BUILTINS - set(pydantic_names))
+    return {"typing_imports": typing_names, "pydantic_imports": pydantic_names, "model_imports": model_names}
+
+
+# --- the whole package ------------------------------------------------------------------------------
+
+
+def render_package(plan: ApiPlan, models: Models, *, spec_sha256: str, spec_filename: str, package_version: str) -> dict[str, str]:
+    """Relative path -> file text for the complete project."""
+    env = environment()
+    tools = [tool_view(op, models) for op in plan.operations]
+    context = {
+        "plan": plan,
+        "tools": tools,
+        "spec_sha256": spec_sha256,
+        "spec_filename": spec_filename,
+        "package_version": package_version,
+        "generator_version": __version__,
+        "schemes": list(plan.schemes.values()),
+        "models_imported": sorted(models.modules.imported.items()),
+        "module_of": sorted(models.modules.module_of.items()),
+    }
+    src = f"src/{plan.module}"
+    files = {
+        "pyproject.toml": env.get_template("pyproject.toml.j2").render(context),
+        "README.md": env.get_template("README.md.j2").render(context),
+        f"{src}/__init__.py": env.get_template("package/__init__.py.j2").render(context),
+        f"{src}/__main__.py": env.get_template("package/__main__.py.j2").render(context),
+        f"{src}/_about.py": env.get_template("package/_about.py.j2").render(context),
+        f"{src}/upstream.py": env.get_template("package/upstream.py.j2").render(context),
+        f"{src}/server.py": env.get_template("package/server.py.j2").render(context),
+        f"{src}/tools/__init__.py": env.get_template("package/tools/__init__.py.j2").render(context),
+        f"{src}/models/__init__.py": env.get_template("package/models/__init__.py.j2").render(context),
+        f"{src}/_runtime.py": (templates_dir() / "package" / "_runtime.py").read_text(encoding="utf-8"),
+        f"{src}/py.typed": "",
+    }
+    tool_template = env.get_template("package/tools/tool.py.j2")
+    for view in tools:
+        text = tool_template.render({**context, "t": view, **tool_imports(view, models)})
+        files[f"{src}/tools/{view.op.func_name}.py"] = literals.canonical(text)
+    for module, source in models.modules.sources.items():
+        files[f"{src}/models/{module}.py"] = source
+    return files

@@ -1,0 +1,163 @@
+"""Step 1: read an OpenAPI document from a file or a live URL, exactly as published.
+
+The raw bytes are kept next to the parsed document: they become the committed snapshot and
+their sha256 is what the drift check compares.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import yaml
+
+from typed_mcp.errors import FetchError, SpecError
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # big specs reach 13 MB; leave room, refuse runaway bodies.
+RETRIES = 3
+RETRY_STATUSES = {500, 502, 503, 504}
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    document: dict[str, Any]
+    raw: bytes
+    origin: str  # a path, or a URL stripped of credentials and query
+    url: str | None  # the URL it was fetched from, when live
+    base_dir: Path | None  # the folder relative `$ref`s resolve from, for files
+    format: str  # "json" or "yaml"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.raw).hexdigest()
+
+
+def is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+def redact_url(url: str) -> str:
+    """The URL without user info, query or fragment: safe to print and to record."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def load(
+    source: str,
+    *,
+    headers: dict[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> LoadedSpec:
+    if is_url(source):
+        raw, content_type = fetch(source, headers=headers or {}, timeout=timeout, max_bytes=max_bytes)
+        origin = redact_url(source)
+        fmt = _guess_format(urlsplit(source).path, content_type, raw)
+        document = parse(raw, origin=origin, fmt=fmt)
+        return LoadedSpec(document, raw, origin, source, None, fmt)
+    path = Path(source)
+    if not path.is_file():
+        raise SpecError("no such file", source=source)
+    raw = path.read_bytes()
+    if len(raw) > max_bytes:
+        raise SpecError(f"file is larger than the {max_bytes} byte cap", source=source)
+    fmt = _guess_format(path.name, "", raw)
+    document = parse(raw, origin=source, fmt=fmt)
+    return LoadedSpec(document, raw, source, None, path.resolve().parent, fmt)
+
+
+def fetch(url: str, *, headers: dict[str, str], timeout: float, max_bytes: int) -> tuple[bytes, str]:
+    """GET a spec with retries on connection errors and 5xx; never prints header values."""
+    shown = redact_url(url)
+    last_error = ""
+    with httpx.Client(timeout=timeout, follow_redirects=True, headers=headers) as client:
+        for attempt in range(RETRIES):
+            if attempt:
+                time.sleep(0.5 * 2 ** (attempt - 1))
+            try:
+                with client.stream("GET", url) as response:
+                    if response.status_code in RETRY_STATUSES:
+                        last_error = f"HTTP {response.status_code}"
+                        continue
+                    if not response.is_success:
+                        raise FetchError(f"{shown}: HTTP {response.status_code} {response.reason_phrase}")
+                    declared = response.headers.get("content-length")
+                    if declared and declared.isdigit() and int(declared) > max_bytes:
+                        raise FetchError(f"{shown}: response is {declared} bytes, over the {max_bytes} byte cap")
+                    chunks: list[bytes] = []
+                    size = 0
+                    for chunk in response.iter_bytes():
+                        size += len(chunk)
+                        if size > max_bytes:
+                            raise FetchError(f"{shown}: response is over the {max_bytes} byte cap")
+                        chunks.append(chunk)
+                    return b"".join(chunks), response.headers.get("content-type", "")
+            except httpx.TimeoutException:
+                last_error = f"timed out after {timeout:g}s"
+            except httpx.TransportError as exc:
+                last_error = f"connection failed ({type(exc).__name__})"
+    raise FetchError(f"{shown}: {last_error} (tried {RETRIES} times)")
+
+
+def _guess_format(name: str, content_type: str, raw: bytes) -> str:
+    if name.endswith((".yaml", ".yml")) or "yaml" in content_type:
+        return "yaml"
+    if name.endswith(".json") or "json" in content_type:
+        return "json"
+    return "json" if raw.lstrip()[:1] in (b"{", b"[") else "yaml"
+
+
+class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
+    """Safe YAML without timestamp conversion: `2024-01-01` stays a string, as in JSON."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def parse(raw: bytes, *, origin: str, fmt: str) -> dict[str, Any]:
+    head = raw.lstrip()[:200].lower()
+    if head.startswith((b"<!doctype html", b"<html")) or (head.startswith(b"<") and b"<body" in raw[:4096].lower()):
+        raise SpecError("got an HTML page, not an OpenAPI document (check the URL or the auth header)", source=origin)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"not UTF-8 text (byte {exc.start})", source=origin) from None
+    if fmt == "json":
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=origin) from None
+    else:
+        try:
+            document = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+            problem = getattr(exc, "problem", None) or "cannot parse"
+            raise SpecError(f"invalid YAML{where}: {problem}", source=origin) from None
+        document = _string_keys(document)
+    if not isinstance(document, dict):
+        raise SpecError(f"the document is a {type(document).__name__}, not an object", source=origin)
+    return document
+
+
+def _string_keys(value: Any) -> Any:
+    """YAML allows `200:` as an integer key; OpenAPI means the string "200"."""
+    if isinstance(value, dict):
+        return {str(k) if not isinstance(k, str) else k: _string_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_string_keys(v) for v in value]
+    return value

@@ -1,0 +1,79 @@
+"""Step 6: put the rendered files on disk all at once, or not at all.
+
+Files are written to a temporary folder beside the target, then swapped in with renames, so a
+failure at any point leaves the target exactly as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from typed_mcp.errors import OutputError
+
+MANIFEST = "typed-mcp.json"
+
+
+@contextlib.contextmanager
+def staged(out: Path, files: dict[str, str | bytes]) -> Iterator[Path]:
+    """Write `files` to a staging folder beside `out` and yield it (the caller may add files);
+    then swap it in for `out`. If anything fails, `out` stays exactly as it was."""
+    out = out.resolve()
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{out}: exists and is not a folder")
+    if out.exists() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+        raise OutputError(f"{out}: refusing to replace a non-empty folder that typed-mcp did not write (no {MANIFEST})")
+    parent = out.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=parent))
+    except OSError as exc:
+        raise OutputError(f"{parent}: cannot write ({exc.strerror})") from None
+    try:
+        write_files(staging, files)
+        yield staging
+        swap_in(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def write_files(folder: Path, files: dict[str, str | bytes]) -> None:
+    for relative, content in sorted(files.items()):
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            with open(target, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(content)
+
+
+def swap_in(staging: Path, out: Path) -> None:
+    if out.exists():
+        retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.replace(out, retired / out.name)
+        try:
+            os.replace(staging, out)
+        except OSError:
+            os.replace(retired / out.name, out)  # put the old tree back
+            raise
+        shutil.rmtree(retired, ignore_errors=True)
+    else:
+        os.replace(staging, out)
+
+
+def write_file_atomically(path: Path, content: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

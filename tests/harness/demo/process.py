@@ -1,0 +1,147 @@
+"""Start local servers as real subprocesses on 127.0.0.1, for `make demo` and for the tests."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+
+import harness
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_http(url: str, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before {url} answered")
+        try:
+            httpx.get(url, timeout=1.0)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise TimeoutError(f"{url} did not answer within {timeout:g}s")
+
+
+@contextlib.contextmanager
+def running(args: list[str], ready_url: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
+    proc = subprocess.Popen(args, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_http(ready_url, proc)
+        yield proc
+    finally:
+        stop(proc)
+        if proc.stderr:
+            proc.stderr.close()
+
+
+def stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """Terminate a child, then kill it if it has not exited within `grace` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@contextlib.contextmanager
+def demo_api(env: dict[str, str] | None = None) -> Iterator[str]:
+    """The demo Weather API on a free port; yields its base URL (http://127.0.0.1:PORT)."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    args = [sys.executable, "-m", "harness.demo.weather_api", "--port", str(port)]
+    with running(args, f"{base}/v1/openapi.json", {**harness.environment(), **(env or {})}):
+        yield base
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes | str | Any = b""
+    content_type: str = "application/json"
+    delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Seen:
+    method: str
+    raw_path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class HttpServer:
+    """A real HTTP server on 127.0.0.1 whose replies a caller scripts: `routes[path] = Reply(...)`
+    or a function of the request. Every request is recorded in `seen`."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Reply | Callable[[Seen], Reply]] = {}
+        self.default: Reply | Callable[[Seen], Reply] | None = None  # for paths without a route
+        self.seen: list[Seen] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out in two writes: no delayed-ACK stall
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                seen = Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length))
+                owner.seen.append(seen)
+                route = owner.routes.get(self.path.split("?")[0], owner.default)
+                reply = route(seen) if callable(route) else route or Reply(404, b'{"detail":"no route"}')
+                if reply.delay:
+                    time.sleep(reply.delay)
+                body = reply.body
+                if not isinstance(body, (bytes, str)):
+                    body = json.dumps(body)
+                if isinstance(body, str):
+                    body = body.encode()
+                self.send_response(reply.status)
+                if reply.content_type:
+                    self.send_header("content-type", reply.content_type)
+                self.send_header("content-length", str(len(body)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                if self.command != "HEAD":
+                    try:
+                        self.wfile.write(body)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_TRACE = _handle
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> HttpServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,110 @@
+"""typed-mcp as a user installs it: the wheel holds only the product (`typed_mcp`, with its
+templates) and works on its own; the toolchain is the locked one; edits of the code generator's
+output fail loudly when its form changes."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from support import REPO
+from typed_mcp.errors import ToolchainError
+from typed_mcp.models import build as models
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(REPO)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (path,) = out.glob("typed_mcp-*.whl")
+    return path
+
+
+def test_the_wheel_holds_only_the_product(wheel: Path):
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names}
+    assert tops == {"typed_mcp", f"typed_mcp-{metadata.version('typed-mcp')}.dist-info"}, tops
+    modules = {name for name in names if name.endswith(".py")}
+    assert "typed_mcp/cli.py" in modules and "typed_mcp/catalog/worker.py" in modules
+    assert "typed_mcp/templates/package/server.py.j2" in names
+    harness = ("demo", "weather_api", "fidelity", "strict_run", "node_tools", "arguments", "corpus")
+    assert not [m for m in modules if any(word in m for word in harness)]
+    # Nothing the wheel installs imports a development dependency.
+    dev = {"fastapi", "uvicorn", "pytest", "hypothesis", "hypothesis_jsonschema", "jsonschema", "harness"}
+    with zipfile.ZipFile(wheel) as archive:
+        for module in modules:
+            tree = ast.parse(archive.read(module))
+            imported = {
+                (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+                for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom) and not getattr(node, "level", 0)
+                for alias in node.names
+            }
+            assert not imported & dev, (module, imported & dev)
+
+
+def test_the_installed_wheel_runs_alone(wheel: Path, tmp_path: Path):
+    """Installed apart from the checkout, `typed-mcp --version`, `python -m typed_mcp` and a whole
+    generation work, with the templates from inside the wheel."""
+    target = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    env = {**os.environ, "PYTHONPATH": str(target), "TYPED_MCP_NO_CACHE": "1"}
+    where = subprocess.run([sys.executable, "-c", "import typed_mcp, typed_mcp.resources as r; print(typed_mcp.__file__); "
+                            "print(r.templates_dir())"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    module_file, templates = where.stdout.split()
+    assert module_file.startswith(str(target)) and templates.startswith(str(target)), where.stdout
+    script = subprocess.run([str(target / "bin" / "typed-mcp"), "--version"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert script.stdout.strip() == f"typed-mcp {metadata.version('typed-mcp')}", script.stderr
+    out = tmp_path / "weather-mcp"
+    run = subprocess.run([sys.executable, "-m", "typed_mcp", "generate", str(REPO / "specs" / "weather-api.json"), "--out", str(out),
+                          "--package-name", "weather-mcp"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    committed = REPO / "generated" / "weather-mcp"
+    for path in committed.rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts:
+            assert (out / path.relative_to(committed)).read_bytes() == path.read_bytes(), path
+
+
+def test_the_toolchain_is_the_locked_one():
+    """Every package of the lock file is installed at its locked version (make venv installs with it):
+    byte-identical output depends on it."""
+    pins = dict(
+        re.match(r"^([A-Za-z0-9_.-]+)==(\S+)$", line).groups()
+        for line in (REPO / "constraints.txt").read_text().splitlines() if line and not line.startswith("#")
+    )
+    for name in ("mcp", "pydantic", "pydantic-core", "datamodel-code-generator", "jinja2", "ruff"):
+        assert any(pin.lower().replace("_", "-") == name for pin in pins), f"{name} is not locked"
+    wrong = {name: (version, metadata.version(name)) for name, version in pins.items() if metadata.version(name) != version}
+    assert not wrong, f"installed versions differ from constraints.txt (run `make venv`): {wrong}"
+
+
+def test_an_import_form_the_runtime_edit_does_not_know_fails_loudly():
+    known = "from pydantic import EmailStr, Field\nfrom .base import OpenModel\n\n\nclass A(OpenModel):\n    e: EmailStr\n"
+    edited, moved = models._runtime_types(known)
+    assert moved == ["EmailStr"] and "EmailStr" not in edited.split("\n\n")[0]
+    changed = "import pydantic\nfrom .base import OpenModel\n\n\nclass A(OpenModel):\n    e: pydantic.EmailStr\n"
+    with pytest.raises(ToolchainError, match="output changed form.*pydantic.EmailStr.*constraints.txt"):
+        models._runtime_types(changed)
+
+
+def test_a_property_count_form_the_edit_does_not_know_fails_loudly():
+    low = "typed-mcp-min-properties"
+    known = f"class A(OpenModel):\n    model_config = ConfigDict(\n        json_schema_extra={{'{low}': 1}},\n    )\n"
+    edited, imported = models._property_counts(known)
+    assert low not in edited and "CountedModel" in edited and imported
+    changed = f"class A(OpenModel):\n    model_config = ConfigDict(\n        json_schema_extra={{\n            '{low}': 1,\n        }},\n    )\n"
+    with pytest.raises(ToolchainError, match="property counts"):
+        models._property_counts(changed)
