@@ -51,7 +51,7 @@ def plan(doc: Document, *, package_name: str, module: str, spec_url: str | None 
         raise NoOperationsError(f"the document has no operations under 'paths'{extra}", source=doc.origin)
 
     tool_names = names.unique_tool_names(
-        (key, names.base_tool_name(op.get("operationId") if isinstance(op.get("operationId"), str) else None, method, path))
+        (key, names.tool_name_candidates(op.get("operationId") if isinstance(op.get("operationId"), str) else None, method, path))
         for key, path, method, _, op in raw_ops
     )
     component_names = set((data.get("components") or {}).get("schemas") or {})
