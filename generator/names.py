@@ -255,6 +255,44 @@ def unique_tool_names(
     return result
 
 
+MAX_TOOL_PREFIX = 24
+
+
+def tool_prefix(text: str) -> str:
+    """A prefix for every tool name (`gh` -> `gh_`), for hosts that mix servers: `[a-z0-9_]`, starting
+    with a letter, kept short because it counts within the limit of every name."""
+    prefix = _NON_WORD.sub("_", text.lower()).strip("_")
+    if not prefix:
+        return ""
+    if not prefix[0].isalpha() or len(prefix) > MAX_TOOL_PREFIX:
+        raise ValueError(f"tool prefix {text!r}: use at most {MAX_TOOL_PREFIX} letters, digits and '_', starting with a letter")
+    return prefix + "_"
+
+
+# Words a title uses to say it is an API description: they name no product.
+_TITLE_STOP = frozenset({"a", "an", "and", "as", "by", "for", "of", "the", "to", "with"})
+_TITLE_FILLER = _TITLE_STOP | {
+    "api", "apis", "client", "definition", "doc", "docs", "documentation", "extension", "extensions", "http",
+    "interface", "json", "mcp", "official", "openapi", "platform", "reference", "rest", "restful", "schema",
+    "sdk", "server", "service", "spec", "specification", "swagger", "web",
+}
+_NUMBER = re.compile(r"^v?\d+(?:[a-z]+\d*)?$")
+
+
+def title_words(title: str, most: int = 3) -> list[str]:
+    """The words of an API title that name it: `GitHub's official OpenAPI spec + Octokit extension`
+    -> [github, octokit]. A word keeps its brand spelling (`GitHub`, `OpenAPI`: two capitals) and is
+    split only when it runs several words together (`VirtualWANAsAServiceClient`); possessives,
+    versions and words every API description uses go. A title of only those keeps its own words."""
+    text = re.sub(r"[\'\u2019]s\b", "", title)
+    words: list[str] = []
+    for token in re.findall(r"[A-Za-z0-9]+", unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")):
+        parts = snake_case(token).split("_")
+        words.extend(parts if len(parts) > 2 else ["".join(parts)])
+    kept = [w for w in words if w not in _TITLE_FILLER and not _NUMBER.match(w)]
+    return (kept or [w for w in words if w not in _TITLE_STOP])[:most]
+
+
 def python_name(name: str) -> str:
     """A tool name as a module-level function name: builtins and keywords get a trailing `_`."""
     return name + "_" if name in _RESERVED else name

@@ -104,3 +104,32 @@ def test_python_function_names_avoid_builtins_and_keywords():
     assert names.python_name("list") == "list_"
     assert names.python_name("import") == "import_"
     assert names.python_name("repos_get") == "repos_get"
+
+
+def test_default_package_names_are_short_and_keep_brands():
+    from generator.pipeline import package_names
+
+    assert package_names(None, "GitHub's official OpenAPI spec + Octokit extension") == ("github-octokit-mcp", "github_octokit_mcp")
+    assert package_names(None, "Weather API") == ("weather-mcp", "weather_mcp")
+    assert package_names(None, "OpenAI API")[0] == "openai-mcp"
+    assert package_names(None, "Netlify\u2019s API documentation")[0] == "netlify-mcp"
+    assert package_names(None, "VirtualWANAsAServiceManagementClient")[0] == "virtual-wan-management-mcp"
+    assert package_names(None, "Swagger Petstore")[0] == "petstore-mcp"
+    assert package_names(None, "Spotify Web API v1")[0] == "spotify-mcp"
+    assert package_names(None, "Google Cloud Storage Bucket Admin API")[0] == "google-cloud-storage-mcp"  # at most 3 words
+    assert package_names(None, "REST API")[0] == "rest-api-mcp"  # all filler: its own words
+    assert package_names(None, "The API")[0] == "api-mcp"
+    assert package_names(None, "!!!") == ("api-mcp", "api_mcp")
+    assert package_names(None, "My MCP")[0] == "my-mcp"
+    assert package_names("custom-name", "Weather API") == ("custom-name", "custom_name")
+
+
+def test_tool_prefix():
+    assert names.tool_prefix("") == ""
+    assert names.tool_prefix("gh") == names.tool_prefix("gh_") == names.tool_prefix("GH-") == "gh_"
+    for bad in ("1x", "x" * 30):
+        try:
+            names.tool_prefix(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad!r} accepted")
