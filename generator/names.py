@@ -134,13 +134,9 @@ def _path_words(method: str, path: str) -> list[str] | None:
 def shorter_names(name: str, method: str = "", path: str = "") -> list[str]:
     """Ever shorter readable forms of a tool name, each a step beyond the one before; `name` first."""
     words = name.split("_")
-    steps = [
-        words,
-        [w for w in words if w not in _FILLER_WORDS] or words,
-        [_SHORT_FORMS.get(w, w) for w in words],
-    ]
-    steps[2] = [_SHORT_FORMS.get(w, w) for w in steps[1]]
-    steps.append(_without_repeats(steps[2]))
+    meaningful = [w for w in words if w not in _FILLER_WORDS] or words
+    short = [_SHORT_FORMS.get(w, w) for w in meaningful]
+    steps = [words, meaningful, short, _without_repeats(short)]
     if method and name in (snake_case(f"{method} {path}"), snake_case(path)):
         spelled = _path_words(method, path)  # a name that only spells out its path: drop the variables
         if spelled:
@@ -162,7 +158,8 @@ def tool_name_candidates(operation_id: str | None, method: str, path: str, targe
     full = _start_alpha(snake_case(operation_id or ""))
     stems = [base]
     if full and full != base:
-        stems += [_start_alpha(full[: -len(snake_case(method)) - 1]) if full.endswith("_" + snake_case(method)) else full, full]
+        method_suffix = "_" + method.lower()
+        stems += [_start_alpha(full.removesuffix(method_suffix)), full] if full.endswith(method_suffix) else [full]
     result: list[str] = []
     for stem in stems:
         for candidate in shorter_names(stem, method, path):

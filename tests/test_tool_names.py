@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import CORPUS, REPO, run_cli
 
 from generator import corpus, names
 from generator.demo.process import free_port, running
 from generator.load import load
 from generator.normalize import normalize
 from generator.plan import plan
-from support import CORPUS, REPO, run_cli
 
 HASH = re.compile(r"_[0-9a-f]{8}$")
 VALID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
