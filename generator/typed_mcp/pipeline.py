@@ -44,8 +44,8 @@ def package_names(requested: str | None, title: str) -> tuple[str, str]:
             raise SpecError(f"invalid package name {requested!r}: use letters, digits, '.', '_' and '-'")
         name = requested
     else:
-        slug = names.snake_case(title).replace("_", "-")[:50].strip("-") or "api"
-        name = slug if slug.endswith("mcp") else f"{slug}-mcp"
+        slug = "-".join(names.title_words(title))[:50].strip("-") or "api"
+        name = f"{slug}-mcp"
     module = names.snake_case(name) or "api_mcp"
     if not module[0].isalpha():
         module = "mcp_" + module

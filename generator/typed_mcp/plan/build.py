@@ -28,7 +28,9 @@ class Unsupported(Exception):
     """This operation cannot be generated; the message is the reason shown in the report."""
 
 
-def plan(doc: Document, *, package_name: str, module: str, spec_url: str | None = None) -> ApiPlan:
+def plan(doc: Document, *, package_name: str, module: str, spec_url: str | None = None, tool_prefix: str = "") -> ApiPlan:
+    """`tool_prefix` starts every tool name (see `names.tool_prefix`); it counts within the limits."""
+    prefix = names.tool_prefix(tool_prefix)
     data = doc.data
     info = data.get("info") if isinstance(data.get("info"), dict) else {}
     schemes = _security_schemes(doc, module.upper())
@@ -50,16 +52,21 @@ def plan(doc: Document, *, package_name: str, module: str, spec_url: str | None 
         extra = f" (it has {len(webhooks)} webhooks, which are not callable)" if isinstance(webhooks, dict) and webhooks else ""
         raise NoOperationsError(f"the document has no operations under 'paths'{extra}", source=doc.origin)
 
+    target = max(names.TARGET_TOOL_NAME - len(prefix), names.TARGET_TOOL_NAME // 2)
     tool_names = names.unique_tool_names(
-        (key, names.base_tool_name(op.get("operationId") if isinstance(op.get("operationId"), str) else None, method, path))
-        for key, path, method, _, op in raw_ops
+        (
+            (key, names.tool_name_candidates(op.get("operationId") if isinstance(op.get("operationId"), str) else None, method, path, target))
+            for key, path, method, _, op in raw_ops
+        ),
+        limit=names.MAX_TOOL_NAME - len(prefix),
+        target=target,
     )
     component_names = set((data.get("components") or {}).get("schemas") or {})
     taken_keys = set(component_names)
     views = Views(doc, taken_keys)
     root_security = data.get("security")
     for key, path, method, path_item, op in raw_ops:
-        tool = tool_names[key]
+        tool = prefix + tool_names[key]
         try:
             result.operations.append(
                 _operation(doc, key, path, method, path_item, op, tool, root_security, schemes, result, taken_keys, views)
