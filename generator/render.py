@@ -22,6 +22,9 @@ from generator import __version__, literals
 from generator.ir import ApiPlan, Operation
 from generator.models import Models
 
+# The MCP SDK minor the generated server is tested with (it uses only the SDK's public API, but a
+# new minor may still change behaviour): generated packages pin it, `~=` allowing patch releases.
+MCP_REQUIREMENT = "mcp~=2.3.0"
 _TYPING_NAMES = {"Annotated", "Any", "Literal"}
 _BUILTINS = {"list", "dict", "str", "int", "float", "bool", "None", "bytes", "set", "tuple", "object"}
 
@@ -217,6 +220,7 @@ def render_package(plan: ApiPlan, models: Models, *, spec_sha256: str, spec_file
         "spec_filename": spec_filename,
         "package_version": package_version,
         "generator_version": __version__,
+        "mcp_requirement": MCP_REQUIREMENT,
         "schemes": list(plan.schemes.values()),
         "models_imported": sorted(models.modules.imported.items()),
         "module_of": sorted(models.modules.module_of.items()),
