@@ -236,9 +236,11 @@ def render_package(plan: ApiPlan, models: Models, *, spec_sha256: str, spec_file
         f"{src}/server.py": env.get_template("package/server.py.j2").render(context),
         f"{src}/tools/__init__.py": env.get_template("package/tools/__init__.py.j2").render(context),
         f"{src}/models/__init__.py": env.get_template("package/models/__init__.py.j2").render(context),
-        f"{src}/_runtime.py": (templates_dir() / "package" / "_runtime.py").read_text(encoding="utf-8"),
         f"{src}/py.typed": "",
     }
+    runtime = templates_dir() / "package" / "_runtime"  # a package, copied verbatim, file by file
+    for path in sorted(runtime.glob("*.py")):
+        files[f"{src}/_runtime/{path.name}"] = path.read_text(encoding="utf-8")
     tool_template = env.get_template("package/tools/tool.py.j2")
     for view in tools:
         text = tool_template.render({**context, "t": view, **tool_imports(view, models)})
