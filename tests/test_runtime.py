@@ -4,6 +4,9 @@ the MCP Python SDK client."""
 
 from __future__ import annotations
 
+import email.parser
+import email.policy
+
 import json
 import logging
 import time
@@ -259,7 +262,13 @@ async def test_multipart_raw_and_odd_paths(server_factory, monkeypatch):
     assert build.headers["content-type"] == "application/x-tar" and build.body == b"abc"
     assert multipart.headers["content-type"].startswith("multipart/form-data; boundary=")
     assert b'name="file"; filename="file"' in multipart.body and b"hello file" in multipart.body
-    assert b'name="meta"\r\ncontent-type: application/json\r\n\r\n{"at": "2024-01-01T00:00:00+00:00"}' in multipart.body
+    # What a multipart parser reads: a file part, a text part, an object as a JSON part, in field order.
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"content-type: " + multipart.headers["content-type"].encode() + b"\r\n\r\n" + multipart.body)
+    parts = [(p.get_param("name", header="content-disposition"), p.get_filename(), p.get("content-type"), p.get_payload(decode=True))
+             for p in message.iter_parts()]
+    assert parts == [("file", "file", "application/octet-stream", b"hello file"), ("note", None, None, b"n"),
+                     ("meta", None, "application/json", b'{"at": "2024-01-01T00:00:00+00:00"}')]
     assert put.headers["content-type"] == "image/jpeg" and put.body == __import__("base64").b64decode("/9j/4AAQ")
     assert bad.is_error and bad.content[0].text == "the request body is not valid base64"
     assert copy.raw_path == "/files/a%2Fb"  # the `#copy` that told two operations apart is not sent

@@ -98,9 +98,8 @@ def raw_stdio_listing(command: list[str], env: dict[str, str], version: str, cur
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
 def test_spliced_pages_are_what_the_sdk_would_send(version):
-    """The server sends the page's tools without passing them through the SDK's per-version result
-    model (too slow for big catalogs): what it sends must be exactly what that model would make of it,
-    for every protocol version a client may ask for, and the tools the eager SDK server lists."""
+    """Each page the server sends is exactly what the SDK's per-version result model makes of it, for
+    every protocol version a client may ask for, and holds the tools the eager SDK server lists."""
     from mcp_types.methods import serialize_server_result
 
     package = REPO / "generated" / "weather-mcp"

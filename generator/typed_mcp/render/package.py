@@ -22,6 +22,9 @@ from typed_mcp.models.build import Models
 from typed_mcp.plan.ir import ApiPlan, Operation
 from typed_mcp.resources import templates_dir
 
+# The MCP SDK minor the generated server is tested with (it uses only the SDK's public API, but a
+# new minor may still change behaviour): generated packages pin it, `~=` allowing patch releases.
+MCP_REQUIREMENT = "mcp~=2.3.0"
 _TYPING_NAMES = {"Annotated", "Any", "Literal"}
 _BUILTINS = {"list", "dict", "str", "int", "float", "bool", "None", "bytes", "set", "tuple", "object"}
 
@@ -209,6 +212,7 @@ def render_package(plan: ApiPlan, models: Models, *, spec_sha256: str, spec_file
         "spec_filename": spec_filename,
         "package_version": package_version,
         "generator_version": __version__,
+        "mcp_requirement": MCP_REQUIREMENT,
         "schemes": list(plan.schemes.values()),
         "models_imported": sorted(models.modules.imported.items()),
         "module_of": sorted(models.modules.module_of.items()),
@@ -224,9 +228,11 @@ def render_package(plan: ApiPlan, models: Models, *, spec_sha256: str, spec_file
         f"{src}/server.py": env.get_template("package/server.py.j2").render(context),
         f"{src}/tools/__init__.py": env.get_template("package/tools/__init__.py.j2").render(context),
         f"{src}/models/__init__.py": env.get_template("package/models/__init__.py.j2").render(context),
-        f"{src}/_runtime.py": (templates_dir() / "package" / "_runtime.py").read_text(encoding="utf-8"),
         f"{src}/py.typed": "",
     }
+    runtime = templates_dir() / "package" / "_runtime"  # a package, copied verbatim, file by file
+    for path in sorted(runtime.glob("*.py")):
+        files[f"{src}/_runtime/{path.name}"] = path.read_text(encoding="utf-8")
     tool_template = env.get_template("package/tools/tool.py.j2")
     for view in tools:
         text = tool_template.render({**context, "t": view, **tool_imports(view, models)})

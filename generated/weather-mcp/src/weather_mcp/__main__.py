@@ -28,15 +28,12 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     if args.base_url:
         api.base_url = args.base_url
-    from .server import build_server
+    from .server import build_server, serve
 
     api.forward_authorization = args.forward_authorization
     server = build_server(forward_authorization_header=args.forward_authorization)
-    if args.transport == "stdio":
-        server.run("stdio")
-    else:
-        # GET /health answers {"status": "ok", ...} for load balancers.
-        server.run("streamable-http", host=args.host, port=args.port, stateless_http=args.stateless)
+    # streamable-http: GET /health answers {"status": "ok", ...} for load balancers.
+    serve(server, args.transport, host=args.host, port=args.port, stateless=args.stateless)
 
 
 if __name__ == "__main__":

@@ -1,20 +1,42 @@
-"""The MCP server: publishes every tool of `tools/` with its schemas, and calls them."""
+"""The MCP server: publishes every tool of `tools/` with its schemas, and calls them.
+
+Only the MCP SDK's public API is used: the low-level `Server` (constructor handlers
+`on_list_tools`, `on_call_tool`, `get_tool_input_schema`, its `run`, `create_initialization_options`
+and `streamable_http_app`), `MCPServer.add_tool`/`call_tool`/`list_tools`/`custom_route`/`run`, and the
+`request` of the handler context. Nothing reaches into the SDK's private attributes, so a new SDK
+release either keeps working or fails loudly, never by publishing an empty tool list.
+"""
 
 import importlib
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
-from mcp.server import MCPServer
+import anyio
+from mcp.server import MCPServer, ServerRequestContext
+from mcp.server.lowlevel import Server as LowLevelServer
+from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, ListToolsResult, PaginatedRequestParams
+from mcp.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+)
 from mcp.types import Tool as MCPTool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOOL_COUNT, VERSION
 from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry
 from .tools import INDEX
+
+logger = logging.getLogger(__name__)
 
 OPERATION_META = "typed-mcp/operation"  # where a tool's data comes from: its REST operation
 CATALOG = Path(__file__).with_name("catalog.json")  # the tools/list result, written at generation time
@@ -25,66 +47,104 @@ INSTRUCTIONS = (
 )
 
 
-async def forward_authorization(ctx: Any, call_next: Any) -> Any:
-    """Middleware: make the MCP client's Authorization header (streamable HTTP) the upstream credential."""
-    headers = getattr(ctx.request, "headers", None)
-    token = FORWARDED_AUTHORIZATION.set(headers.get("authorization") if headers is not None else None)
-    try:
-        return await call_next(ctx)
-    finally:
-        FORWARDED_AUTHORIZATION.reset(token)
+async def health(request: Request) -> JSONResponse:
+    """GET /health (streamable HTTP), for load balancers."""
+    return JSONResponse({"status": "ok", "package": PACKAGE, "version": VERSION, "tools": TOOL_COUNT})
 
 
-class Server(MCPServer):
-    """An MCPServer that answers tools/list from `catalog.json`, in pages, without importing a single
-    tool, and registers a tool with the SDK the first time it is called.
+class Server(LowLevelServer):
+    """The SDK's low-level server, answering tools/list from `catalog.json`, in pages, without
+    importing a single tool, and calling a tool through an `MCPServer` that registers it the first
+    time it is called.
 
     `catalog.json` is what the SDK itself published for these functions when the package was
     generated (the eager `build_server(eager=True)`), so the schemas are the same, just precomputed.
-    Each page is answered in two halves: the SDK builds the envelope (next cursor, and what each
-    protocol version adds) for an empty page, and `_answer_tools_list` puts the page's tools in, as
-    the JSON objects they already are. Validating and re-dumping 10 MB of tools for every request
-    (what an ordinary handler costs) is what makes big catalogs slow to list.
+    The low-level server is the SDK's route for tools whose schemas come from a file: it validates
+    and shapes each page for the client's protocol version, but validates no arguments, so every
+    call goes to the `MCPServer`, which does (with the tool's own argument model).
+
+    This class only adds names the SDK's class does not have (a test checks it): the handlers are
+    passed to the constructor, nothing of the SDK is overridden.
     """
 
     PAGE_BYTES = 4 * 1024 * 1024  # a client's message cap is 10 MiB (TypeScript SDK, stdio): stay well below
 
-    def __init__(self, **settings: Any) -> None:
-        settings["middleware"] = [*(settings.get("middleware") or ()), self._answer_tools_list]
-        super().__init__(**settings)
-        self._tools, sizes = _load_catalog(CATALOG)
-        self._by_name = {tool["name"]: tool for tool in self._tools}
-        self._pages = _pages(sizes, self.PAGE_BYTES)
+    def __init__(self, *, forward_authorization_header: bool = False) -> None:
+        super().__init__(
+            PACKAGE,
+            version=VERSION,
+            instructions=INSTRUCTIONS,
+            on_list_tools=self.typed_mcp_list_tools,
+            on_call_tool=self.typed_mcp_call_tool,
+            get_tool_input_schema=self.typed_mcp_input_schema,
+        )
+        self.typed_mcp = _Catalog(CATALOG, self.PAGE_BYTES, forward_authorization_header)
 
-    async def list_tools(self) -> list[MCPTool]:
-        return [MCPTool.model_validate(tool) for tool in self._tools]
+    async def typed_mcp_list_tools(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
+        """tools/list: the page the cursor names (the first without one)."""
+        return self.typed_mcp.page(params.cursor if params is not None else None)
 
-    def _page(self, cursor: Any) -> tuple[int, int]:
-        if cursor is None:
-            return 0, self._pages[0]
-        if isinstance(cursor, str) and cursor.isdigit() and int(cursor) in self._pages:
-            return int(cursor), self._pages[int(cursor)]
-        raise MCPError(code=INVALID_PARAMS, message="Invalid cursor: use the nextCursor of a tools/list result")
-
-    async def _handle_list_tools(self, ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
-        _, end = self._page(params.cursor if params is not None else None)
-        return ListToolsResult(tools=[], next_cursor=str(end) if end < len(self._tools) else None)
-
-    async def _answer_tools_list(self, ctx: Any, call_next: Any) -> Any:
-        result = await call_next(ctx)
-        if ctx.method == "tools/list" and isinstance(result, dict) and result.get("tools") == []:
-            start, end = self._page((ctx.params or {}).get("cursor"))
-            result = {**result, "tools": self._tools[start:end]}
+    async def typed_mcp_call_tool(self, ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+        """tools/call: the tool's result; a failure (unknown tool, invalid arguments) is an `isError`
+        result with the SDK's message, as `MCPServer` answers it."""
+        headers = getattr(ctx.request, "headers", None)  # the HTTP request on streamable HTTP, None on stdio
+        forwarded = headers.get("authorization") if headers is not None and self.typed_mcp.forward_authorization else None
+        token = FORWARDED_AUTHORIZATION.set(forwarded)
+        try:
+            result = await self.call_tool(params.name, params.arguments or {})
+        except MCPError:
+            raise
+        except Exception as exc:
+            logger.info("tool %r failed: %s", params.name, type(exc).__name__)
+            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        finally:
+            FORWARDED_AUTHORIZATION.reset(token)
         return result
 
-    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
-        tool = self._by_name.get(name)
+    def typed_mcp_input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self.typed_mcp.by_name.get(name)
         return tool["inputSchema"] if tool is not None else None
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        if name in self._by_name and self._tool_manager.get_tool(name) is None:
-            _register(self, tool_entry(name))  # imports this tool's module and the models it uses, no more
-        return await super().call_tool(name, arguments, context)
+    async def list_tools(self) -> list[MCPTool]:
+        """Every tool, as the SDK's `MCPServer.list_tools()` lists them."""
+        return [MCPTool.model_validate(tool) for tool in self.typed_mcp.tools]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """`MCPServer.call_tool`, registering the tool first if this is its first call."""
+        catalog = self.typed_mcp
+        if name in catalog.by_name and name not in catalog.registered:
+            _register(catalog.sdk, tool_entry(name))  # imports this tool's module and the models it uses, no more
+            catalog.registered.add(name)
+        return await catalog.sdk.call_tool(name, arguments)
+
+
+class _Catalog:
+    """The tools of `catalog.json`, cut into pages, and the `MCPServer` that calls them."""
+
+    def __init__(self, path: Path, page_bytes: int, forward_authorization: bool) -> None:
+        self.tools, sizes = _load_catalog(path)
+        self.by_name = {tool["name"]: tool for tool in self.tools}
+        self.pages = _pages(sizes, page_bytes)
+        self.results: dict[int, ListToolsResult] = {}
+        self.forward_authorization = forward_authorization
+        self.sdk = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS)
+        self.registered: set[str] = set()
+
+    def page(self, cursor: Any) -> ListToolsResult:
+        if cursor is None:
+            start = 0
+        elif isinstance(cursor, str) and cursor.isdigit() and int(cursor) in self.pages:
+            start = int(cursor)
+        else:
+            raise MCPError(code=INVALID_PARAMS, message="Invalid cursor: use the nextCursor of a tools/list result")
+        result = self.results.get(start)
+        if result is None:
+            end = self.pages[start]
+            tools = [MCPTool.model_validate(tool) for tool in self.tools[start:end]]
+            if self.tools and not tools:  # fail closed: never an empty page while there are tools
+                raise MCPError(code=INTERNAL_ERROR, message="tools/list: empty page")
+            result = self.results[start] = ListToolsResult(tools=tools, next_cursor=str(end) if end < len(self.tools) else None)
+        return result
 
 
 def _load_catalog(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
@@ -139,24 +199,41 @@ def _register(server: MCPServer, entry: Any) -> None:
     )
 
 
-def build_server(*, forward_authorization_header: bool = False, eager: bool = False) -> MCPServer:
-    """The server. `eager=True` registers every tool up front, the SDK's own way: the generator
-    uses it to write `catalog.json`; without a catalog, the server is always eager."""
-    settings: dict[str, Any] = {
-        "name": PACKAGE,
-        "version": VERSION,
-        "instructions": INSTRUCTIONS,
-        "middleware": [forward_authorization] if forward_authorization_header else None,
-    }
-    if eager or not CATALOG.is_file():
-        server = MCPServer(**settings)
-        for entry in tool_entries():
-            _register(server, entry)
-    else:
-        server = Server(**settings)
-
-    @server.custom_route("/health", methods=["GET"], include_in_schema=False)
-    async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "package": PACKAGE, "version": VERSION, "tools": TOOL_COUNT})
-
+def build_server(*, forward_authorization_header: bool = False, eager: bool = False) -> Server | MCPServer:
+    """The server. `eager=True` is an `MCPServer` with every tool registered up front, the SDK's own
+    way: the reference the catalog is checked against; without a catalog, the server is always eager."""
+    if not eager and CATALOG.is_file():
+        return Server(forward_authorization_header=forward_authorization_header)
+    if forward_authorization_header:  # fail closed: never send configured credentials instead
+        raise ValueError("--forward-authorization needs the package's catalog.json (regenerate the package)")
+    server = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS)
+    for entry in tool_entries():
+        _register(server, entry)
+    server.custom_route("/health", methods=["GET"], include_in_schema=False)(health)
     return server
+
+
+def serve(server: Server | MCPServer, transport: str, *, host: str = "127.0.0.1", port: int = 8000, stateless: bool = False) -> None:
+    """Serve MCP over stdio or streamable HTTP (with GET /health) until stopped."""
+    if isinstance(server, MCPServer):
+        if transport == "stdio":
+            server.run("stdio")
+        else:
+            server.run("streamable-http", host=host, port=port, stateless_http=stateless)
+        return
+    if transport == "stdio":
+        anyio.run(_serve_stdio, server)
+        return
+    import uvicorn
+
+    app = server.streamable_http_app(
+        stateless_http=stateless,
+        host=host,
+        custom_starlette_routes=[Route("/health", endpoint=health, methods=["GET"], include_in_schema=False)],
+    )
+    anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info")).serve)
+
+
+async def _serve_stdio(server: Server) -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,0 +1,72 @@
+"""Configuration: security schemes and the upstream API's settings, read from the environment at call time."""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from dataclasses import dataclass, field
+
+# Set per MCP request by the server when --forward-authorization is on (streamable HTTP).
+FORWARDED_AUTHORIZATION: contextvars.ContextVar[str | None] = contextvars.ContextVar("forwarded_authorization", default=None)
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """A securityScheme: how a credential from the environment goes on the request."""
+
+    kind: str  # "bearer", "basic", "apiKey" or "oauth2" (client credentials)
+    env: tuple[str, ...]
+    location: str | None = None  # apiKey: header, query or cookie
+    name: str | None = None  # apiKey: header, query or cookie name
+    token_url: str | None = None  # oauth2: where client credentials are exchanged for a token
+    client_env: tuple[str, ...] = ()  # oauth2: client id and secret variables
+
+    def configured(self) -> bool:
+        if self.kind == "oauth2" and all(os.environ.get(var) for var in self.client_env):
+            return True
+        return all(os.environ.get(var) for var in self.env)
+
+    def needs(self) -> str:
+        """The environment variables to set, for an error message."""
+        names = " + ".join(self.env)
+        return f"{names} (or {' + '.join(self.client_env)})" if self.client_env else names
+
+
+@dataclass
+class Settings:
+    """Where the upstream API is and how calls to it behave. Environment variables are read at each
+    call, so a long-running server follows changes to them."""
+
+    env_prefix: str
+    default_base_url: str | None
+    schemes: dict[str, Scheme] = field(default_factory=dict)
+    user_agent: str = "typed-mcp"
+    base_url: str | None = None  # set by --base-url; wins over the environment
+    forward_authorization: bool = False  # send the MCP client's own Authorization header upstream
+
+    @property
+    def effective_base_url(self) -> str | None:
+        return self.base_url or os.environ.get(f"{self.env_prefix}_BASE_URL") or self.default_base_url
+
+    @property
+    def timeout(self) -> float:
+        return _env_float(f"{self.env_prefix}_TIMEOUT", 30.0)
+
+    @property
+    def retries(self) -> int:
+        return int(_env_float(f"{self.env_prefix}_RETRIES", 2))
+
+    @property
+    def retry_budget(self) -> float:
+        return _env_float(f"{self.env_prefix}_RETRY_MAX_SECONDS", 10.0)
+
+    @property
+    def max_response_bytes(self) -> int:
+        return int(_env_float(f"{self.env_prefix}_MAX_RESPONSE_BYTES", 16 * 1024 * 1024))
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default

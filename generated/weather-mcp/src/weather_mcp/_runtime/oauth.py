@@ -1,0 +1,95 @@
+"""Credentials: the configured security schemes on a request, OAuth2 client-credentials tokens, and
+the MCP client's own Authorization header when it is forwarded."""
+
+from __future__ import annotations
+
+import base64
+import os
+import time
+from typing import Any
+
+import httpx
+
+from .config import FORWARDED_AUTHORIZATION, Scheme
+from .results import UpstreamError
+
+
+class Credentials:
+    """What `Api` does with credentials (a mixin: it needs the settings, `_tokens` and `client()`)."""
+
+    schemes: dict[str, Scheme]
+    forward_authorization: bool
+    effective_base_url: Any
+    _tokens: dict[str, tuple[str, float]]
+
+    def _secret_query_names(self) -> set[str]:
+        return {s.name for s in self.schemes.values() if s.kind == "apiKey" and s.location == "query" and s.name}
+
+    async def _credentials(self, alternatives: tuple[tuple[str, ...], ...]) -> list[tuple[Scheme, list[str]]]:
+        """The credentials for the first alternative that is fully configured (fetching an OAuth2
+        token when needed), or none when the operation needs none."""
+        forwarded = FORWARDED_AUTHORIZATION.get() if self.forward_authorization else None
+        if forwarded:
+            return [(Scheme("header", ("",), location="header", name="authorization"), [forwarded])]
+        if not alternatives:
+            return []
+        for alternative in alternatives:
+            schemes = [self.schemes.get(name) for name in alternative]
+            if alternative and all(s is not None and s.configured() for s in schemes):
+                return [(scheme, await self._values(name, scheme)) for name, scheme in zip(alternative, schemes, strict=True)]  # type: ignore[arg-type]
+        if any(len(alternative) == 0 for alternative in alternatives):
+            return []  # authentication is optional for this operation
+        needed = [" + ".join(self.schemes[name].needs() for name in alt if name in self.schemes) for alt in alternatives]
+        needed = [n for n in needed if n]
+        if not needed:
+            raise UpstreamError("this operation needs a credential type typed-mcp cannot send")
+        raise UpstreamError(f"missing credentials: set {' or '.join(needed)}")
+
+    async def _values(self, name: str, scheme: Scheme) -> list[str]:
+        if scheme.kind != "oauth2" or all(os.environ.get(var) for var in scheme.env):
+            return [os.environ[var] for var in scheme.env]
+        token, expires = self._tokens.get(name, ("", 0.0))
+        if not token or time.monotonic() >= expires:
+            token, expires = await self._fetch_token(name, scheme)
+            self._tokens[name] = (token, expires)
+        return [token]
+
+    async def _fetch_token(self, name: str, scheme: Scheme) -> tuple[str, float]:
+        """OAuth2 client credentials: exchange the client id and secret for an access token."""
+        client_id, secret = (os.environ[var] for var in scheme.client_env)
+        url = os.environ.get(f"{scheme.env[0].removesuffix('_TOKEN')}_TOKEN_URL") or scheme.token_url or ""
+        if not url.startswith(("http://", "https://")):
+            url = (self.effective_base_url or "").rstrip("/") + "/" + url.lstrip("/")
+        try:
+            response = await self.client().post(
+                url, data={"grant_type": "client_credentials"}, auth=(client_id, secret), headers={"accept": "application/json"}
+            )
+            data = response.json() if response.is_success else {}
+        except (httpx.HTTPError, ValueError):
+            raise UpstreamError(f"could not get an OAuth2 token for {name} from {_origin(httpx.URL(url))}") from None
+        token = data.get("access_token") if isinstance(data, dict) else None
+        if not isinstance(token, str) or not token:
+            raise UpstreamError(f"the OAuth2 token endpoint for {name} answered HTTP {response.status_code} without an access_token")
+        lifetime = data.get("expires_in")
+        lifetime = float(lifetime) if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool) else 3600.0
+        return token, time.monotonic() + max(lifetime - 30.0, 1.0)  # renew a little before it expires
+
+
+def _apply_scheme(
+    scheme: Scheme, values: list[str], headers: dict[str, str], query: list[tuple[str, str]], cookies: dict[str, str]
+) -> None:
+    if scheme.kind in ("bearer", "oauth2"):
+        headers["authorization"] = f"Bearer {values[0]}"
+    elif scheme.kind == "basic":
+        headers["authorization"] = "Basic " + base64.b64encode(f"{values[0]}:{values[1]}".encode()).decode()
+    elif scheme.location == "header":
+        headers[scheme.name or ""] = values[0]
+    elif scheme.location == "query":
+        query.append((scheme.name or "", values[0]))
+    elif scheme.location == "cookie":
+        cookies[scheme.name or ""] = values[0]
+
+
+def _origin(url: httpx.URL) -> str:
+    return f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
+

@@ -1,0 +1,289 @@
+"""HTTP: one request per tool call, on one pooled client, with bounded retries and a response size cap.
+
+Guarantees:
+- the host, scheme and base path always come from the configured base URL; path parameters are
+  percent-encoded so no value can add a segment, a query or a fragment;
+- every failure is an `isError` result with a bounded, secret-free message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import datetime
+import email.utils
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from mcp.types import CallToolResult
+from pydantic import BaseModel
+
+from .config import Scheme, Settings
+from .oauth import Credentials, _apply_scheme, _origin
+from .params import _jsonable, encode_query, encode_simple, expand_path
+from .results import UpstreamError, _declared, _error, _http_error, _no_content, _success
+
+logger = logging.getLogger(__name__)
+# httpx logs every request URL at INFO, and a URL can carry an API key in its query: keep it quiet
+# whatever level the MCP SDK configures.
+logging.getLogger("httpx").setLevel(logging.WARNING)
+
+IDEMPOTENT_METHODS = {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
+RETRY_STATUSES = {429, 502, 503, 504}
+
+
+@dataclass
+class Api(Settings, Credentials):
+    """The upstream API: its settings, credentials and one shared HTTP client."""
+
+    _tokens: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)  # oauth2: token, expiry
+    _client: httpx.AsyncClient | None = field(default=None, repr=False)
+    _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
+
+
+    def client(self) -> httpx.AsyncClient:
+        # One pooled client per event loop: a direct caller may run several `asyncio.run`s.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client.is_closed or self._loop is not loop:
+            self._loop = loop
+            self._client = httpx.AsyncClient(
+                timeout=self.timeout, follow_redirects=False, headers={"user-agent": self.user_agent}
+            )
+        return self._client
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        path_params: dict[str, Any] | None = None,
+        query: dict[str, Any] | None = None,
+        headers: dict[str, Any] | None = None,
+        cookies: dict[str, Any] | None = None,
+        styles: dict[str, tuple[str | None, bool | None]] | None = None,
+        json_body: Any = None,
+        form_body: Any = None,
+        multipart_body: Any = None,
+        text_body: str | None = None,
+        base64_body: str | None = None,
+        content_type: str | None = None,
+        security: tuple[tuple[str, ...], ...] = (),
+        accept: str | None = None,
+        returns: Any = None,
+        wrap: bool = False,
+        kind: str = "json",
+        empty_statuses: tuple[str, ...] = (),
+    ) -> CallToolResult:
+        """Send one request and build the tool result. Never raises."""
+        source: dict[str, Any] = {"method": method}
+        try:
+            body = _Body(json_body, form_body, multipart_body, text_body, base64_body, content_type)
+            credentials = await self._credentials(security)
+            request = self._build(
+                method, path, path_params or {}, query or {}, headers or {}, cookies or {}, styles or {}, body, credentials, accept
+            )
+            source["url"] = _public_url(request.url, self._secret_query_names())
+            response = await self._send(request)
+            source["status"] = response.status_code
+            if response.status_code >= 400:
+                return _error(_http_error(method, path, response, response.content), source)
+            if kind == "json" and wrap and not response.content.strip() and _declared(response.status_code, empty_statuses):
+                return _no_content(response.status_code, source)
+            return _success(response, response.content, returns, wrap, kind, source)
+        except UpstreamError as exc:
+            return _error(str(exc), source)
+        except Exception as exc:  # last line of defence: a tool call must never crash the server
+            logger.warning("tool call failed: %s %s: %s", method, path, type(exc).__name__)
+            return _error(f"{method} {path} failed: unexpected {type(exc).__name__}", source)
+
+    # -- request ---------------------------------------------------------------------------------
+
+    def _build(
+        self,
+        method: str,
+        path: str,
+        path_params: dict[str, Any],
+        query: dict[str, Any],
+        headers: dict[str, Any],
+        cookies: dict[str, Any],
+        styles: dict[str, tuple[str | None, bool | None]],
+        body: _Body,
+        credentials: list[tuple[Scheme, list[str]]],
+        accept: str | None,
+    ) -> httpx.Request:
+        base = self.effective_base_url
+        if not base:
+            raise UpstreamError(
+                f"no base URL for the upstream API: set {self.env_prefix}_BASE_URL or pass --base-url"
+            )
+        base_url = httpx.URL(base)
+        url = base_url.copy_with(path=base_url.path.rstrip("/") + expand_path(path, path_params, styles))
+        query_pairs = [pair for name, value in query.items() for pair in encode_query(name, value, *styles.get(name, (None, None)))]
+        header_pairs = {name: encode_simple(value) for name, value in headers.items() if value is not None}
+        cookie_pairs = {name: encode_simple(value) for name, value in cookies.items() if value is not None}
+        if accept:
+            header_pairs.setdefault("accept", accept)
+        for scheme, values in credentials:
+            _apply_scheme(scheme, values, header_pairs, query_pairs, cookie_pairs)
+        encoded = body.encode(header_pairs)
+        if cookie_pairs:
+            header_pairs["cookie"] = "; ".join(f"{k}={quote(v, safe='')}" for k, v in cookie_pairs.items())
+        try:
+            request = httpx.Request(method, url.copy_with(params=query_pairs or None), headers=header_pairs, **encoded)
+        except (httpx.InvalidURL, ValueError, TypeError) as exc:
+            raise UpstreamError(f"{method} {path}: invalid request ({type(exc).__name__})") from None
+        # Defence in depth: nothing above may move the request off the configured API.
+        if (request.url.scheme, request.url.host, request.url.port) != (base_url.scheme, base_url.host, base_url.port):
+            raise UpstreamError(f"{method} {path}: refusing a request outside the configured base URL")
+        return request
+
+    async def _send(self, request: httpx.Request) -> httpx.Response:
+        """Send, retrying idempotent methods on 429/502/503/504 and connection errors, with
+        exponential backoff that honours Retry-After, bounded in count and in total time."""
+        attempts = self.retries + 1 if request.method in IDEMPOTENT_METHODS else 1
+        waited = 0.0
+        for attempt in range(attempts):
+            response: httpx.Response | None = None
+            try:
+                response = await self._send_once(request)
+            except UpstreamError as exc:
+                if not exc.retryable:
+                    raise
+                error = exc
+            if response is not None and response.status_code not in RETRY_STATUSES:
+                return response
+            retry_after = response.headers.get("retry-after") if response is not None else None
+            delay = _retry_after(retry_after, 0.5 * 2**attempt)
+            if attempt == attempts - 1 or waited + delay > self.retry_budget:
+                if response is not None:
+                    return response  # the last answer, an error status the caller reports
+                raise error
+            waited += delay
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _send_once(self, request: httpx.Request) -> httpx.Response:
+        client = self.client()
+        limit = self.max_response_bytes
+        try:
+            response = await client.send(request, stream=True)
+            try:
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > limit:
+                    raise UpstreamError(f"upstream response is {declared} bytes, over the {limit} byte cap")
+                chunks, size = [], 0
+                async for chunk in response.aiter_raw():
+                    size += len(chunk)
+                    if size > limit:
+                        raise UpstreamError(f"upstream response is over the {limit} byte cap")
+                    chunks.append(chunk)
+            finally:
+                await response.aclose()
+        except httpx.TimeoutException:
+            raise UpstreamError(f"upstream {request.method} timed out after {self.timeout:g}s") from None
+        except httpx.ConnectError:
+            raise UpstreamError(f"could not connect to the upstream API at {_origin(request.url)}", retryable=True) from None
+        except httpx.HTTPError as exc:
+            raise UpstreamError(f"upstream request failed: {type(exc).__name__}") from None
+        # Re-decode through httpx so Content-Encoding (gzip, br) is honoured.
+        return httpx.Response(
+            response.status_code, headers=response.headers, content=b"".join(chunks), request=request
+        )
+
+
+
+def _retry_after(value: str | None, default: float) -> float:
+    """Retry-After in seconds, or as an HTTP date; the default when absent or unreadable."""
+    if not value:
+        return default
+    if value.strip().isdigit():
+        return float(value.strip())
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return default
+    return max((when - datetime.datetime.now(datetime.timezone.utc)).total_seconds(), 0.0)
+
+
+@dataclass(frozen=True)
+class _Body:
+    """The request body in one of the encodings a tool can declare (at most one is set)."""
+
+    json: Any = None
+    form: Any = None
+    multipart: Any = None
+    text: str | None = None
+    base64: str | None = None
+    content_type: str | None = None
+
+    def encode(self, headers: dict[str, str]) -> dict[str, Any]:
+        """The body as `httpx.Request` arguments, its content type put in `headers` (httpx sets a
+        multipart one itself, boundary included)."""
+        if self.multipart is not None:
+            return {"files": multipart_parts(self._multipart_fields())}
+        return {"content": self._content(headers)}
+
+    def _multipart_fields(self) -> dict[str, Any]:
+        fields = self.multipart.model_dump(by_alias=True, exclude_unset=True) if isinstance(self.multipart, BaseModel) else self.multipart
+        return fields if isinstance(fields, dict) else {}
+
+    def _content(self, headers: dict[str, str]) -> bytes | None:
+        if self.json is not None:
+            headers["content-type"] = "application/json"
+            return json.dumps(_jsonable(self.json), ensure_ascii=False, separators=(",", ":")).encode()
+        if self.form is not None:
+            headers["content-type"] = "application/x-www-form-urlencoded"
+            fields = _jsonable(self.form)
+            # OpenAPI's default for a form field is style form, explode true: an array is one
+            # `name=value` pair per item (`event=a&event=b`).
+            pairs = [
+                (k, encode_simple(item))
+                for k, v in (fields.items() if isinstance(fields, dict) else [])
+                for item in (v if isinstance(v, list) else [v])
+                if item is not None
+            ]
+            return str(httpx.QueryParams(pairs)).encode()
+        if self.text is not None:
+            headers["content-type"] = self.content_type or "text/plain"
+            return self.text.encode()
+        if self.base64 is not None:
+            headers["content-type"] = self.content_type or "application/octet-stream"
+            try:
+                return base64.b64decode(self.base64, validate=True)
+            except ValueError:
+                raise UpstreamError("the request body is not valid base64") from None
+        return None
+
+
+def multipart_parts(fields: dict[str, Any]) -> list[tuple[str, tuple[str | None, bytes, str | None]]]:
+    """multipart/form-data parts for httpx (`files=`), in field order, as OpenAPI encodes them by
+    default: bytes as a file part, an object (or an array holding objects) as one JSON part, any other
+    array as one part per item, anything else as a text part."""
+    parts: list[tuple[str, tuple[str | None, bytes, str | None]]] = []
+    for name, value in fields.items():
+        for item in value if isinstance(value, list) and not any(isinstance(v, dict) for v in value) else [value]:
+            if item is None:
+                continue
+            if isinstance(item, bytes):
+                parts.append((name, (name, item, "application/octet-stream")))
+            elif isinstance(item, (dict, list, BaseModel)):
+                parts.append((name, (None, json.dumps(_jsonable(item)).encode(), "application/json")))
+            else:
+                parts.append((name, (None, encode_simple(item).encode(), None)))
+    return parts
+
+
+def encode_multipart(fields: dict[str, Any]) -> tuple[bytes, str]:
+    """The multipart body httpx sends for `fields`, and its content type (boundary included)."""
+    request = httpx.Request("POST", "http://multipart.invalid/", files=multipart_parts(fields))
+    return request.read(), request.headers["content-type"]
+
+
+def _public_url(url: httpx.URL, secret_params: set[str]) -> str:
+    """The request URL as shown to clients: no user info, credential query values redacted."""
+    params = [(k, "REDACTED" if k in secret_params else v) for k, v in url.params.multi_items()]
+    return str(url.copy_with(username=None, password=None, params=params or None))

@@ -1,0 +1,163 @@
+"""Tool results: the upstream answer as an MCP `CallToolResult`, validated as strict clients validate it."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import httpx
+from mcp.types import BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent, TextContent
+from pydantic import JsonValue, TypeAdapter, ValidationError
+
+PROVENANCE_KEY = "typed-mcp/source"
+EXCERPT_CHARS = 500
+MAX_ERRORS_SHOWN = 10
+
+
+class UpstreamError(Exception):
+    """A failure whose message is safe to show to the MCP client."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def adapter(annotation: Any) -> TypeAdapter[Any]:
+    found = _ADAPTERS.get(annotation)
+    if found is None:
+        found = _ADAPTERS[annotation] = TypeAdapter(annotation)
+    return found
+
+
+def _meta(source: dict[str, Any]) -> dict[str, Any]:
+    return {PROVENANCE_KEY: source}
+
+
+def _error(message: str, source: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True, _meta=_meta(source))
+
+
+def _excerpt(body: bytes) -> str:
+    text = " ".join(body.decode("utf-8", "replace").split())
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
+
+
+def _http_error(method: str, path: str, response: httpx.Response, body: bytes) -> str:
+    message = f"{method} {path} failed: HTTP {response.status_code} {response.reason_phrase}".rstrip()
+    excerpt = _excerpt(body)
+    return f"{message}: {excerpt}" if excerpt else message
+
+
+def format_validation_error(exc: ValidationError, what: str, prefix: tuple[str, ...] = ()) -> str:
+    """Each error located by its path in structuredContent (so `result.0.humidity` when wrapped)."""
+    lines = []
+    for error in exc.errors(include_url=False)[:MAX_ERRORS_SHOWN]:
+        location = ".".join(str(part) for part in (*prefix, *error["loc"])) or "(root)"
+        lines.append(f"{location}: {error['msg']}")
+    more = exc.error_count() - len(lines)
+    if more > 0:
+        lines.append(f"... and {more} more")
+    return f"upstream response does not match {what}: " + "; ".join(lines)
+
+
+def _is_json_type(content_type: str) -> bool:
+    media = content_type.split(";")[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
+def _success(
+    response: httpx.Response, body: bytes, returns: Any, wrap: bool, kind: str, source: dict[str, Any]
+) -> CallToolResult:
+    content_type = response.headers.get("content-type", "")
+    if kind == "empty":
+        text = f"{source['method']} succeeded: HTTP {response.status_code}"
+        return CallToolResult(content=[TextContent(type="text", text=text)], _meta=_meta(source))
+    if kind == "json":
+        if not body.strip() and returns is JsonValue:
+            # JSON without a schema that came empty: nothing was promised about it, so it is a
+            # success without content.
+            return _no_content(response.status_code, source)
+        if not body.strip():
+            raise UpstreamError(f"upstream returned HTTP {response.status_code} with an empty body where JSON was promised")
+        if returns is str and wrap and content_type and not _is_json_type(content_type):
+            # A string response filed under `*/*` that comes as text: the text is the string.
+            data = body.decode(response.encoding or "utf-8", "replace")
+            text = json.dumps({"result": data}, ensure_ascii=False)
+            return CallToolResult(content=[TextContent(type="text", text=text)], structured_content={"result": data}, _meta=_meta(source))
+        if content_type and not _is_json_type(content_type) and "text/plain" not in content_type:
+            raise UpstreamError(
+                f"upstream returned {content_type.split(';')[0]} where JSON was promised: {_excerpt(body)[:200]}"
+            )
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise UpstreamError(f"upstream returned invalid JSON: {_excerpt(body)[:200]}") from None
+        if returns is not None:
+            try:
+                validate_strict(returns, body)
+            except ValidationError as exc:
+                raise UpstreamError(format_validation_error(exc, _type_name(returns), ("result",) if wrap else ())) from None
+        structured = {"result": data} if wrap else data
+        text = json.dumps(structured, ensure_ascii=False)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, _meta=_meta(source))
+    media = content_type.split(";")[0].strip() or "application/octet-stream"
+    if kind == "text" or media.startswith("text/") or _is_json_type(media):  # JSON: another 2xx answer (a 202 note)
+        text = body.decode(response.encoding or "utf-8", "replace")
+        return CallToolResult(content=[TextContent(type="text", text=text)], _meta=_meta(source))
+    data64 = base64.b64encode(body).decode()
+    if media.startswith("image/"):
+        return CallToolResult(content=[ImageContent(type="image", data=data64, mime_type=media)], _meta=_meta(source))
+    resource = BlobResourceContents(uri=source.get("url", "upstream:response"), mime_type=media, blob=data64)
+    return CallToolResult(content=[EmbeddedResource(type="resource", resource=resource)], _meta=_meta(source))
+
+
+def _declared(status: int, statuses: tuple[str, ...]) -> bool:
+    return str(status) in statuses or f"{str(status)[0]}XX" in statuses
+
+
+def _no_content(status: int, source: dict[str, Any]) -> CallToolResult:
+    """A success the spec declares without a body (a 204 beside a 200 with JSON): structured
+    result null, which the tool's published `{"result": Model | null}` schema allows."""
+    text = f"{source['method']} succeeded: HTTP {status}, no content"
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content={"result": None}, _meta=_meta(source))
+
+
+def validate_strict(returns: Any, body: bytes) -> None:
+    """Validate upstream JSON as a strict client would see it.
+
+    Strict mode, because lax mode would accept "42" for an integer or a Unix time for a date-time,
+    and a strict client (AJV) would then reject the untouched upstream JSON. One exception: JSON
+    Schema, and so AJV, counts a whole number written as a float (22.0) as an integer, which
+    pydantic's strict mode does not; such a body is validated again with those numbers as integers
+    (the body itself, in structuredContent, stays as it came). Any other failure stands as it was.
+    """
+    try:
+        adapter(returns).validate_json(body, strict=True)
+        return
+    except ValidationError as exc:
+        original = exc
+    whole: list[bool] = []
+
+    def parse_float(text: str) -> float | int:
+        value = float(text)
+        if value.is_integer() and abs(value) < 2**53:
+            whole.append(True)
+            return int(value)
+        return value
+
+    converted = json.dumps(json.loads(body, parse_float=parse_float))
+    if not whole:
+        raise original
+    try:
+        adapter(returns).validate_json(converted, strict=True)
+    except ValidationError:
+        raise original from None
+
+
+def _type_name(annotation: Any) -> str:
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+
