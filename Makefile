@@ -45,6 +45,12 @@ else
 	$(BIN)/typed-mcp generate '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --snapshot $(SPEC)
 endif
 
+## lint: ruff on the generator, the tests and the committed generated package (CI runs it before the tests)
+lint: $(STAMP)
+	$(BIN)/ruff check generator tests bench
+	$(BIN)/ruff format --check generator tests bench
+	$(BIN)/ruff check --force-exclude $(OUT)
+
 ## test: the whole test suite
 test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest

@@ -52,7 +52,9 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-sys.path.insert(0, str(REPO / "tests"))  # the test harness (`harness`): the demo API, argument synthesis, timed children
+sys.path.insert(
+    0, str(REPO / "tests")
+)  # the test harness (`harness`): the demo API, argument synthesis, timed children
 WORK = BENCH / ".work"
 LOGS = WORK / "logs"
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -122,7 +124,10 @@ def ensure_venv(venv: Path, package: str, version: str) -> str:
         log(f"creating {venv}")
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     log(f"pip install {package}=={version} into {venv}")
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{package}=={version}"], check=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{package}=={version}"],
+        check=True,
+    )
     return subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
 
 
@@ -189,7 +194,9 @@ def generate(spec: Path, out: Path, package: str, *, fresh: bool, cache: bool = 
         cmd.append("--no-cache")
     result = run_measured(cmd, env={"TYPED_MCP_CACHE_DIR": str(CACHE_DIR)})
     if result.returncode != 0:
-        raise RuntimeError(f"typed-mcp generate {spec.name} exited {result.returncode}: {result.stderr.strip()[-2000:]}")
+        raise RuntimeError(
+            f"typed-mcp generate {spec.name} exited {result.returncode}: {result.stderr.strip()[-2000:]}"
+        )
     return result
 
 
@@ -219,7 +226,9 @@ def typed_mcp_server(package_dir: Path, upstream_url: str) -> ServerSpec:
 
 def fastmcp_server(spec: Path, upstream_url: str) -> ServerSpec:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    return ServerSpec("FastMCP", [str(FASTMCP_PYTHON), str(FASTMCP_SERVER), "--spec", str(spec), "--base-url", upstream_url], env)
+    return ServerSpec(
+        "FastMCP", [str(FASTMCP_PYTHON), str(FASTMCP_SERVER), "--spec", str(spec), "--base-url", upstream_url], env
+    )
 
 
 def arguments_for(input_schema: dict[str, Any]) -> dict[str, Any]:
@@ -273,7 +282,9 @@ async def stdio_session(server: ServerSpec, *, warm_lists: int = 0, call_all: bo
     stamp = f"{server.label.lower().replace('-', '')}-{os.getpid()}-{time.monotonic_ns()}"
     pidfile, errlog = LOGS / f"{stamp}.pid", LOGS / f"{stamp}.stderr"
     wrapper = 'echo $$ > "$1"; log="$2"; shift 2; exec "$@" 2>>"$log"'
-    params = StdioServerParameters(command="/bin/sh", args=["-c", wrapper, "sh", str(pidfile), str(errlog), *server.argv], env=server.env)
+    params = StdioServerParameters(
+        command="/bin/sh", args=["-c", wrapper, "sh", str(pidfile), str(errlog), *server.argv], env=server.env
+    )
     result = Session()
     start = time.perf_counter()
     async with Client(params, cache=None, read_timeout_seconds=600) as client:
@@ -283,7 +294,11 @@ async def stdio_session(server: ServerSpec, *, warm_lists: int = 0, call_all: bo
         result.hwm_after_list_kb = read_vm(pid)
         result.tools = len(tools)
         result.with_output_schema = sum(1 for tool in tools if tool.output_schema)
-        result.payload_bytes = len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools], separators=(",", ":")).encode())
+        result.payload_bytes = len(
+            json.dumps(
+                [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools], separators=(",", ":")
+            ).encode()
+        )
         result.largest_page_bytes, result.pages = max(sizes), len(sizes)
         for _ in range(warm_lists):
             t = time.perf_counter()
@@ -332,8 +347,16 @@ async def raw_stdio_session(server: ServerSpec, warm_lists: int) -> RawSession:
     start = time.perf_counter()
     parsing = 0.0  # the client's own JSON parsing, taken out of the cold start
     proc = await asyncio.create_subprocess_exec(
-        "/bin/sh", "-c", 'log="$1"; shift; exec "$@" 2>>"$log"', "sh", str(errlog), *server.argv,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=server.env, limit=512 * MIB,
+        "/bin/sh",
+        "-c",
+        'log="$1"; shift; exec "$@" 2>>"$log"',
+        "sh",
+        str(errlog),
+        *server.argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=server.env,
+        limit=512 * MIB,
     )
     assert proc.stdin is not None and proc.stdout is not None
     next_id = 0
@@ -342,7 +365,9 @@ async def raw_stdio_session(server: ServerSpec, warm_lists: int) -> RawSession:
         nonlocal next_id, parsing
         next_id += 1
         sent = time.perf_counter()
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params}).encode() + b"\n")
+        proc.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params}).encode() + b"\n"
+        )
         await proc.stdin.drain()
         while True:
             line = await asyncio.wait_for(proc.stdout.readline(), 600)
@@ -367,7 +392,10 @@ async def raw_stdio_session(server: ServerSpec, warm_lists: int) -> RawSession:
                 return sizes, latencies
 
     try:
-        await request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}})
+        await request(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+        )
         proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         result.page_bytes, _ = await list_all()
         result.cold_s = time.perf_counter() - start - parsing
@@ -407,8 +435,10 @@ def generate_peer(spec: Path) -> Measured:
     out = WORK / "openapi-python-client-out"
     shutil.rmtree(out, ignore_errors=True)
     tool = OPC_VENV / "bin" / "openapi-python-client"
-    result = run_measured([str(tool), "generate", "--path", str(spec), "--output-path", str(out), "--meta", "none"],
-                          env={"PATH": f"{OPC_VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"})
+    result = run_measured(
+        [str(tool), "generate", "--path", str(spec), "--output-path", str(out), "--meta", "none"],
+        env={"PATH": f"{OPC_VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"},
+    )
     if result.returncode != 0 or not out.is_dir():
         raise RuntimeError(f"openapi-python-client exited {result.returncode}: {result.stderr.strip()[-2000:]}")
     return result
@@ -430,10 +460,16 @@ def measure_generation(spec: Path, out: Path, package: str, runs: int) -> dict[s
         log(f"openapi-python-client generate {spec.name} (run {run + 1}/{runs})")
         results["peer"].append(generate_peer(spec))
     summary = {
-        name: {"seconds": median([m.seconds for m in ms]), "peak_rss_kb": median([m.peak_rss_kb for m in ms]), "samples_s": [round(m.seconds, 2) for m in ms]}
+        name: {
+            "seconds": median([m.seconds for m in ms]),
+            "peak_rss_kb": median([m.peak_rss_kb for m in ms]),
+            "samples_s": [round(m.seconds, 2) for m in ms],
+        }
         for name, ms in results.items()
     }
-    summary["summary_line"] = results["fresh"][-1].stdout.strip().splitlines()[-1:] or results["fresh"][-1].stderr.strip().splitlines()[-1:]
+    summary["summary_line"] = (
+        results["fresh"][-1].stdout.strip().splitlines()[-1:] or results["fresh"][-1].stderr.strip().splitlines()[-1:]
+    )
     return summary
 
 
@@ -460,7 +496,15 @@ def measure_inproc(package_dir: Path, spec: Path, upstream_url: str, operation: 
     """4. First call and per-call overhead in-process, each server in its own venv (median over runs)."""
     module = json.loads((package_dir / "typed-mcp.json").read_text())["module"]
     commands = {
-        "typed-mcp": [str(MAIN_PYTHON), str(INPROC), "typed-mcp", "--src", str(package_dir / "src"), "--module", module],
+        "typed-mcp": [
+            str(MAIN_PYTHON),
+            str(INPROC),
+            "typed-mcp",
+            "--src",
+            str(package_dir / "src"),
+            "--module",
+            module,
+        ],
         "FastMCP": [str(FASTMCP_PYTHON), str(INPROC), "fastmcp", "--spec", str(spec)],
     }
     results: dict[str, Any] = {}
@@ -470,7 +514,9 @@ def measure_inproc(package_dir: Path, spec: Path, upstream_url: str, operation: 
             log(f"in-process calls {label} (run {run + 1}/{runs})")
             done = subprocess.run(
                 [*cmd, "--operation", operation, "--base-url", upstream_url, "--calls", str(INPROC_CALLS)],
-                capture_output=True, text=True, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+                capture_output=True,
+                text=True,
+                env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
             )
             if done.returncode != 0:
                 failure = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
@@ -479,7 +525,7 @@ def measure_inproc(package_dir: Path, spec: Path, upstream_url: str, operation: 
         if failure or not samples:
             results[label] = {"error": failure}
             continue
-        pick = lambda key: median([s[key] for s in samples])  # noqa: E731
+        pick = lambda key, samples=samples: median([s[key] for s in samples])  # noqa: E731
         results[label] = {
             "tool": samples[0]["tool"],
             "first_call_s": pick("first_call_s"),
@@ -518,10 +564,18 @@ def synthetic_spec(operations: int) -> dict[str, Any]:
                 "summary": f"Get resource {i}",
                 "parameters": [
                     {"name": "item_id", "in": "path", "required": True, "schema": {"type": "string"}},
-                    {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "integer", "minimum": 1, "maximum": 100},
+                    },
                 ],
                 "responses": {
-                    "200": {"description": "OK", "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/Item{i}"}}}},
+                    "200": {
+                        "description": "OK",
+                        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/Item{i}"}}},
+                    },
                 },
             }
         }
@@ -549,13 +603,15 @@ def measure_scaling(sizes: tuple[int, ...], upstream_url: str, runs: int) -> lis
             log(f"synthetic {size}: cold starts (run {run + 1}/{runs})")
             typed_cold.append(session(typed_mcp_server(out, upstream_url)).cold_s)
             fast_cold.append(session(fastmcp_server(spec, upstream_url)).cold_s)
-        rows.append({
-            "operations": size,
-            "generate_s": median([g.seconds for g in gens]),
-            "generate_peak_rss_kb": median([g.peak_rss_kb for g in gens]),
-            "typed_cold_s": median(typed_cold),
-            "fastmcp_cold_s": median(fast_cold),
-        })
+        rows.append(
+            {
+                "operations": size,
+                "generate_s": median([g.seconds for g in gens]),
+                "generate_peak_rss_kb": median([g.peak_rss_kb for g in gens]),
+                "typed_cold_s": median(typed_cold),
+                "fastmcp_cold_s": median(fast_cold),
+            }
+        )
     return rows
 
 
@@ -563,7 +619,7 @@ def growth(rows: list[dict[str, Any]], key: str) -> str:
     """Log-log slope between consecutive sizes: ~1 is linear, <1 sub-linear (fixed costs), >1 super-linear."""
     slopes = [
         math.log(b[key] / a[key]) / math.log(b["operations"] / a["operations"])
-        for a, b in zip(rows, rows[1:])
+        for a, b in zip(rows, rows[1:], strict=False)
         if a[key] > 0 and b[key] > 0
     ]
     if not slopes:
@@ -618,33 +674,83 @@ def comparison_rows(stdio: dict[str, Any], inproc: dict[str, Any]) -> list[Row]:
     add("cold start -> complete tools/list, server time (median)", tc, fc, fmt_s, "<= 0.2x FastMCP", tc <= fc / 5)
     tc, fc = median([s.cold_s for s in typed_cold]), median([s.cold_s for s in fast_cold])
     add("  the same through the Python SDK client (its parsing included)", tc, fc, fmt_s, "", None)
-    rows.append(("tools listed (with outputSchema)", f"{typed_full.tools} ({typed_full.with_output_schema})",
-                 f"{fast_full.tools} ({fast_full.with_output_schema})", "", "", ""))
+    rows.append(
+        (
+            "tools listed (with outputSchema)",
+            f"{typed_full.tools} ({typed_full.with_output_schema})",
+            f"{fast_full.tools} ({fast_full.with_output_schema})",
+            "",
+            "",
+            "",
+        )
+    )
     tr, fr = typed_raw[-1].request_s, fast_raw[-1].request_s
-    add(f"warm tools/list request, server time, median of {len(tr)} / {len(fr)}", median(tr), median(fr), fmt_s, "< 50 ms", median(tr) < 0.050)
+    add(
+        f"warm tools/list request, server time, median of {len(tr)} / {len(fr)}",
+        median(tr),
+        median(fr),
+        fmt_s,
+        "< 50 ms",
+        median(tr) < 0.050,
+    )
     add("  warm tools/list request, server time, p95", quantile(tr, 0.95), quantile(fr, 0.95), fmt_s, "", None)
     tw, fw = median(typed_raw[-1].warm_s), median(fast_raw[-1].warm_s)
     add(f"  warm complete listing (all pages), server time, median of {WARM_LISTS}", tw, fw, fmt_s, "", None)
     tw, fw = median(typed_full.warm_s), median(fast_full.warm_s)
     add(f"  warm complete listing through the Python SDK client, median of {WARM_LISTS}", tw, fw, fmt_s, "", None)
-    add("tools/list payload (all tools, compact JSON)", typed_full.payload_bytes, fast_full.payload_bytes, fmt_bytes, "<= FastMCP", typed_full.payload_bytes <= fast_full.payload_bytes)
+    add(
+        "tools/list payload (all tools, compact JSON)",
+        typed_full.payload_bytes,
+        fast_full.payload_bytes,
+        fmt_bytes,
+        "<= FastMCP",
+        typed_full.payload_bytes <= fast_full.payload_bytes,
+    )
     ts, fs = sum(typed_raw[-1].page_bytes), sum(fast_raw[-1].page_bytes)
     add("  tools/list bytes on the wire (all pages)", ts, fs, fmt_bytes, "", None)
     ts, fs = max(typed_raw[-1].page_bytes), max(fast_raw[-1].page_bytes)
-    add(f"largest tools/list message on the wire ({len(typed_raw[-1].page_bytes)} / {len(fast_raw[-1].page_bytes)} pages)", ts, fs, fmt_bytes, "<= 10 MiB", ts <= 10 * MIB)
+    add(
+        "largest tools/list message on the wire "
+        f"({len(typed_raw[-1].page_bytes)} / {len(fast_raw[-1].page_bytes)} pages)",
+        ts,
+        fs,
+        fmt_bytes,
+        "<= 10 MiB",
+        ts <= 10 * MIB,
+    )
     th, fh = median([s.hwm_after_list_kb for s in typed_cold]), median([s.hwm_after_list_kb for s in fast_cold])
     add("peak RSS after tools/list (median)", th, fh, fmt_kb, "< 0.5x FastMCP", th < fh / 2)
     th, fh = typed_full.hwm_after_calls_kb, fast_full.hwm_after_calls_kb
     add("peak RSS after calling every tool", th, fh, fmt_kb, "< 0.5x FastMCP", th < fh / 2)
-    rows.append(("every tool called once: isError / raised", f"{typed_full.call_errors} / {typed_full.call_exceptions} of {typed_full.calls}",
-                 f"{fast_full.call_errors} / {fast_full.call_exceptions} of {fast_full.calls}", "", "", ""))
+    rows.append(
+        (
+            "every tool called once: isError / raised",
+            f"{typed_full.call_errors} / {typed_full.call_exceptions} of {typed_full.calls}",
+            f"{fast_full.call_errors} / {fast_full.call_exceptions} of {fast_full.calls}",
+            "",
+            "",
+            "",
+        )
+    )
     add("  time to call every tool once", typed_full.call_seconds, fast_full.call_seconds, fmt_s, "", None)
     ti, fi = inproc.get("typed-mcp", {}), inproc.get("FastMCP", {})
     get = lambda d, k: d.get(k, math.nan)  # noqa: E731
-    add("in-process first call (cold)", get(ti, "first_call_s"), get(fi, "first_call_s"), fmt_s, "< 300 ms",
-        get(ti, "first_call_s") < 0.3 if "first_call_s" in ti else None)
-    add(f"per-call overhead vs direct GET, median ({INPROC_CALLS} calls)", get(ti, "overhead_median_s"), get(fi, "overhead_median_s"), fmt_s, "< 1 ms",
-        get(ti, "overhead_median_s") < 0.001 if "overhead_median_s" in ti else None)
+    add(
+        "in-process first call (cold)",
+        get(ti, "first_call_s"),
+        get(fi, "first_call_s"),
+        fmt_s,
+        "< 300 ms",
+        get(ti, "first_call_s") < 0.3 if "first_call_s" in ti else None,
+    )
+    add(
+        f"per-call overhead vs direct GET, median ({INPROC_CALLS} calls)",
+        get(ti, "overhead_median_s"),
+        get(fi, "overhead_median_s"),
+        fmt_s,
+        "< 1 ms",
+        get(ti, "overhead_median_s") < 0.001 if "overhead_median_s" in ti else None,
+    )
     add("per-call overhead vs direct GET, p99", get(ti, "overhead_p99_s"), get(fi, "overhead_p99_s"), fmt_s, "", None)
     add("  tool call latency, median", get(ti, "tool_median_s"), get(fi, "tool_median_s"), fmt_s, "", None)
     add("  direct GET latency, median", get(ti, "direct_median_s"), get(fi, "direct_median_s"), fmt_s, "", None)
@@ -652,25 +758,49 @@ def comparison_rows(stdio: dict[str, Any], inproc: dict[str, Any]) -> list[Row]:
 
 
 def generation_rows(gen: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    return [(label, fmt_s(gen[name]["seconds"]), fmt_kb(gen[name]["peak_rss_kb"]), ", ".join(f"{s:.2f}" for s in gen[name]["samples_s"]))
-            for name, label in GENERATION_LABELS.items()]
+    return [
+        (
+            label,
+            fmt_s(gen[name]["seconds"]),
+            fmt_kb(gen[name]["peak_rss_kb"]),
+            ", ".join(f"{s:.2f}" for s in gen[name]["samples_s"]),
+        )
+        for name, label in GENERATION_LABELS.items()
+    ]
 
 
 def scaling_rows(rows: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     out = [
-        (f"{r['operations']:,}", fmt_s(r["generate_s"]), f"{r['generate_s'] / r['operations'] * 1000:.1f} ms",
-         fmt_kb(r["generate_peak_rss_kb"]), fmt_s(r["typed_cold_s"]), fmt_s(r["fastmcp_cold_s"]), ratio(r["typed_cold_s"], r["fastmcp_cold_s"]))
+        (
+            f"{r['operations']:,}",
+            fmt_s(r["generate_s"]),
+            f"{r['generate_s'] / r['operations'] * 1000:.1f} ms",
+            fmt_kb(r["generate_peak_rss_kb"]),
+            fmt_s(r["typed_cold_s"]),
+            fmt_s(r["fastmcp_cold_s"]),
+            ratio(r["typed_cold_s"], r["fastmcp_cold_s"]),
+        )
         for r in rows
     ]
     return out
 
 
-SCALING_HEADER = ("operations", "generate", "per op", "generate peak RSS", "typed-mcp cold start", "FastMCP cold start", "ratio")
+SCALING_HEADER = (
+    "operations",
+    "generate",
+    "per op",
+    "generate peak RSS",
+    "typed-mcp cold start",
+    "FastMCP cold start",
+    "ratio",
+)
 COMPARISON_HEADER = ("metric", "typed-mcp", "FastMCP", "typed/FastMCP", "target", "met")
 GENERATION_HEADER = ("typed-mcp generate", "median time", "peak RSS", "samples (s)")
 
 
-def print_tables(title: str, tables: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]], notes: list[str]) -> None:
+def print_tables(
+    title: str, tables: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]], notes: list[str]
+) -> None:
     try:
         from rich.console import Console
         from rich.table import Table
@@ -691,19 +821,30 @@ def print_tables(title: str, tables: list[tuple[str, tuple[str, ...], list[tuple
         return
     print(title)
     for caption, header, rows in tables:
-        widths = [max(len(str(x)) for x in column) for column in zip(header, *rows)]
+        widths = [max(len(str(x)) for x in column) for column in zip(header, *rows, strict=True)]
         print(f"\n{caption}")
         for row in (header, *rows):
-            print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)))
+            print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)))
     for note in notes:
         print(note)
 
 
-def markdown(title: str, machine: dict[str, str], tables: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]], notes: list[str]) -> str:
+def markdown(
+    title: str,
+    machine: dict[str, str],
+    tables: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]],
+    notes: list[str],
+) -> str:
     lines = [f"# {title}", "", "| machine | |", "| --- | --- |"]
     lines += [f"| {k} | {v} |" for k, v in machine.items()]
     for caption, header, rows in tables:
-        lines += ["", f"## {caption}", "", "| " + " | ".join(header) + " |", "|" + "|".join([" --- "] + [" ---: "] * (len(header) - 1)) + "|"]
+        lines += [
+            "",
+            f"## {caption}",
+            "",
+            "| " + " | ".join(header) + " |",
+            "|" + "|".join([" --- "] + [" ---: "] * (len(header) - 1)) + "|",
+        ]
         lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
     lines += ["", "## Notes", ""] + [f"- {note}" for note in notes] + [""]
     return "\n".join(lines)
@@ -714,13 +855,23 @@ def markdown(title: str, machine: dict[str, str], tables: list[tuple[str, tuple[
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spec", type=Path, default=DEFAULT_SPEC, help=f"OpenAPI JSON document (default {DEFAULT_SPEC})")
+    parser.add_argument(
+        "--spec", type=Path, default=DEFAULT_SPEC, help=f"OpenAPI JSON document (default {DEFAULT_SPEC})"
+    )
     parser.add_argument("--runs", type=int, default=5, help="runs per measurement (medians are reported)")
     parser.add_argument("--markdown", type=Path, help="also write the tables as Markdown here")
-    parser.add_argument("--operation", default=DEFAULT_CALL_OPERATION, help='argument-less GET called in-process (default "GET /emojis")')
-    parser.add_argument("--scaling-sizes", default=",".join(map(str, SCALING_SIZES)), help="synthetic spec sizes; empty to skip")
+    parser.add_argument(
+        "--operation",
+        default=DEFAULT_CALL_OPERATION,
+        help='argument-less GET called in-process (default "GET /emojis")',
+    )
+    parser.add_argument(
+        "--scaling-sizes", default=",".join(map(str, SCALING_SIZES)), help="synthetic spec sizes; empty to skip"
+    )
     parser.add_argument("--json", type=Path, help="also write the raw results as JSON here")
-    parser.add_argument("--generation-only", action="store_true", help="only the generation table (typed-mcp and openapi-python-client)")
+    parser.add_argument(
+        "--generation-only", action="store_true", help="only the generation table (typed-mcp and openapi-python-client)"
+    )
     args = parser.parse_args(argv)
 
     spec = args.spec.resolve()
@@ -734,7 +885,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
 
     gen = measure_generation(spec, package_dir, package, args.runs)
-    generation_table = (f"Generation of {spec.name} ({gen['summary_line'][0] if gen['summary_line'] else ''})", GENERATION_HEADER, generation_rows(gen))
+    generation_table = (
+        f"Generation of {spec.name} ({gen['summary_line'][0] if gen['summary_line'] else ''})",
+        GENERATION_HEADER,
+        generation_rows(gen),
+    )
     if args.generation_only:
         machine["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
         title = f"typed-mcp generate vs openapi-python-client on {spec.name} (medians of {args.runs} runs)"
@@ -746,7 +901,9 @@ def main(argv: list[str] | None = None) -> int:
 
     with HttpServer() as upstream:
         upstream.default = Reply(200, b"{}")  # every request: 200 with an (empty) JSON object
-        stdio = measure_stdio(typed_mcp_server(package_dir, upstream.url), fastmcp_server(spec, upstream.url), args.runs)
+        stdio = measure_stdio(
+            typed_mcp_server(package_dir, upstream.url), fastmcp_server(spec, upstream.url), args.runs
+        )
         inproc = measure_inproc(package_dir, spec, upstream.url, args.operation, args.runs)
         sizes = tuple(int(s) for s in args.scaling_sizes.split(",") if s.strip())
         scaling = measure_scaling(sizes, upstream.url, args.runs) if sizes else []
@@ -755,13 +912,19 @@ def main(argv: list[str] | None = None) -> int:
 
     title = f"typed-mcp vs FastMCP {fastmcp_version} from_openapi on {spec.name} (medians of {args.runs} runs)"
     tables = [
-        ("Servers (stdio, MCP Python SDK client; in-process rows via Client(server))", COMPARISON_HEADER, comparison_rows(stdio, inproc)),
+        (
+            "Servers (stdio, MCP Python SDK client; in-process rows via Client(server))",
+            COMPARISON_HEADER,
+            comparison_rows(stdio, inproc),
+        ),
         generation_table,
     ]
     if scaling:
         tables.append(("Scaling on synthetic OpenAPI 3.0 specs", SCALING_HEADER, scaling_rows(scaling)))
-    notes = [f"machine: {machine['nproc']} cores, {machine['cpu']}, {machine['memory']}, Python {machine['python']}; "
-             f"load average {machine['load average at start']} (start) / {machine['load average at end']} (end)"]
+    notes = [
+        f"machine: {machine['nproc']} cores, {machine['cpu']}, {machine['memory']}, Python {machine['python']}; "
+        f"load average {machine['load average at start']} (start) / {machine['load average at end']} (end)"
+    ]
     for label in ("typed-mcp", "FastMCP"):
         full = stdio["full"][label]
         if full.exception_samples:
@@ -770,27 +933,40 @@ def main(argv: list[str] | None = None) -> int:
         if "error" in info:
             notes.append(f"{label}: in-process measurement failed: {info['error']}")
         elif info:
-            notes.append(f"{label}: in-process tool {info['tool']!r} ({args.operation}); first reply isError={info['first_is_error']}, "
-                         f"errors in timed calls: {info['errors']}; server build in-process {fmt_s(info['build_s'])}")
+            notes.append(
+                f"{label}: in-process tool {info['tool']!r} ({args.operation}); "
+                f"first reply isError={info['first_is_error']}, "
+                f"errors in timed calls: {info['errors']}; server build in-process {fmt_s(info['build_s'])}"
+            )
     if scaling:
         notes.append(f"scaling, typed-mcp generate: {growth(scaling, 'generate_s')}")
         notes.append(f"scaling, typed-mcp cold start: {growth(scaling, 'typed_cold_s')}")
         notes.append(f"scaling, FastMCP cold start: {growth(scaling, 'fastmcp_cold_s')}")
-    notes.append("server time = measured by a bare JSON-RPC client over stdio (protocol 2025-06-18), from writing a request to "
-                 "the last byte of its response, the client's own JSON parsing not counted; cold start = spawn of the server "
-                 "process until the last tools/list page has arrived (the scaling table: through the SDK Client, cache off); "
-                 "first call = in-process, the tool's name taken from the published catalog, nothing imported before; "
-                 "payload = compact JSON of all Tool objects as the client parsed them; peak RSS = VmHWM of the server process; "
-                 "overhead = median (p99) in-process tool-call latency minus median (p99) direct GET to the same upstream "
-                 "(httpx for typed-mcp, httpx2 for FastMCP, i.e. the client each server uses); generate peak RSS = GNU time %M "
-                 "(largest RSS of the CLI or of a process it waited for, e.g. its verify step).")
+    notes.append(
+        "server time = measured by a bare JSON-RPC client over stdio (protocol 2025-06-18), from writing a request to "
+        "the last byte of its response, the client's own JSON parsing not counted; cold start = spawn of the server "
+        "process until the last tools/list page has arrived (the scaling table: through the SDK Client, cache off); "
+        "first call = in-process, the tool's name taken from the published catalog, nothing imported before; "
+        "payload = compact JSON of all Tool objects as the client parsed them; peak RSS = VmHWM of the server process; "
+        "overhead = median (p99) in-process tool-call latency minus median (p99) direct GET to the same upstream "
+        "(httpx for typed-mcp, httpx2 for FastMCP, i.e. the client each server uses); generate peak RSS = GNU time %M "
+        "(largest RSS of the CLI or of a process it waited for, e.g. its verify step)."
+    )
     print_tables(title, tables, notes)
     if args.markdown:
         args.markdown.write_text(markdown(title, machine, tables, notes), encoding="utf-8")
         log(f"wrote {args.markdown}")
     if args.json:
-        raw = {"machine": machine, "generation": gen, "inproc": inproc, "scaling": scaling,
-               "stdio": {k: {label: ([vars(s) for s in v] if isinstance(v, list) else vars(v)) for label, v in val.items()} for k, val in stdio.items()}}
+        raw = {
+            "machine": machine,
+            "generation": gen,
+            "inproc": inproc,
+            "scaling": scaling,
+            "stdio": {
+                k: {label: ([vars(s) for s in v] if isinstance(v, list) else vars(v)) for label, v in val.items()}
+                for k, val in stdio.items()
+            },
+        }
         args.json.write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
     return 0
 

@@ -14,6 +14,8 @@ from typing import Any
 from harness.demo.process import HttpServer, Reply, Seen  # noqa: F401 - re-exported for the tests
 
 REPO = Path(__file__).resolve().parent.parent
+
+
 def _corpus() -> Path:
     """The shared corpus: TYPED_MCP_CORPUS, else `shared/corpus` beside this repository, else beside
     the repository this one was cloned from (CI tests a fresh clone in a temporary folder)."""
@@ -32,11 +34,17 @@ CORPUS = _corpus()
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "typed_mcp", *args],
-        capture_output=True, text=True, cwd=cwd or REPO, env={**os.environ, **(env or {})}, timeout=600,
+        capture_output=True,
+        text=True,
+        cwd=cwd or REPO,
+        env={**os.environ, **(env or {})},
+        timeout=600,
     )
 
 
-def generate(spec: dict[str, Any] | Path | str, out: Path, package: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def generate(
+    spec: dict[str, Any] | Path | str, out: Path, package: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
     """Generate from a spec dict (written to a file next to `out`), a path or a URL; must succeed."""
     if isinstance(spec, dict):
         path = out.parent / f"{package}.openapi.json"

@@ -12,8 +12,17 @@ WEATHER = REPO / "specs" / "weather-api.json"
 
 
 def gen(spec: Path, out: Path, cache_dir: Path, *extra: str):
-    proc = run_cli("generate", str(spec), "--out", str(out), "--package-name", "weather-mcp", "--no-snapshot", *extra,
-                   env={"TYPED_MCP_NO_CACHE": "", "TYPED_MCP_CACHE_DIR": str(cache_dir)})
+    proc = run_cli(
+        "generate",
+        str(spec),
+        "--out",
+        str(out),
+        "--package-name",
+        "weather-mcp",
+        "--no-snapshot",
+        *extra,
+        env={"TYPED_MCP_NO_CACHE": "", "TYPED_MCP_CACHE_DIR": str(cache_dir)},
+    )
     assert proc.returncode == 0, proc.stderr
     return proc
 

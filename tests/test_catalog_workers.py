@@ -9,11 +9,11 @@ from pathlib import Path
 
 import anyio
 import pytest
+from test_scale import pages
 
+from support import REPO
 from typed_mcp.catalog import verify
 from typed_mcp.catalog.verify import CatalogWorkers, VerifyError
-from support import REPO
-from test_scale import pages
 
 WEATHER = REPO / "generated" / "weather-mcp"
 
@@ -47,18 +47,26 @@ def _package(root: Path, server_py: str) -> Path:
 
 def test_a_package_that_does_not_start_is_refused_with_its_error(tmp_path):
     src = _package(tmp_path, "raise RuntimeError('the models module is broken')\n")
-    with CatalogWorkers(1) as workers, pytest.raises(VerifyError, match="does not start: RuntimeError: the models module is broken"):
+    with (
+        CatalogWorkers(1) as workers,
+        pytest.raises(VerifyError, match="does not start: RuntimeError: the models module is broken"),
+    ):
         workers.tools(src, "pkg", ["a", "b"])
 
 
 def test_a_tool_that_fails_to_register_is_refused_with_its_error(tmp_path):
-    src = _package(tmp_path, "def tool_entry(name):\n    raise TypeError(f'no output schema for {name}')\n\ndef _register(server, entry):\n    pass\n")
+    src = _package(
+        tmp_path,
+        "def tool_entry(name):\n    raise TypeError(f'no output schema for {name}')\n\ndef _register(server, entry):\n    pass\n",
+    )
     with CatalogWorkers(1) as workers, pytest.raises(VerifyError, match="TypeError: no output schema for a"):
         workers.tools(src, "pkg", ["a"])
 
 
 def test_a_hanging_package_is_stopped_at_the_timeout(tmp_path):
-    src = _package(tmp_path, "import time\ndef tool_entry(name):\n    time.sleep(60)\n\ndef _register(server, entry):\n    pass\n")
+    src = _package(
+        tmp_path, "import time\ndef tool_entry(name):\n    time.sleep(60)\n\ndef _register(server, entry):\n    pass\n"
+    )
     workers = CatalogWorkers(1)
     with workers, pytest.raises(VerifyError, match="longer than 2 s"):
         workers.tools(src, "pkg", ["a"], timeout=2)

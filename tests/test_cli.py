@@ -39,8 +39,14 @@ def existing(tmp_path: Path) -> Path:
 def test_generate_from_file_writes_a_complete_project(tmp_path: Path):
     out = tmp_path / "w"
     proc = generate(WEATHER, out, "weather-mcp")
-    for relative in ("pyproject.toml", "README.md", "typed-mcp.json", "src/weather_mcp/__main__.py",
-                     "src/weather_mcp/models/weather_data.py", "src/weather_mcp/tools/get_weather.py"):
+    for relative in (
+        "pyproject.toml",
+        "README.md",
+        "typed-mcp.json",
+        "src/weather_mcp/__main__.py",
+        "src/weather_mcp/models/weather_data.py",
+        "src/weather_mcp/tools/get_weather.py",
+    ):
         assert (out / relative).is_file(), relative
     assert "7 tools (6 with outputSchema), 0 skipped" in proc.stderr
     manifest = json.loads((out / "typed-mcp.json").read_text())
@@ -56,7 +62,23 @@ def test_generate_from_file_writes_a_complete_project(tmp_path: Path):
         ('{"info": {}}', "missing the 'openapi' version field"),
         ('{"openapi": "4.0.0", "info": {}, "paths": {}}', "OpenAPI 4.0.0 is not supported"),
         (
-            json.dumps(minimal(**{"/a": {"get": {"responses": {"200": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Nope"}}}}}}}})),
+            json.dumps(
+                minimal(
+                    **{
+                        "/a": {
+                            "get": {
+                                "responses": {
+                                    "200": {
+                                        "content": {
+                                            "application/json": {"schema": {"$ref": "#/components/schemas/Nope"}}
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                )
+            ),
             "#/components/schemas/Nope: $ref points at nothing",
         ),
         ("<!DOCTYPE html><html><body>login</body></html>", "got an HTML page"),
@@ -91,7 +113,11 @@ def test_webhooks_only_document_has_its_own_exit_code(tmp_path: Path):
     spec = REPO.parent / "shared" / "corpus" / "oai__v3.1-webhook-example.json"
     if not spec.exists():  # the corpus sits beside the repository; build the same shape otherwise
         spec = tmp_path / "hooks.json"
-        spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "h", "version": "1"}, "webhooks": {"newPet": {"post": {}}}}))
+        spec.write_text(
+            json.dumps(
+                {"openapi": "3.1.0", "info": {"title": "h", "version": "1"}, "webhooks": {"newPet": {"post": {}}}}
+            )
+        )
     proc = run_cli("generate", str(spec), "--out", str(tmp_path / "o"))
     assert proc.returncode == 4
     assert "no operations" in one_line_error(proc) and "1 webhooks" in proc.stderr
@@ -120,8 +146,21 @@ def test_same_spec_gives_byte_identical_output(tmp_path: Path):
         out = tmp_path / folder
         out.parent.mkdir(parents=True)
         proc = subprocess.run(
-            [sys.executable, "-m", "typed_mcp", "generate", str(WEATHER), "--out", str(out), "--package-name", "weather-mcp"],
-            capture_output=True, text=True, cwd=out.parent, env={**os.environ, "PYTHONHASHSEED": seed},
+            [
+                sys.executable,
+                "-m",
+                "typed_mcp",
+                "generate",
+                str(WEATHER),
+                "--out",
+                str(out),
+                "--package-name",
+                "weather-mcp",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=out.parent,
+            env={**os.environ, "PYTHONHASHSEED": seed},
         )
         assert proc.returncode == 0, proc.stderr
         outputs.append(tree_digest(out))
@@ -188,7 +227,9 @@ class TestLiveSpec:
     def test_connection_refused(self, tmp_path: Path):
         from harness.demo.process import free_port
 
-        proc = run_cli("generate", f"http://127.0.0.1:{free_port()}/spec.json", "--out", str(tmp_path / "o"), "--no-snapshot")
+        proc = run_cli(
+            "generate", f"http://127.0.0.1:{free_port()}/spec.json", "--out", str(tmp_path / "o"), "--no-snapshot"
+        )
         assert proc.returncode == 3
         assert "connection failed" in one_line_error(proc)
 
@@ -204,20 +245,35 @@ def test_generated_code_has_no_unused_names_or_syntax_errors(tmp_path: Path):
     out = tmp_path / "lint"
     generate(REPO / "tests" / "data" / "readonly.json", out, "lint-me")
     for package in (COMMITTED_PACKAGE, out):
-        proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "F,E9", "--no-cache", str(package)],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "ruff", "check", "--select", "F,E9", "--no-cache", str(package)],
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 0, proc.stdout
 
 
 def _spec_with_ref(ref: str) -> dict:
-    return minimal(**{"/a": {"get": {"operationId": "a", "responses": {"200": {"description": "ok", "content": {
-        "application/json": {"schema": {"$ref": ref}}}}}}}})
+    return minimal(
+        **{
+            "/a": {
+                "get": {
+                    "operationId": "a",
+                    "responses": {
+                        "200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": ref}}}}
+                    },
+                }
+            }
+        }
+    )
 
 
 def test_remote_refs_are_refused_unless_allowed(tmp_path: Path):
     served = []
     with HttpServer() as server:
-        server.routes["/pet.json"] = lambda seen: served.append(seen) or Reply(200, {"type": "object", "properties": {"id": {"type": "integer"}}})
+        server.routes["/pet.json"] = lambda seen: (
+            served.append(seen) or Reply(200, {"type": "object", "properties": {"id": {"type": "integer"}}})
+        )
         spec = tmp_path / "remote.json"
         spec.write_text(json.dumps(_spec_with_ref(f"{server.url}/pet.json")))
         refused = run_cli("generate", str(spec), "--out", str(tmp_path / "o"), "--no-snapshot")
@@ -240,9 +296,22 @@ def test_local_file_refs_are_limited(tmp_path: Path, ref: str):
 
 def test_strict_fails_when_an_operation_would_be_skipped(tmp_path: Path):
     spec = tmp_path / "skip.json"
-    spec.write_text(json.dumps(minimal(**{"/a": {"get": {"operationId": "a", "parameters": [{"name": "x", "in": "body"}],
-                                                         "responses": {"200": {"description": "ok"}}}},
-                                          "/b": {"get": {"operationId": "b", "responses": {"200": {"description": "ok"}}}}})))
+    spec.write_text(
+        json.dumps(
+            minimal(
+                **{
+                    "/a": {
+                        "get": {
+                            "operationId": "a",
+                            "parameters": [{"name": "x", "in": "body"}],
+                            "responses": {"200": {"description": "ok"}},
+                        }
+                    },
+                    "/b": {"get": {"operationId": "b", "responses": {"200": {"description": "ok"}}}},
+                }
+            )
+        )
+    )
     lenient = run_cli("generate", str(spec), "--out", str(tmp_path / "o"), "--no-snapshot")
     assert lenient.returncode == 0 and "skipped GET /a: parameter 'x' is in 'body'" in lenient.stderr
     manifest = json.loads((tmp_path / "o" / "typed-mcp.json").read_text())

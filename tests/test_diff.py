@@ -7,17 +7,39 @@ import json
 
 import pytest
 
-from typed_mcp.catalog.diff import Change, diff_catalogs, has_breaking, render_json, render_markdown, render_text, summarize
+from typed_mcp.catalog.diff import (
+    Change,
+    diff_catalogs,
+    has_breaking,
+    render_json,
+    render_markdown,
+    render_text,
+    summarize,
+)
 
 
-def tool(name: str, args: dict | None = None, required=(), output: dict | None = None, *,
-         defs: dict | None = None, operation: str | None = None, **extra) -> dict:
+def tool(
+    name: str,
+    args: dict | None = None,
+    required=(),
+    output: dict | None = None,
+    *,
+    defs: dict | None = None,
+    operation: str | None = None,
+    **extra,
+) -> dict:
     """A tool as `tools/list` returns it; outputs are wrapped like the generator wraps non-objects."""
     input_schema = {"type": "object", "properties": args or {}, "required": list(required)}
     if defs:
         input_schema["$defs"] = defs
-    entry = {"name": name, "title": None, "description": f"The {name} tool.", "inputSchema": input_schema,
-             "outputSchema": output, "annotations": {"readOnlyHint": True, "destructiveHint": False}}
+    entry = {
+        "name": name,
+        "title": None,
+        "description": f"The {name} tool.",
+        "inputSchema": input_schema,
+        "outputSchema": output,
+        "annotations": {"readOnlyHint": True, "destructiveHint": False},
+    }
     if operation:
         entry["_meta"] = {"typed-mcp/operation": operation}
     entry.update(extra)
@@ -25,16 +47,20 @@ def tool(name: str, args: dict | None = None, required=(), output: dict | None =
 
 
 def wrapped(result: dict, defs: dict | None = None) -> dict:
-    schema = {"type": "object", "properties": {"result": result}, "required": ["result"],
-              "additionalProperties": True}
+    schema = {"type": "object", "properties": {"result": result}, "required": ["result"], "additionalProperties": True}
     if defs:
         schema["$defs"] = defs
     return schema
 
 
 def model(properties: dict, required=(), **extra) -> dict:
-    return {"type": "object", "properties": properties, "required": list(required),
-            "additionalProperties": True, **extra}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": True,
+        **extra,
+    }
 
 
 def catalog(*tools: dict) -> dict:
@@ -106,8 +132,7 @@ def test_identical_catalogs_have_no_changes():
 
 
 def test_new_arguments_required_is_breaking_optional_is_not():
-    changes = diff_tool(tool("t", {"q": STR}, ["q"]),
-                        tool("t", {"q": STR, "owner": STR, "page": INT}, ["q", "owner"]))
+    changes = diff_tool(tool("t", {"q": STR}, ["q"]), tool("t", {"q": STR, "owner": STR, "page": INT}, ["q", "owner"]))
     assert only(changes, "input_required_added", "owner").breaking
     assert not only(changes, "input_optional_added", "page").breaking
 
@@ -122,23 +147,32 @@ def test_requiredness_flips_of_arguments():
     assert kinds(changes) == {("input_became_optional", "a", False), ("input_became_required", "b", True)}
 
 
-@pytest.mark.parametrize(("old", "new", "kind", "breaking"), [
-    (INT, STR, "input_type_changed", True),
-    (NUM, INT, "input_type_narrowed", True),
-    (INT, NUM, "input_type_widened", False),
-    ({"type": "string"}, NULLABLE_STR, "input_type_widened", False),
-    (NULLABLE_STR, {"type": "string"}, "input_type_narrowed", True),
-    ({"type": "string"}, {}, "input_type_widened", False),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "kind", "breaking"),
+    [
+        (INT, STR, "input_type_changed", True),
+        (NUM, INT, "input_type_narrowed", True),
+        (INT, NUM, "input_type_widened", False),
+        ({"type": "string"}, NULLABLE_STR, "input_type_widened", False),
+        (NULLABLE_STR, {"type": "string"}, "input_type_narrowed", True),
+        ({"type": "string"}, {}, "input_type_widened", False),
+    ],
+)
 def test_input_type_changes(old, new, kind, breaking):
-    changes = [c for c in diff_tool(tool("t", {"x": old}), tool("t", {"x": new})) if not c.kind.endswith("default_changed")]
+    changes = [
+        c for c in diff_tool(tool("t", {"x": old}), tool("t", {"x": new})) if not c.kind.endswith("default_changed")
+    ]
     assert kinds(changes) == {(kind, "x", breaking)}
 
 
 def test_input_enum_narrowed_and_widened_through_defs():
     def state(*values):
-        return tool("t", {"state": {"$ref": "#/$defs/State"}}, ["state"],
-                    defs={"State": {"type": "string", "enum": list(values), "title": "State"}})
+        return tool(
+            "t",
+            {"state": {"$ref": "#/$defs/State"}},
+            ["state"],
+            defs={"State": {"type": "string", "enum": list(values), "title": "State"}},
+        )
 
     narrowed = diff_tool(state("open", "closed", "all"), state("open", "closed"))
     assert kinds(narrowed) == {("input_enum_narrowed", "state", True)}
@@ -148,8 +182,12 @@ def test_input_enum_narrowed_and_widened_through_defs():
 
 
 def test_input_bounds_tightened_break_and_loosened_do_not():
-    old = tool("t", {"per_page": {"type": "integer", "maximum": 100, "minimum": 1}, "q": {"type": "string", "maxLength": 256}})
-    new = tool("t", {"per_page": {"type": "integer", "maximum": 50, "minimum": 1}, "q": {"type": "string", "maxLength": 1024}})
+    old = tool(
+        "t", {"per_page": {"type": "integer", "maximum": 100, "minimum": 1}, "q": {"type": "string", "maxLength": 256}}
+    )
+    new = tool(
+        "t", {"per_page": {"type": "integer", "maximum": 50, "minimum": 1}, "q": {"type": "string", "maxLength": 1024}}
+    )
     changes = diff_tool(old, new)
     assert kinds(changes) == {("input_bound_tightened", "per_page", True), ("input_bound_loosened", "q", False)}
     assert "maximum lowered from 100 to 50" in only(changes, "input_bound_tightened").detail
@@ -159,18 +197,25 @@ def test_input_bounds_tightened_break_and_loosened_do_not():
 
 def test_nested_body_model_is_walked_with_dotted_paths():
     def body(owner_props, owner_required):
-        defs = {"Owner": model(owner_props, owner_required, title="Owner"),
-                "Body": model({"owner": {"$ref": "#/$defs/Owner"}, "name": STR}, ["owner"], title="Body")}
+        defs = {
+            "Owner": model(owner_props, owner_required, title="Owner"),
+            "Body": model({"owner": {"$ref": "#/$defs/Owner"}, "name": STR}, ["owner"], title="Body"),
+        }
         return tool("t", {"body": {"$ref": "#/$defs/Body"}}, ["body"], defs=defs)
 
-    changes = diff_tool(body({"login": STR, "id": INT}, ["login"]),
-                        body({"login": STR, "id": STR, "team": STR}, ["login", "team"]))
-    assert kinds(changes) == {("input_type_changed", "body.owner.id", True),
-                              ("input_required_added", "body.owner.team", True)}
+    changes = diff_tool(
+        body({"login": STR, "id": INT}, ["login"]), body({"login": STR, "id": STR, "team": STR}, ["login", "team"])
+    )
+    assert kinds(changes) == {
+        ("input_type_changed", "body.owner.id", True),
+        ("input_required_added", "body.owner.team", True),
+    }
 
 
 def test_input_default_change_is_reported_as_compatible():
-    changes = diff_tool(tool("t", {"n": {"type": "integer", "default": 3}}), tool("t", {"n": {"type": "integer", "default": 5}}))
+    changes = diff_tool(
+        tool("t", {"n": {"type": "integer", "default": 3}}), tool("t", {"n": {"type": "integer", "default": 5}})
+    )
     assert kinds(changes) == {("input_default_changed", "n", False)}
 
 
@@ -185,8 +230,10 @@ def test_closing_input_object_is_breaking():
 
 def user_output(properties: dict, required=(), **extra) -> dict:
     """`result: list[User]`, with User in $defs, as pydantic writes a list response."""
-    return wrapped({"type": "array", "items": {"$ref": "#/$defs/User"}},
-                   {"User": model(properties, required, title="User", **extra)})
+    return wrapped(
+        {"type": "array", "items": {"$ref": "#/$defs/User"}},
+        {"User": model(properties, required, title="User", **extra)},
+    )
 
 
 def test_output_field_changes_inside_array_items():
@@ -210,8 +257,12 @@ def test_output_becoming_nullable_is_breaking():
 
 def test_output_enum_widened_breaks_and_narrowed_does_not():
     def out(*values):
-        return tool("t", output=wrapped({"anyOf": [{"$ref": "#/$defs/S"}, {"type": "null"}]},
-                                        {"S": {"type": "string", "enum": list(values)}}))
+        return tool(
+            "t",
+            output=wrapped(
+                {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "null"}]}, {"S": {"type": "string", "enum": list(values)}}
+            ),
+        )
 
     assert kinds(diff_tool(out("a", "b"), out("a", "b", "c"))) == {("output_enum_widened", "result", True)}
     assert kinds(diff_tool(out("a", "b", "c"), out("a", "b"))) == {("output_enum_narrowed", "result", False)}
@@ -248,11 +299,20 @@ def test_map_output_values_are_walked():
 
 def test_descriptions_titles_and_annotations_are_compatible():
     old = tool("t", {"q": {"type": "string", "description": "Query"}})
-    new = tool("t", {"q": {"type": "string", "description": "Search query"}}, title="T", description="Changed.",
-               annotations={"readOnlyHint": False, "destructiveHint": True})
+    new = tool(
+        "t",
+        {"q": {"type": "string", "description": "Search query"}},
+        title="T",
+        description="Changed.",
+        annotations={"readOnlyHint": False, "destructiveHint": True},
+    )
     changes = diff_tool(old, new)
-    assert kinds(changes) == {("title_changed", "", False), ("description_changed", "", False),
-                              ("annotations_changed", "", False), ("input_description_changed", "q", False)}
+    assert kinds(changes) == {
+        ("title_changed", "", False),
+        ("description_changed", "", False),
+        ("annotations_changed", "", False),
+        ("input_description_changed", "q", False),
+    }
     detail = only(changes, "annotations_changed").detail
     assert "readOnlyHint true -> false" in detail and "destructiveHint false -> true" in detail
     assert not has_breaking(changes)
@@ -262,10 +322,22 @@ def test_descriptions_titles_and_annotations_are_compatible():
 
 
 def tree_tool(node_props: dict) -> dict:
-    node = model({"name": STR, "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
-                  "parent": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]}, **node_props}, ["name"])
-    return tool("t", {"root": {"$ref": "#/$defs/Node"}}, ["root"],
-                output=wrapped({"$ref": "#/$defs/Node"}, {"Node": node}), defs={"Node": node})
+    node = model(
+        {
+            "name": STR,
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+            "parent": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]},
+            **node_props,
+        },
+        ["name"],
+    )
+    return tool(
+        "t",
+        {"root": {"$ref": "#/$defs/Node"}},
+        ["root"],
+        output=wrapped({"$ref": "#/$defs/Node"}, {"Node": node}),
+        defs={"Node": node},
+    )
 
 
 def test_recursive_defs_terminate_and_still_report_changes():
@@ -286,14 +358,24 @@ def test_self_referencing_ref_chains_do_not_loop():
 
 
 def mixed_pair() -> tuple[dict, dict]:
-    old = catalog(tool("list_issues", {"state": {"type": "string", "enum": ["open", "closed"]}, "page": INT},
-                       output=wrapped({"type": "array", "items": model({"id": INT, "title": STR}, ["id"])})),
-                  tool("delete_repo", {"repo": STR}, ["repo"]),
-                  tool("get_user", {"login": STR}, ["login"], output=model({"login": STR}, ["login"])))
-    new = catalog(tool("get_user", {"login": STR}, ["login"], output=model({"login": STR, "bio": STR}, ["login"])),
-                  tool("list_issues", {"state": {"type": "string", "enum": ["open"]}, "page": INT, "q": STR},
-                       output=wrapped({"type": "array", "items": model({"id": STR, "title": STR}, ["id"])})),
-                  tool("search", {"q": STR}, ["q"]))
+    old = catalog(
+        tool(
+            "list_issues",
+            {"state": {"type": "string", "enum": ["open", "closed"]}, "page": INT},
+            output=wrapped({"type": "array", "items": model({"id": INT, "title": STR}, ["id"])}),
+        ),
+        tool("delete_repo", {"repo": STR}, ["repo"]),
+        tool("get_user", {"login": STR}, ["login"], output=model({"login": STR}, ["login"])),
+    )
+    new = catalog(
+        tool("get_user", {"login": STR}, ["login"], output=model({"login": STR, "bio": STR}, ["login"])),
+        tool(
+            "list_issues",
+            {"state": {"type": "string", "enum": ["open"]}, "page": INT, "q": STR},
+            output=wrapped({"type": "array", "items": model({"id": STR, "title": STR}, ["id"])}),
+        ),
+        tool("search", {"q": STR}, ["q"]),
+    )
     return old, new
 
 
@@ -311,8 +393,15 @@ def test_summary_and_json_report():
     old, new = mixed_pair()
     changes = diff_catalogs(old, new)
     counts = summarize(changes)
-    assert counts == {"tools_added": 1, "tools_removed": 1, "tools_renamed": 0, "tools_changed": 2,
-                      "breaking": 3, "compatible": 3, "total": 6}
+    assert counts == {
+        "tools_added": 1,
+        "tools_removed": 1,
+        "tools_renamed": 0,
+        "tools_changed": 2,
+        "breaking": 3,
+        "compatible": 3,
+        "total": 6,
+    }
     text = render_json(changes)
     assert text.endswith("\n")
     payload = json.loads(text)
@@ -334,7 +423,7 @@ def test_text_and_markdown_put_breaking_first_with_counts():
     assert "**3 breaking, 3 compatible" in md
     assert md.index("### Breaking (3)") < md.index("### Compatible (3)")
     assert "| `list_issues` | `result[].id` | `output_type_changed` |" in md
-    breaking_rows = md[md.index("### Breaking"):md.index("### Compatible")]
+    breaking_rows = md[md.index("### Breaking") : md.index("### Compatible")]
     assert "`input_enum_narrowed`" in breaking_rows and "`tool_added`" not in breaking_rows
 
 

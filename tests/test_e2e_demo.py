@@ -19,7 +19,13 @@ from harness.demo.process import demo_api, free_port, running
 pytestmark = pytest.mark.anyio
 
 TOKEN_ENV = "WEATHER_MCP_HTTP_BEARER_TOKEN"
-REPORT = {"city": "London", "temperature": 21.5, "humidity": 40, "conditions": "clear", "observed_at": "2026-11-30T09:00:00Z"}
+REPORT = {
+    "city": "London",
+    "temperature": 21.5,
+    "humidity": 40,
+    "conditions": "clear",
+    "observed_at": "2026-11-30T09:00:00Z",
+}
 
 
 def stdio(package: Path, base_url: str, **env: str) -> StdioServerParameters:
@@ -42,7 +48,15 @@ async def test_lists_seven_typed_tools(weather_package, demo_url):
     async with Client(stdio(weather_package, demo_url)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert sorted(tools) == sorted(
-        ["get_temperature", "get_weather", "get_forecast", "get_temperatures", "create_report", "get_report", "delete_report"]
+        [
+            "get_temperature",
+            "get_weather",
+            "get_forecast",
+            "get_temperatures",
+            "create_report",
+            "get_report",
+            "delete_report",
+        ]
     )
     weather = tools["get_weather"]
     assert weather.title == "Get current weather for a city"
@@ -136,7 +150,7 @@ async def test_path_parameter_stays_one_segment(weather_package, demo_url, value
     last = httpx.get(f"{demo_url}/_debug/requests").json()[-1]
     prefix = "/v1/weather/"
     assert last["raw_path"].startswith(prefix), last
-    segment = last["raw_path"][len(prefix):]
+    segment = last["raw_path"][len(prefix) :]
     assert "/" not in segment and "?" not in segment and "#" not in segment
     assert unquote(segment) == value
     assert last["query"] == ""
@@ -170,7 +184,17 @@ async def test_upstream_missing_required_field_is_an_error_naming_it(weather_pac
 
 async def test_streamable_http_transport(weather_package, demo_url):
     port = free_port()
-    args = [sys.executable, "-m", "weather_mcp", "--base-url", demo_url, "--transport", "streamable-http", "--port", str(port)]
+    args = [
+        sys.executable,
+        "-m",
+        "weather_mcp",
+        "--base-url",
+        demo_url,
+        "--transport",
+        "streamable-http",
+        "--port",
+        str(port),
+    ]
     env = {"PYTHONPATH": str(weather_package / "src")}
     with running(args, f"http://127.0.0.1:{port}/mcp", env):
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
@@ -189,7 +213,10 @@ def test_stdout_carries_only_protocol_messages(weather_package, demo_url):
     )
     proc = subprocess.run(
         [sys.executable, "-m", "weather_mcp", "--base-url", demo_url],
-        input=request, capture_output=True, text=True, timeout=60,
+        input=request,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={**os.environ, "PYTHONPATH": str(weather_package / "src")},
     )
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
@@ -201,7 +228,10 @@ def test_stdout_carries_only_protocol_messages(weather_package, demo_url):
 
 def test_version_flag(weather_package):
     proc = subprocess.run(
-        [sys.executable, "-m", "weather_mcp", "--version"], capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "weather_mcp", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={**os.environ, "PYTHONPATH": str(weather_package / "src")},
     )
     assert proc.returncode == 0

@@ -20,12 +20,29 @@ from support import HttpServer, Reply, generate, import_server
 
 pytestmark = pytest.mark.anyio
 
-REPORT = {"city": "Paris", "temperature": 18, "humidity": 50, "conditions": "fog", "observed_at": "2026-11-30T08:00:00+01:00"}
+REPORT = {
+    "city": "Paris",
+    "temperature": 18,
+    "humidity": 50,
+    "conditions": "fog",
+    "observed_at": "2026-11-30T08:00:00+01:00",
+}
 
 
 def http_server(package: Path, base_url: str, *flags: str):
     port = free_port()
-    args = [sys.executable, "-m", "weather_mcp", "--base-url", base_url, "--transport", "streamable-http", "--port", str(port), *flags]
+    args = [
+        sys.executable,
+        "-m",
+        "weather_mcp",
+        "--base-url",
+        base_url,
+        "--transport",
+        "streamable-http",
+        "--port",
+        str(port),
+        *flags,
+    ]
     return port, running(args, f"http://127.0.0.1:{port}/health", {"PYTHONPATH": str(package / "src")})
 
 
@@ -65,10 +82,19 @@ SPEC = {
     },
     "paths": {
         "/item": {
-            "get": {"operationId": "get_item", "security": [{"machine": []}],
-                    "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}},
-            "post": {"operationId": "post_item",
-                     "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}},
+            "get": {
+                "operationId": "get_item",
+                "security": [{"machine": []}],
+                "responses": {
+                    "200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}
+                },
+            },
+            "post": {
+                "operationId": "post_item",
+                "responses": {
+                    "200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}
+                },
+            },
         }
     },
 }
@@ -82,7 +108,9 @@ def resilient(tmp_path_factory):
 
     def server():
         built = import_server(out, "resilient")
-        importlib.import_module("resilient.upstream").api._tokens.clear()  # one process runs every test: start without a token
+        importlib.import_module(
+            "resilient.upstream"
+        ).api._tokens.clear()  # one process runs every test: start without a token
         return built
 
     return server
@@ -132,10 +160,16 @@ async def test_oauth2_failures_are_clear(resilient, upstream, monkeypatch):
     async with Client(resilient()) as client:
         result = await client.call_tool("get_item", {})
         assert result.is_error
-        assert result.content[0].text == "the OAuth2 token endpoint for machine answered HTTP 401 without an access_token"
+        assert (
+            result.content[0].text == "the OAuth2 token endpoint for machine answered HTTP 401 without an access_token"
+        )
         monkeypatch.delenv(f"{PREFIX}_MACHINE_CLIENT_SECRET")
         result = await client.call_tool("get_item", {})
-    assert result.is_error and "missing credentials: set RESILIENT_MACHINE_TOKEN (or RESILIENT_MACHINE_CLIENT_ID + RESILIENT_MACHINE_CLIENT_SECRET)" in result.content[0].text
+    assert (
+        result.is_error
+        and "missing credentials: set RESILIENT_MACHINE_TOKEN (or RESILIENT_MACHINE_CLIENT_ID + RESILIENT_MACHINE_CLIENT_SECRET)"
+        in result.content[0].text
+    )
 
 
 def flaky(statuses: list[int], retry_after: str | None = None):
@@ -187,5 +221,8 @@ async def test_connection_errors_are_retried_for_idempotent_calls(resilient, mon
     started = time.monotonic()
     async with Client(resilient()) as client:
         result = await client.call_tool("get_item", {})
-    assert result.is_error and result.content[0].text == f"could not connect to the upstream API at http://127.0.0.1:{port}"
+    assert (
+        result.is_error
+        and result.content[0].text == f"could not connect to the upstream API at http://127.0.0.1:{port}"
+    )
     assert time.monotonic() - started >= 1.4  # two retries: 0.5 s + 1 s

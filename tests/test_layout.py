@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from typed_mcp.models.modules import _strongly_connected, split
 from support import REPO, generate
+from typed_mcp.models.modules import _strongly_connected, split
 
 
 def test_groups_are_the_strongly_connected_models_dependencies_first():
@@ -30,7 +30,7 @@ def test_split_keeps_class_text_forward_references_and_rebuilds():
     source = (
         "from typing import Optional\nfrom pydantic import ConfigDict\nfrom ._runtime import OpenModel\n\n\n"
         "class Leaf(OpenModel):\n    v: int | None = None\n\n\n"
-        "class Node(OpenModel):\n    \"\"\"A node.\"\"\"\n    children: Optional[list['Node']] = None\n    other: Optional['Import'] = None\n\n\n"
+        'class Node(OpenModel):\n    """A node."""\n    children: Optional[list[\'Node\']] = None\n    other: Optional[\'Import\'] = None\n\n\n'
         "class Import(OpenModel):\n    back: Node | None = None\n    x: Leaf | None = None\n\n\n"
         "Node.model_rebuild()\n"
     )
@@ -39,11 +39,14 @@ def test_split_keeps_class_text_forward_references_and_rebuilds():
     node = modules.sources["node"]
     assert "from .leaf import Leaf\n" in node and "from .._runtime import OpenModel\n" in node
     assert "from typing import Optional\n" in node and "ConfigDict" not in node  # unused imports dropped
-    assert "    \"\"\"A node.\"\"\"\n    children: Optional[list['Node']] = None\n" in node  # text copied as written
+    assert '    """A node."""\n    children: Optional[list[\'Node\']] = None\n' in node  # text copied as written
     assert node.rstrip().endswith("Node.model_rebuild()")
     assert "Optional" not in modules.sources["leaf"]
-    assert modules.imported == {"Optional": ("typing", "Optional"), "ConfigDict": ("pydantic", "ConfigDict"),
-                                "OpenModel": (".._runtime", "OpenModel")}  # relative to models/__init__.py
+    assert modules.imported == {
+        "Optional": ("typing", "Optional"),
+        "ConfigDict": ("pydantic", "ConfigDict"),
+        "OpenModel": (".._runtime", "OpenModel"),
+    }  # relative to models/__init__.py
 
 
 def test_module_names_never_clash_with_keywords_or_imported_names():
@@ -59,21 +62,54 @@ def test_module_names_never_clash_with_keywords_or_imported_names():
 
 
 RECURSIVE = {
-    "openapi": "3.0.3", "info": {"title": "Tree", "version": "1"},
+    "openapi": "3.0.3",
+    "info": {"title": "Tree", "version": "1"},
     "paths": {
-        "/node": {"get": {"operationId": "getNode", "responses": {"200": {"description": "ok", "content": {
-            "application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}}}}},
-        "/other": {"get": {"operationId": "getOther", "responses": {"200": {"description": "ok", "content": {
-            "application/json": {"schema": {"$ref": "#/components/schemas/Other"}}}}}}},
+        "/node": {
+            "get": {
+                "operationId": "getNode",
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}},
+                    }
+                },
+            }
+        },
+        "/other": {
+            "get": {
+                "operationId": "getOther",
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Other"}}},
+                    }
+                },
+            }
+        },
     },
-    "components": {"schemas": {
-        "Node": {"type": "object", "required": ["name"], "properties": {
-            "name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
-            "link": {"$ref": "#/components/schemas/Link"}}},
-        "Link": {"type": "object", "properties": {"back": {"$ref": "#/components/schemas/Node"}, "leaf": {"$ref": "#/components/schemas/Leaf"}}},
-        "Leaf": {"type": "object", "properties": {"v": {"type": "integer"}}},
-        "Other": {"type": "object", "properties": {"w": {"type": "string"}}},
-    }},
+    "components": {
+        "schemas": {
+            "Node": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+                    "link": {"$ref": "#/components/schemas/Link"},
+                },
+            },
+            "Link": {
+                "type": "object",
+                "properties": {
+                    "back": {"$ref": "#/components/schemas/Node"},
+                    "leaf": {"$ref": "#/components/schemas/Leaf"},
+                },
+            },
+            "Leaf": {"type": "object", "properties": {"v": {"type": "integer"}}},
+            "Other": {"type": "object", "properties": {"w": {"type": "string"}}},
+        }
+    },
 }
 
 PROBE = """
@@ -101,8 +137,13 @@ def test_a_first_call_imports_only_its_tool_and_the_models_it_uses(tmp_path: Pat
     src = out / "src" / "tree_mcp"
     assert sorted(p.name for p in (src / "tools").glob("*.py")) == ["__init__.py", "get_node.py", "get_other.py"]
     assert sorted(p.name for p in (src / "models").glob("*.py")) == ["__init__.py", "leaf.py", "node.py", "other.py"]
-    proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": str(out / "src"), "TREE_MCP_BASE_URL": "http://127.0.0.1:9", "PATH": ""})
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(out / "src"), "TREE_MCP_BASE_URL": "http://127.0.0.1:9", "PATH": ""},
+    )
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     assert seen["nested"] == 1  # the recursive models, split apart from the package, still validate
@@ -124,7 +165,7 @@ def test_type_aliases_are_split_like_models(tmp_path: Path, monkeypatch):
     source = (
         "from typing import Annotated\nfrom pydantic import BaseModel, Field\nfrom typing_extensions import TypeAliasType\n\n\n"
         "class RuleId(BaseModel):\n    id: str\n\n\n"
-        "Rules = TypeAliasType(\"Rules\", Annotated[list[RuleId], Field(min_length=1)])\n\n\n"
+        'Rules = TypeAliasType("Rules", Annotated[list[RuleId], Field(min_length=1)])\n\n\n'
         "class Holder(BaseModel):\n    rules: Rules\n"
     )
     modules = split(source, "")
@@ -145,18 +186,40 @@ def test_literal_values_are_written_in_one_order():
     from typed_mcp.models.literals import canonical
 
     source = "a: Literal['update', 'delete', 'add'] | None = None\nb: Literal[2, 'x', 1]\nc: Literal['é', 'b']\n"
-    assert canonical(source) == "a: Literal['add', 'delete', 'update'] | None = None\nb: Literal[1, 2, 'x']\nc: Literal['b', 'é']\n"
+    assert (
+        canonical(source)
+        == "a: Literal['add', 'delete', 'update'] | None = None\nb: Literal[1, 2, 'x']\nc: Literal['b', 'é']\n"
+    )
     # Characters that str.splitlines() would take for line breaks, inside strings, move nothing.
     odd = "d = 'x\u2028y\x0cz\x1c'\ne: Literal['b', 'a']\n"
     assert canonical(odd) == "d = 'x\u2028y\x0cz\x1c'\ne: Literal['a', 'b']\n"
 
 
 ENUMS = {
-    "openapi": "3.0.3", "info": {"title": "Enums", "version": "1"},
-    "paths": {p: {"get": {"operationId": op, "parameters": [{"name": "mode", "in": "query", "schema": {"type": "string", "enum": order}}],
-                          "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
-                              "type": "object", "properties": {"action": {"type": "string", "enum": order}}}}}}}}}
-              for p, op, order in (("/a", "getA", ["update", "delete", "add"]), ("/b", "getB", ["add", "update", "delete"]))},
+    "openapi": "3.0.3",
+    "info": {"title": "Enums", "version": "1"},
+    "paths": {
+        p: {
+            "get": {
+                "operationId": op,
+                "parameters": [{"name": "mode", "in": "query", "schema": {"type": "string", "enum": order}}],
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {"action": {"type": "string", "enum": order}},
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        }
+        for p, op, order in (("/a", "getA", ["update", "delete", "add"]), ("/b", "getB", ["add", "update", "delete"]))
+    },
 }
 
 

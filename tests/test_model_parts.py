@@ -10,16 +10,18 @@ import shutil
 
 import pytest
 
+from support import CORPUS
+from typed_mcp import pipeline
 from typed_mcp.models import build as models
 from typed_mcp.models import parts as model_parts
-from typed_mcp import pipeline
-from typed_mcp.options import GenerateOptions
 from typed_mcp.models.parts import MergeError, merge
-from support import CORPUS
+from typed_mcp.options import GenerateOptions
 
 HEAD = "from pydantic import ConfigDict, Field\nfrom typed_mcp_runtime_base import OpenModel\n"
 
-FIRST = HEAD + '''
+FIRST = (
+    HEAD
+    + """
 
 class Owner1(OpenModel):
     login: str
@@ -35,11 +37,14 @@ class Repo(OpenModel):
 
 class Shared(OpenModel):
     name: str
-'''
+"""
+)
 
 # Here `Owner1` is another model; `Wrapper` (the same text as the first part's) uses it, and so means
 # something else too; `Issue` is this part's own schema; `Unused1` only served this part's copy of Repo.
-SECOND = "from pydantic import Field, RootModel\nfrom typed_mcp_runtime_base import OpenModel\n" + '''
+SECOND = (
+    "from pydantic import Field, RootModel\nfrom typed_mcp_runtime_base import OpenModel\n"
+    + '''
 
 class Owner1(OpenModel):
     """Owner1"""
@@ -72,6 +77,7 @@ class Issue(OpenModel):
 
 Issue.model_rebuild()
 '''
+)
 
 
 def classes(source: str) -> dict[str, str]:
@@ -84,13 +90,21 @@ def test_a_name_two_parts_give_to_different_models_is_renamed_with_every_referen
     found = classes(merged)
     owner = next(name for name in found if name.startswith("Owner1") and name != "Owner1")
     wrapper = next(name for name in found if name.startswith("Wrapper") and name != "Wrapper")
-    assert found["Owner1"] == classes(FIRST)["Owner1"] and found["Wrapper"] == classes(FIRST)["Wrapper"]  # the first part's keep their names
+    assert (
+        found["Owner1"] == classes(FIRST)["Owner1"] and found["Wrapper"] == classes(FIRST)["Wrapper"]
+    )  # the first part's keep their names
     assert wrapper != "Wrapper" and f"inner: {owner} | None" in found[wrapper]  # uses the renamed one, so renamed too
     assert "description='Owner1'" in found[wrapper]  # data is not a reference
-    assert f"class {owner}(OpenModel):" in merged and "Literal['Owner1'] = 'Owner1'" in found[owner] and '"""Owner1"""' in merged
+    assert (
+        f"class {owner}(OpenModel):" in merged
+        and "Literal['Owner1'] = 'Owner1'" in found[owner]
+        and '"""Owner1"""' in merged
+    )
     assert f"author: {owner}" in found["Issue"] and f"list['{wrapper}']" in found["Issue"]  # the forward reference too
     assert "shared: Shared" in found["Issue"] and "repo: Repo" in found["Issue"]  # schemas keep their names
-    assert found["Repo"] == classes(FIRST)["Repo"] and "Unused1" not in found  # the first part's Repo, without its inline copy
+    assert (
+        found["Repo"] == classes(FIRST)["Repo"] and "Unused1" not in found
+    )  # the first part's Repo, without its inline copy
     assert list(found).count("Shared") == 1
     assert merged.count("Issue.model_rebuild()") == 1
     header = merged.split("\n\n")[0]
@@ -100,7 +114,9 @@ def test_a_name_two_parts_give_to_different_models_is_renamed_with_every_referen
 
 
 def test_merging_is_deterministic():
-    assert merge(FIRST, SECOND, fixed={"Repo", "Shared", "Issue"}) == merge(FIRST, SECOND, fixed={"Repo", "Shared", "Issue"})
+    assert merge(FIRST, SECOND, fixed={"Repo", "Shared", "Issue"}) == merge(
+        FIRST, SECOND, fixed={"Repo", "Shared", "Issue"}
+    )
 
 
 def test_a_class_named_like_an_import_of_the_other_part_cannot_be_merged():
@@ -141,7 +157,7 @@ def resolved(schema, depth=0, defs=None):
     if isinstance(schema, dict):
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/") and depth < 8:
-            return resolved(defs[ref[len("#/$defs/"):]], depth + 1, defs)
+            return resolved(defs[ref[len("#/$defs/") :]], depth + 1, defs)
         return {k: resolved(v, depth, defs) for k, v in schema.items() if k not in ("$defs", "title")}
     if isinstance(schema, list):
         return [resolved(v, depth, defs) for v in schema]
@@ -176,9 +192,9 @@ def test_models_generated_in_parts_publish_the_same_tools(name, tmp_path, monkey
 
 
 def petstore_plan():
+    from typed_mcp.plan.build import plan
     from typed_mcp.spec.load import load
     from typed_mcp.spec.normalize import normalize
-    from typed_mcp.plan.build import plan
 
     doc = normalize(load(str(corpus_spec("oai__v3.0-petstore-expanded.yaml"))))
     return doc, plan(doc, package_name="petstore-mcp", module="petstore_mcp", spec_url=None)
@@ -204,5 +220,7 @@ def test_a_helper_process_that_dies_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("TYPED_MCP_NO_CACHE", "1")
     monkeypatch.setattr(model_parts, "WORKER", "typed_mcp.no_such_worker")
     doc, api = petstore_plan()
-    with pytest.raises(SpecError, match="the model generator process failed: .*No module named typed_mcp.no_such_worker"):
+    with pytest.raises(
+        SpecError, match="the model generator process failed: .*No module named typed_mcp.no_such_worker"
+    ):
         models.build_models(doc, api, split=True)

@@ -29,7 +29,10 @@ def test_base_names():
 
 def test_long_names_are_shortened_readably_without_a_hash():
     long_id = "apps/list-installation-requests-for-authenticated-app-with-a-very-long-suffix-indeed"
-    pairs = [("GET /a", names.base_tool_name(long_id, "get", "/a")), ("GET /b", names.base_tool_name(long_id + "-2", "get", "/b"))]
+    pairs = [
+        ("GET /a", names.base_tool_name(long_id, "get", "/a")),
+        ("GET /b", names.base_tool_name(long_id + "-2", "get", "/b")),
+    ]
     result = names.unique_tool_names(pairs)
     assert all(VALID.match(n) for n in result.values()) and len(set(result.values())) == 2
     assert all(len(n) <= names.TARGET_TOOL_NAME for n in result.values())
@@ -48,8 +51,12 @@ def test_identical_long_names_fall_back_to_a_stable_hash():
 def test_route_suffix_of_generated_operation_ids_is_stripped():
     # FastAPI's default `generate_unique_id`: `{function}{path}_{method}` with non-word characters as `_`.
     assert names.base_tool_name("read_flow_flows__id__get", "get", "/flows/{id}") == "read_flow"
-    assert names.base_tool_name("create_flow_run_deployments__id__create_flow_run_post", "post",
-                                "/deployments/{id}/create_flow_run") == "create_flow_run"
+    assert (
+        names.base_tool_name(
+            "create_flow_run_deployments__id__create_flow_run_post", "post", "/deployments/{id}/create_flow_run"
+        )
+        == "create_flow_run"
+    )
     assert names.base_tool_name("getUserUsersUserIdGet", "get", "/users/{userId}") == "get_user"
     # Nothing before the suffix: the name is the path itself, kept.
     assert names.base_tool_name("flows_id_get", "get", "/flows/{id}") == "flows_id_get"
@@ -63,12 +70,18 @@ def test_same_function_on_two_routes_keeps_more_of_the_original():
         ("GET /runs", names.tool_name_candidates("read_runs_runs_get", "get", "/runs")),
     ]
     result = names.unique_tool_names(pairs)
-    assert result == {"GET /flows/{id}": "read_flow_flows_id", "GET /ui/flows/{id}": "read_flow_ui_flows_id", "GET /runs": "read_runs"}
+    assert result == {
+        "GET /flows/{id}": "read_flow_flows_id",
+        "GET /ui/flows/{id}": "read_flow_ui_flows_id",
+        "GET /runs": "read_runs",
+    }
 
 
 def test_path_spelled_names_drop_their_variables():
     candidates = names.tool_name_candidates(
-        "getV3ProjectsIdIssuesIssueIdNotesNoteIdAwardEmoji", "get", "/v3/projects/{id}/issues/{issue_id}/notes/{note_id}/award_emoji"
+        "getV3ProjectsIdIssuesIssueIdNotesNoteIdAwardEmoji",
+        "get",
+        "/v3/projects/{id}/issues/{issue_id}/notes/{note_id}/award_emoji",
     )
     assert "get_projects_issues_notes_award_emoji" in candidates
     assert "get_projects_issues_notes_award_emoji_id" in names.tool_name_candidates(
@@ -107,16 +120,21 @@ def test_python_function_names_avoid_builtins_and_keywords():
 
 
 def test_default_package_names_are_short_and_keep_brands():
-    from generator.pipeline import package_names
+    from typed_mcp.pipeline import package_names
 
-    assert package_names(None, "GitHub's official OpenAPI spec + Octokit extension") == ("github-octokit-mcp", "github_octokit_mcp")
+    assert package_names(None, "GitHub's official OpenAPI spec + Octokit extension") == (
+        "github-octokit-mcp",
+        "github_octokit_mcp",
+    )
     assert package_names(None, "Weather API") == ("weather-mcp", "weather_mcp")
     assert package_names(None, "OpenAI API")[0] == "openai-mcp"
     assert package_names(None, "Netlify\u2019s API documentation")[0] == "netlify-mcp"
     assert package_names(None, "VirtualWANAsAServiceManagementClient")[0] == "virtual-wan-management-mcp"
     assert package_names(None, "Swagger Petstore")[0] == "petstore-mcp"
     assert package_names(None, "Spotify Web API v1")[0] == "spotify-mcp"
-    assert package_names(None, "Google Cloud Storage Bucket Admin API")[0] == "google-cloud-storage-mcp"  # at most 3 words
+    assert (
+        package_names(None, "Google Cloud Storage Bucket Admin API")[0] == "google-cloud-storage-mcp"
+    )  # at most 3 words
     assert package_names(None, "REST API")[0] == "rest-api-mcp"  # all filler: its own words
     assert package_names(None, "The API")[0] == "api-mcp"
     assert package_names(None, "!!!") == ("api-mcp", "api_mcp")

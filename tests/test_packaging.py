@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from support import REPO
+from support import CORPUS, REPO, generate
 from typed_mcp.errors import ToolchainError
 from typed_mcp.models import build as models
 
@@ -25,7 +25,9 @@ def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     proc = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(REPO)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (path,) = out.glob("typed_mcp-*.whl")
@@ -48,7 +50,8 @@ def test_the_wheel_holds_only_the_product(wheel: Path):
             tree = ast.parse(archive.read(module))
             imported = {
                 (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
-                for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom) and not getattr(node, "level", 0)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Import | ast.ImportFrom) and not getattr(node, "level", 0)
                 for alias in node.names
             }
             assert not imported & dev, (module, imported & dev)
@@ -58,19 +61,50 @@ def test_the_installed_wheel_runs_alone(wheel: Path, tmp_path: Path):
     """Installed apart from the checkout, `typed-mcp --version`, `python -m typed_mcp` and a whole
     generation work, with the templates from inside the wheel."""
     target = tmp_path / "site"
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     env = {**os.environ, "PYTHONPATH": str(target), "TYPED_MCP_NO_CACHE": "1"}
-    where = subprocess.run([sys.executable, "-c", "import typed_mcp, typed_mcp.resources as r; print(typed_mcp.__file__); "
-                            "print(r.templates_dir())"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    where = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import typed_mcp, typed_mcp.resources as r; print(typed_mcp.__file__); print(r.templates_dir())",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     module_file, templates = where.stdout.split()
     assert module_file.startswith(str(target)) and templates.startswith(str(target)), where.stdout
-    script = subprocess.run([str(target / "bin" / "typed-mcp"), "--version"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    script = subprocess.run(
+        [str(target / "bin" / "typed-mcp"), "--version"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     assert script.stdout.strip() == f"typed-mcp {metadata.version('typed-mcp')}", script.stderr
     out = tmp_path / "weather-mcp"
-    run = subprocess.run([sys.executable, "-m", "typed_mcp", "generate", str(REPO / "specs" / "weather-api.json"), "--out", str(out),
-                          "--package-name", "weather-mcp"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "typed_mcp",
+            "generate",
+            str(REPO / "specs" / "weather-api.json"),
+            "--out",
+            str(out),
+            "--package-name",
+            "weather-mcp",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     committed = REPO / "generated" / "weather-mcp"
     for path in committed.rglob("*"):
@@ -83,16 +117,21 @@ def test_the_toolchain_is_the_locked_one():
     byte-identical output depends on it."""
     pins = dict(
         re.match(r"^([A-Za-z0-9_.-]+)==(\S+)$", line).groups()
-        for line in (REPO / "constraints.txt").read_text().splitlines() if line and not line.startswith("#")
+        for line in (REPO / "constraints.txt").read_text().splitlines()
+        if line and not line.startswith("#")
     )
     for name in ("mcp", "pydantic", "pydantic-core", "datamodel-code-generator", "jinja2", "ruff"):
         assert any(pin.lower().replace("_", "-") == name for pin in pins), f"{name} is not locked"
-    wrong = {name: (version, metadata.version(name)) for name, version in pins.items() if metadata.version(name) != version}
+    wrong = {
+        name: (version, metadata.version(name)) for name, version in pins.items() if metadata.version(name) != version
+    }
     assert not wrong, f"installed versions differ from constraints.txt (run `make venv`): {wrong}"
 
 
 def test_an_import_form_the_runtime_edit_does_not_know_fails_loudly():
-    known = "from pydantic import EmailStr, Field\nfrom .base import OpenModel\n\n\nclass A(OpenModel):\n    e: EmailStr\n"
+    known = (
+        "from pydantic import EmailStr, Field\nfrom .base import OpenModel\n\n\nclass A(OpenModel):\n    e: EmailStr\n"
+    )
     edited, moved = models._runtime_types(known)
     assert moved == ["EmailStr"] and "EmailStr" not in edited.split("\n\n")[0]
     changed = "import pydantic\nfrom .base import OpenModel\n\n\nclass A(OpenModel):\n    e: pydantic.EmailStr\n"
@@ -108,3 +147,13 @@ def test_a_property_count_form_the_edit_does_not_know_fails_loudly():
     changed = f"class A(OpenModel):\n    model_config = ConfigDict(\n        json_schema_extra={{\n            '{low}': 1,\n        }},\n    )\n"
     with pytest.raises(ToolchainError, match="property counts"):
         models._property_counts(changed)
+
+
+@pytest.mark.parametrize("spec", ["apisguru__docker.com_engine.json", "oai__v3.0-petstore-expanded.yaml"])
+def test_generated_packages_pass_their_own_lint(spec: str, tmp_path: Path):
+    """A generated package passes ruff with the configuration in its own pyproject.toml."""
+    out = tmp_path / "package"
+    generate(CORPUS / spec, out, "lint-mcp", "--no-verify")
+    assert "[tool.ruff.lint]" in (out / "pyproject.toml").read_text()
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=out, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]

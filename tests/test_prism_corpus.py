@@ -8,11 +8,11 @@ import json
 import sys
 
 import pytest
+from test_corpus import SMALL
 
 from harness import corpus
 from harness.strict_run import strict_run_against_prism
 from support import CORPUS, REPO, generate
-from test_corpus import SMALL
 
 
 def specs():
@@ -35,9 +35,11 @@ def test_every_tool_against_prism(path, tmp_path):
     api = importlib.import_module(f"{module}.upstream").api
     credentials = {var: "prism-credential" for scheme in api.schemes.values() for var in scheme.env}
     run = strict_run_against_prism(path, out / "src", module, credentials, timeout=900)
-    print(f"{path.name}: {run['tools']} tools, {run['ok']} ok, {len(run['prism_cannot_answer'])} Prism cannot answer, "
-          f"{len(run['off_spec'])} answers the spec itself refuses, {len(run['email_format'])} email-format refusals, "
-          f"{len(run['request_violations'])} request violations")
+    print(
+        f"{path.name}: {run['tools']} tools, {run['ok']} ok, {len(run['prism_cannot_answer'])} Prism cannot answer, "
+        f"{len(run['off_spec'])} answers the spec itself refuses, {len(run['email_format'])} email-format refusals, "
+        f"{len(run['request_violations'])} request violations"
+    )
     assert run["schema_failures"] == []  # the strict client's AJV compiles every inputSchema and outputSchema
     assert run["schemas_compiled"] == run["listed"] + run["outputs"]
     assert run["protocol_errors"] == [] and run["raised"] == []  # no -32602 / -32600 from the strict client
@@ -58,23 +60,56 @@ def test_a_refused_answer_is_judged_against_the_spec_itself(tmp_path):
     from harness.strict_run import Exchange, judge_answer
 
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({
-        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
-        "paths": {"/pets/{id}": {"get": {"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
-            "type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}, "at": {"type": "string", "format": "date-time"},
-                                                                  "mail": {"type": "string", "format": "email"}}}}}}}}}},
-    }))
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "t", "version": "1"},
+                "paths": {
+                    "/pets/{id}": {
+                        "get": {
+                            "responses": {
+                                "200": {
+                                    "description": "ok",
+                                    "content": {
+                                        "application/json": {
+                                            "schema": {
+                                                "type": "object",
+                                                "required": ["id"],
+                                                "properties": {
+                                                    "id": {"type": "integer"},
+                                                    "at": {"type": "string", "format": "date-time"},
+                                                    "mail": {"type": "string", "format": "email"},
+                                                },
+                                            }
+                                        }
+                                    },
+                                }
+                            }
+                        }
+                    }
+                },
+            }
+        )
+    )
     (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"get_pet": "GET /pets/{id}"}}))
-    result = {"name": "get_pet", "text": "upstream response does not match Pet: ...",
-              "meta": {"typed-mcp/source": {"method": "GET", "url": "http://127.0.0.1:1/pets/7?x=1", "status": 200}}}
+    result = {
+        "name": "get_pet",
+        "text": "upstream response does not match Pet: ...",
+        "meta": {"typed-mcp/source": {"method": "GET", "url": "http://127.0.0.1:1/pets/7?x=1", "status": 200}},
+    }
 
     def judged(body: bytes) -> str:
         return judge_answer(spec, tmp_path, result, [Exchange("GET", "/pets/7?x=1", 200, "application/json", body)])
 
     assert judged(b'{"id": "seven"}').startswith("off-spec: at id: 'seven' is not of type 'integer'")
     assert judged(b'{"id": 7, "at": "2024-01-01T00:00:00"}').startswith("off-spec: at at:")  # no timezone: not RFC 3339
-    assert judged(b'{"id": 7, "mail": "ann@localhost"}').startswith("off-spec: at mail:")  # as strict clients check `email`
-    assert judged(b'{"id": 7, "at": "2024-01-01T00:00:00Z", "mail": "ann@example.com"}').startswith("model stricter than the spec: upstream")
+    assert judged(b'{"id": 7, "mail": "ann@localhost"}').startswith(
+        "off-spec: at mail:"
+    )  # as strict clients check `email`
+    assert judged(b'{"id": 7, "at": "2024-01-01T00:00:00Z", "mail": "ann@example.com"}').startswith(
+        "model stricter than the spec: upstream"
+    )
     assert judge_answer(spec, tmp_path, result, []).startswith("not judged")
 
 
@@ -82,21 +117,27 @@ def test_only_prisms_form_array_limitation_is_put_apart():
     from harness.node_tools import prism_violations
     from harness.strict_run import Exchange, split_form_array_violations
 
-    log = "\n".join([
-        "[8:17:24 AM] › [HTTP SERVER] post /f ℹ  info      Request received",
-        "[8:17:24 AM] ›     [VALIDATOR] ✖  error     Request body property Ev must be array",
-        "[8:17:24 AM] ›     [VALIDATOR] ✖  error     Request body property N must be integer",
-        "[8:17:25 AM] › [HTTP SERVER] post /j ℹ  info      Request received",
-        "[8:17:25 AM] ›     [VALIDATOR] ✖  error     Request body property Ev must be array",
-    ])
+    log = "\n".join(
+        [
+            "[8:17:24 AM] › [HTTP SERVER] post /f ℹ  info      Request received",
+            "[8:17:24 AM] ›     [VALIDATOR] ✖  error     Request body property Ev must be array",
+            "[8:17:24 AM] ›     [VALIDATOR] ✖  error     Request body property N must be integer",
+            "[8:17:25 AM] › [HTTP SERVER] post /j ℹ  info      Request received",
+            "[8:17:25 AM] ›     [VALIDATOR] ✖  error     Request body property Ev must be array",
+        ]
+    )
     violations = prism_violations(log)
     assert [v["request"] for v in violations] == ["POST /f", "POST /f", "POST /j"]
-    exchanges = [Exchange("POST", "/f", 422, "application/json", b"{}", "application/x-www-form-urlencoded", b"Ev=a&N=1"),
-                 Exchange("POST", "/j", 422, "application/json", b"{}", "application/json", b'{"Ev": "a"}')]
+    exchanges = [
+        Exchange("POST", "/f", 422, "application/json", b"{}", "application/x-www-form-urlencoded", b"Ev=a&N=1"),
+        Exchange("POST", "/j", 422, "application/json", b"{}", "application/json", b'{"Ev": "a"}'),
+    ]
     kept, limitation = split_form_array_violations(violations, exchanges)
     assert [v["message"] for v in limitation] == ["Request body property Ev must be array"]
-    assert [(v["request"], v["message"]) for v in kept] == [("POST /f", "Request body property N must be integer"),
-                                                            ("POST /j", "Request body property Ev must be array")]
+    assert [(v["request"], v["message"]) for v in kept] == [
+        ("POST /f", "Request body property N must be integer"),
+        ("POST /j", "Request body property Ev must be array"),
+    ]
 
 
 def test_only_a_body_several_one_of_branches_accept_is_put_apart(tmp_path):
@@ -104,31 +145,87 @@ def test_only_a_body_several_one_of_branches_accept_is_put_apart(tmp_path):
 
     # Zoom's lock settings: two branches without `type` whose properties are all optional.
     lock = {"oneOf": [{"properties": {"a": {"type": "boolean"}}}, {"properties": {"b": {"type": "object"}}}]}
-    strict = {"type": "object", "properties": {"configuration": {"oneOf": [
-        {"type": "object", "required": ["a"], "properties": {"a": {"type": "boolean"}}}, {"type": "string"}]}}}
+    strict = {
+        "type": "object",
+        "properties": {
+            "configuration": {
+                "oneOf": [
+                    {"type": "object", "required": ["a"], "properties": {"a": {"type": "boolean"}}},
+                    {"type": "string"},
+                ]
+            }
+        },
+    }
 
     def op(schema):
-        return {"patch": {"requestBody": {"content": {"application/json": {"schema": schema}}}, "responses": {"204": {"description": "ok"}}}}
+        return {
+            "patch": {
+                "requestBody": {"content": {"application/json": {"schema": schema}}},
+                "responses": {"204": {"description": "ok"}},
+            }
+        }
 
     # Box's taxonomy sources: items of an array, `oneOf` two objects whose properties are all optional.
-    sources = {"type": "object", "properties": {"sources": {"type": "array", "items": {"$ref": "#/components/schemas/source"}}}}
-    source = {"type": "object", "oneOf": [{"properties": {"type": {"enum": ["taxonomy"]}}}, {"properties": {"type": {"enum": ["file"]}}}]}
+    sources = {
+        "type": "object",
+        "properties": {"sources": {"type": "array", "items": {"$ref": "#/components/schemas/source"}}},
+    }
+    source = {
+        "type": "object",
+        "oneOf": [{"properties": {"type": {"enum": ["taxonomy"]}}}, {"properties": {"type": {"enum": ["file"]}}}],
+    }
 
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": {"source": source}},
-                                "paths": {"/lock/{id}": op(lock), "/fine": op(strict), "/sources": op(sources)}}))
-    (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"lock": "PATCH /lock/{id}", "fine": "PATCH /fine", "sources": "PATCH /sources"}}))
-    results = [{"name": name, "meta": {"typed-mcp/source": {"method": "PATCH", "url": f"http://h{path}"}}}
-               for name, path in (("lock", "/lock/1"), ("fine", "/fine"), ("sources", "/sources"))]
-    sent = [Exchange("PATCH", "/lock/1", 422, "application/json", b"{}", "application/json", b'{"a": true, "b": {}}'),
-            Exchange("PATCH", "/fine", 422, "application/json", b"{}", "application/json", b'{"configuration": 5}'),
-            Exchange("PATCH", "/sources", 422, "application/json", b"{}", "application/json", b'{"sources": [{"type": "file"}, {}, {"type": "x"}]}')]
-    violations = [{"message": "Request body must match exactly one schema in oneOf", "request": "PATCH /lock/1"},
-                  {"message": "Request body property sources.1 must match exactly one schema in oneOf", "request": "PATCH /sources"},
-                  {"message": "Request body property configuration must match exactly one schema in oneOf", "request": "PATCH /fine"},
-                  {"message": "Request body property a must be boolean", "request": "PATCH /lock/1"},
-                  {"message": "Request body property sources.2 must match exactly one schema in oneOf", "request": "PATCH /sources"},
-                  {"message": "Request body property sources.7 must match exactly one schema in oneOf", "request": "PATCH /sources"}]
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "t", "version": "1"},
+                "components": {"schemas": {"source": source}},
+                "paths": {"/lock/{id}": op(lock), "/fine": op(strict), "/sources": op(sources)},
+            }
+        )
+    )
+    (tmp_path / "typed-mcp.json").write_text(
+        json.dumps({"tools": {"lock": "PATCH /lock/{id}", "fine": "PATCH /fine", "sources": "PATCH /sources"}})
+    )
+    results = [
+        {"name": name, "meta": {"typed-mcp/source": {"method": "PATCH", "url": f"http://h{path}"}}}
+        for name, path in (("lock", "/lock/1"), ("fine", "/fine"), ("sources", "/sources"))
+    ]
+    sent = [
+        Exchange("PATCH", "/lock/1", 422, "application/json", b"{}", "application/json", b'{"a": true, "b": {}}'),
+        Exchange("PATCH", "/fine", 422, "application/json", b"{}", "application/json", b'{"configuration": 5}'),
+        Exchange(
+            "PATCH",
+            "/sources",
+            422,
+            "application/json",
+            b"{}",
+            "application/json",
+            b'{"sources": [{"type": "file"}, {}, {"type": "x"}]}',
+        ),
+    ]
+    violations = [
+        {"message": "Request body must match exactly one schema in oneOf", "request": "PATCH /lock/1"},
+        {
+            "message": "Request body property sources.1 must match exactly one schema in oneOf",
+            "request": "PATCH /sources",
+        },
+        {
+            "message": "Request body property configuration must match exactly one schema in oneOf",
+            "request": "PATCH /fine",
+        },
+        {"message": "Request body property a must be boolean", "request": "PATCH /lock/1"},
+        {
+            "message": "Request body property sources.2 must match exactly one schema in oneOf",
+            "request": "PATCH /sources",
+        },
+        {
+            "message": "Request body property sources.7 must match exactly one schema in oneOf",
+            "request": "PATCH /sources",
+        },
+    ]
     kept, apart = split_ambiguous_one_of(violations, results, sent, spec, tmp_path)
     # The lock body and the second source are valid for both branches (the spec's fault); 5 and the
     # third source are valid for none (that would be ours); there is no eighth source.
@@ -139,8 +236,10 @@ def test_an_array_query_parameter_inside_any_of_is_prisms_limitation():
     from harness.strict_run import Exchange, split_form_array_violations
 
     request = "PATCH /api/v2/connections/abc"
-    violations = [{"message": f"Request query parameter update_mask must {what}", "request": request}
-                  for what in ("be array", "be null", "match a schema in anyOf")]
+    violations = [
+        {"message": f"Request query parameter update_mask must {what}", "request": request}
+        for what in ("be array", "be null", "match a schema in anyOf")
+    ]
     violations.append({"message": "Request query parameter limit must be integer", "request": request})
     sent = [Exchange("PATCH", "/api/v2/connections/abc?update_mask=abc&limit=x", 422, "application/json", b"{}")]
     kept, limitation = split_form_array_violations(violations, sent)
@@ -151,17 +250,39 @@ def test_an_array_query_parameter_inside_any_of_is_prisms_limitation():
 def test_only_a_read_only_property_prism_requires_is_put_apart(tmp_path):
     from harness.strict_run import split_read_only_required
 
-    rule = {"type": "object", "required": ["version", "action"], "properties": {
-        "version": {"type": "string", "readOnly": True}, "action": {"type": "string"}}}
-    body = {"type": "object", "properties": {"rules": {"type": "array", "items": {"$ref": "#/components/schemas/rule"}}}}
+    rule = {
+        "type": "object",
+        "required": ["version", "action"],
+        "properties": {"version": {"type": "string", "readOnly": True}, "action": {"type": "string"}},
+    }
+    body = {
+        "type": "object",
+        "properties": {"rules": {"type": "array", "items": {"$ref": "#/components/schemas/rule"}}},
+    }
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": {"rule": rule}},
-                                "paths": {"/rulesets": {"post": {"requestBody": {"content": {"application/json": {"schema": body}}},
-                                                                 "responses": {"204": {"description": "ok"}}}}}}))
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "t", "version": "1"},
+                "components": {"schemas": {"rule": rule}},
+                "paths": {
+                    "/rulesets": {
+                        "post": {
+                            "requestBody": {"content": {"application/json": {"schema": body}}},
+                            "responses": {"204": {"description": "ok"}},
+                        }
+                    }
+                },
+            }
+        )
+    )
     (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"create": "POST /rulesets"}}))
     results = [{"name": "create", "meta": {"typed-mcp/source": {"method": "POST", "url": "http://h/rulesets"}}}]
-    violations = [{"message": "Request body property rules.0 must have required property 'version'", "request": "POST /rulesets"},
-                  {"message": "Request body property rules.0 must have required property 'action'", "request": "POST /rulesets"}]
+    violations = [
+        {"message": "Request body property rules.0 must have required property 'version'", "request": "POST /rulesets"},
+        {"message": "Request body property rules.0 must have required property 'action'", "request": "POST /rulesets"},
+    ]
     kept, apart = split_read_only_required(violations, results, spec, tmp_path)
     assert apart == violations[:1] and kept == violations[1:]  # `action` is not readOnly: leaving it out would be ours
 
@@ -171,18 +292,47 @@ def test_a_read_only_property_is_found_through_unions_and_nested_all_of(tmp_path
     from harness.strict_run import split_read_only_required
 
     base = {"type": "object", "required": ["version"], "properties": {"version": {"type": "string", "readOnly": True}}}
-    rule = {"allOf": [{"allOf": [{"$ref": "#/components/schemas/base"}]}, {"properties": {"action": {"type": "string"}}}]}
-    body = {"allOf": [{"$ref": "#/components/schemas/rule"}, {"properties": {"rules": {"type": "array", "items": {
-        "oneOf": [{"$ref": "#/components/schemas/rule"}, {"type": "string"}]}}}}]}
+    rule = {
+        "allOf": [{"allOf": [{"$ref": "#/components/schemas/base"}]}, {"properties": {"action": {"type": "string"}}}]
+    }
+    body = {
+        "allOf": [
+            {"$ref": "#/components/schemas/rule"},
+            {
+                "properties": {
+                    "rules": {
+                        "type": "array",
+                        "items": {"oneOf": [{"$ref": "#/components/schemas/rule"}, {"type": "string"}]},
+                    }
+                }
+            },
+        ]
+    }
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": {"base": base, "rule": rule}},
-                                "paths": {"/r": {"put": {"requestBody": {"content": {"application/json": {"schema": body}}},
-                                                         "responses": {"204": {"description": "ok"}}}}}}))
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "t", "version": "1"},
+                "components": {"schemas": {"base": base, "rule": rule}},
+                "paths": {
+                    "/r": {
+                        "put": {
+                            "requestBody": {"content": {"application/json": {"schema": body}}},
+                            "responses": {"204": {"description": "ok"}},
+                        }
+                    }
+                },
+            }
+        )
+    )
     (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"put_r": "PUT /r"}}))
     results = [{"name": "put_r", "meta": {"typed-mcp/source": {"method": "PUT", "url": "http://h/r"}}}]
-    violations = [{"message": "Request body must have required property 'version'", "request": "PUT /r"},
-                  {"message": "Request body property rules.0 must have required property 'version'", "request": "PUT /r"},
-                  {"message": "Request body property rules.0 must have required property 'action'", "request": "PUT /r"}]
+    violations = [
+        {"message": "Request body must have required property 'version'", "request": "PUT /r"},
+        {"message": "Request body property rules.0 must have required property 'version'", "request": "PUT /r"},
+        {"message": "Request body property rules.0 must have required property 'action'", "request": "PUT /r"},
+    ]
     kept, apart = split_read_only_required(violations, results, spec, tmp_path)
     assert apart == violations[:2] and kept == violations[2:]
 
@@ -198,14 +348,29 @@ def test_a_json_part_of_a_multipart_body_is_prisms_limitation():
         runtime = importlib.import_module("weather_mcp._runtime")  # the generated runtime encodes the body
     finally:
         sys.path.remove(src)
-    body, content_type = runtime.encode_multipart({"file": b"data", "expires_after": {"anchor": "created_at", "seconds": 3600},
-                                                   "purpose": "batch", "ranges": [{"from": 1}]})
+    body, content_type = runtime.encode_multipart(
+        {
+            "file": b"data",
+            "expires_after": {"anchor": "created_at", "seconds": 3600},
+            "purpose": "batch",
+            "ranges": [{"from": 1}],
+        }
+    )
     sent = [Exchange("POST", "/files", 422, "application/json", b"{}", content_type, body)]
-    violations = [{"message": f"Request body property {name} must be {what}", "request": "POST /files"}
-                  for name, what in (("expires_after", "object"), ("ranges", "array"), ("purpose", "object"), ("missing", "object"))]
+    violations = [
+        {"message": f"Request body property {name} must be {what}", "request": "POST /files"}
+        for name, what in (
+            ("expires_after", "object"),
+            ("ranges", "array"),
+            ("purpose", "object"),
+            ("missing", "object"),
+        )
+    ]
     kept, limitation = split_form_array_violations(violations, sent)
     assert limitation == violations[:2] and kept == violations[2:]  # text parts and absent ones stay violations
-    as_json = [Exchange("POST", "/files", 422, "application/json", b"{}", "application/json", b'{"expires_after": "x"}')]
+    as_json = [
+        Exchange("POST", "/files", 422, "application/json", b"{}", "application/json", b'{"expires_after": "x"}')
+    ]
     assert split_form_array_violations(violations[:1], as_json)[0] == violations[:1]
 
 
@@ -223,18 +388,23 @@ def test_an_array_of_files_sent_as_one_part_is_prisms_limitation():
     finally:
         sys.path.remove(src)
     body, content_type = runtime.encode_multipart({"<any part name>": [b"export default {}"]})
-    log = "\n".join([
-        "[3:46:36 PM] › [HTTP SERVER] put /content ℹ  info      Request received",
-        "[3:46:36 PM] ›     [VALIDATOR] ✖  error     Violation: request.body.<any part name> Request body property <any part name> must be array",
-        "[3:46:36 PM] ›     [VALIDATOR] ✖  error     Violation: request.body.other part Request body property other part must be array",
-        "[3:46:36 PM] ›     [VALIDATOR] ✖  error     Violation: request Supported content types: application/octet-stream",
-    ])
+    log = "\n".join(
+        [
+            "[3:46:36 PM] › [HTTP SERVER] put /content ℹ  info      Request received",
+            "[3:46:36 PM] ›     [VALIDATOR] ✖  error     Violation: request.body.<any part name> Request body property <any part name> must be array",
+            "[3:46:36 PM] ›     [VALIDATOR] ✖  error     Violation: request.body.other part Request body property other part must be array",
+            "[3:46:36 PM] ›     [VALIDATOR] ✖  error     Violation: request Supported content types: application/octet-stream",
+        ]
+    )
     violations = prism_violations(log)
     assert [(v["location"], v["message"]) for v in violations] == [
         ("request.body.<any part name>", "Request body property <any part name> must be array"),
         ("request.body.other part", "Request body property other part must be array"),
-        ("request", "Supported content types: application/octet-stream")]  # Docker's: no "Request" to start at
-    kept, limitation = split_form_array_violations(violations, [Exchange("PUT", "/content", 422, "application/json", b"{}", content_type, body)])
+        ("request", "Supported content types: application/octet-stream"),
+    ]  # Docker's: no "Request" to start at
+    kept, limitation = split_form_array_violations(
+        violations, [Exchange("PUT", "/content", 422, "application/json", b"{}", content_type, body)]
+    )
     assert limitation == violations[:1] and kept == violations[1:]
 
 
@@ -247,51 +417,122 @@ def test_only_what_the_spec_itself_makes_unsatisfiable_is_put_apart(tmp_path):
             operation["requestBody"] = {"content": {media: {"schema": body}}}
         return operation
 
-    form = {"type": "object", "properties": {"sources": {"type": "array", "enum": ["github", "git"], "items": {"type": "string"}},
-                                              "mode": {"type": "string", "enum": ["x", "y"]}}}
+    form = {
+        "type": "object",
+        "properties": {
+            "sources": {"type": "array", "enum": ["github", "git"], "items": {"type": "string"}},
+            "mode": {"type": "string", "enum": ["x", "y"]},
+        },
+    }
     paths = {
-        "/sip/{tspId}": {"get": op([{"name": "tspId", "in": "path", "required": True, "schema": {"type": "string", "enum": [1, 2]}},
-                                    {"name": "kind", "in": "query", "schema": {"type": "string", "enum": ["a", "b"]}},
-                                    # Cloudflare's `ssl` and `retry`: no type, no string among the values
-                                    {"name": "ssl", "in": "query", "schema": {"enum": [0, 1], "default": "0"}},
-                                    {"name": "retry", "in": "query", "schema": {"enum": [True]}},
-                                    {"name": "level", "in": "query", "schema": {"enum": [1, 2]}},
-                                    {"name": "tag", "in": "query", "schema": {"enum": ["a", 1]}}])},
+        "/sip/{tspId}": {
+            "get": op(
+                [
+                    {"name": "tspId", "in": "path", "required": True, "schema": {"type": "string", "enum": [1, 2]}},
+                    {"name": "kind", "in": "query", "schema": {"type": "string", "enum": ["a", "b"]}},
+                    # Cloudflare's `ssl` and `retry`: no type, no string among the values
+                    {"name": "ssl", "in": "query", "schema": {"enum": [0, 1], "default": "0"}},
+                    {"name": "retry", "in": "query", "schema": {"enum": [True]}},
+                    {"name": "level", "in": "query", "schema": {"enum": [1, 2]}},
+                    {"name": "tag", "in": "query", "schema": {"enum": ["a", 1]}},
+                ]
+            )
+        },
         "/settings": {"put": op(body=form, media="application/x-www-form-urlencoded")},
-        "/connect": {"post": op(body={"type": "object", "properties": {"Container": {"type": "string"}}}, media="application/octet-stream")},
+        "/connect": {
+            "post": op(
+                body={"type": "object", "properties": {"Container": {"type": "string"}}},
+                media="application/octet-stream",
+            )
+        },
         "/create": {"post": op(body={"type": "object", "properties": {"Name": {"type": "string"}}})},
-        "/build": {"post": op([{"name": "Content-type", "in": "header", "schema": {"type": "string", "enum": ["application/x-tar"]}}],
-                              body={"type": "string", "format": "binary"}, media="application/octet-stream")},
+        "/build": {
+            "post": op(
+                [{"name": "Content-type", "in": "header", "schema": {"type": "string", "enum": ["application/x-tar"]}}],
+                body={"type": "string", "format": "binary"},
+                media="application/octet-stream",
+            )
+        },
         "/load": {"post": op(body={"type": "string", "format": "binary"}, media="application/octet-stream")},
     }
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": paths}))
-    tools = {"sip": "GET /sip/{tspId}", "settings": "PUT /settings", "connect": "POST /connect", "create": "POST /create",
-             "build": "POST /build", "load": "POST /load"}
+    tools = {
+        "sip": "GET /sip/{tspId}",
+        "settings": "PUT /settings",
+        "connect": "POST /connect",
+        "create": "POST /create",
+        "build": "POST /build",
+        "load": "POST /load",
+    }
     (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": tools}))
-    results = [{"name": name, "meta": {"typed-mcp/source": {"method": op.split()[0], "url": "http://h" + op.split()[1].replace("{tspId}", "1")}}}
-               for name, op in tools.items()]
-    sent = [Exchange("GET", "/sip/1?kind=c&ssl=0&retry=true&level=3&tag=1", 422, "application/json", b"{}"),
-            Exchange("PUT", "/settings", 422, "application/json", b"{}", "application/x-www-form-urlencoded", b"sources=git&mode=z"),
-            Exchange("POST", "/connect", 422, "application/json", b"{}", "application/octet-stream", b'{"Container": "c"}'),
-            Exchange("POST", "/create", 422, "application/json", b"{}", "application/json", b"[]"),
-            Exchange("POST", "/build", 422, "application/json", b"{}", "application/x-tar", b"tar"),
-            Exchange("POST", "/load", 422, "application/json", b"{}", "application/x-tar", b"tar")]
+    results = [
+        {
+            "name": name,
+            "meta": {
+                "typed-mcp/source": {"method": op.split()[0], "url": "http://h" + op.split()[1].replace("{tspId}", "1")}
+            },
+        }
+        for name, op in tools.items()
+    ]
+    sent = [
+        Exchange("GET", "/sip/1?kind=c&ssl=0&retry=true&level=3&tag=1", 422, "application/json", b"{}"),
+        Exchange(
+            "PUT",
+            "/settings",
+            422,
+            "application/json",
+            b"{}",
+            "application/x-www-form-urlencoded",
+            b"sources=git&mode=z",
+        ),
+        Exchange("POST", "/connect", 422, "application/json", b"{}", "application/octet-stream", b'{"Container": "c"}'),
+        Exchange("POST", "/create", 422, "application/json", b"{}", "application/json", b"[]"),
+        Exchange("POST", "/build", 422, "application/json", b"{}", "application/x-tar", b"tar"),
+        Exchange("POST", "/load", 422, "application/json", b"{}", "application/x-tar", b"tar"),
+    ]
     unsatisfiable = [
-        {"message": "Request path parameter tspid must be equal to one of the allowed values: 1, 2", "request": "GET /sip/1"},
-        {"message": "Request query parameter ssl must be equal to one of the allowed values: 0, 1", "request": "GET /sip/1"},
-        {"message": "Request query parameter retry must be equal to one of the allowed values: true", "request": "GET /sip/1"},
-        {"message": "Request body property sources must be equal to one of the allowed values: github, git", "request": "PUT /settings"},
+        {
+            "message": "Request path parameter tspid must be equal to one of the allowed values: 1, 2",
+            "request": "GET /sip/1",
+        },
+        {
+            "message": "Request query parameter ssl must be equal to one of the allowed values: 0, 1",
+            "request": "GET /sip/1",
+        },
+        {
+            "message": "Request query parameter retry must be equal to one of the allowed values: true",
+            "request": "GET /sip/1",
+        },
+        {
+            "message": "Request body property sources must be equal to one of the allowed values: github, git",
+            "request": "PUT /settings",
+        },
         {"message": "Request body must be object", "request": "POST /connect"},
         {"message": "Supported content types: application/octet-stream", "request": "POST /build"},
     ]
     ours = [
-        {"message": "Request query parameter kind must be equal to one of the allowed values: a, b", "request": "GET /sip/1"},
-        {"message": "Request query parameter level must be equal to one of the allowed values: 1, 2", "request": "GET /sip/1"},  # 3 is ours
-        {"message": "Request query parameter tag must be equal to one of the allowed values: a, 1", "request": "GET /sip/1"},  # "a" was possible
-        {"message": "Request body property mode must be equal to one of the allowed values: x, y", "request": "PUT /settings"},
+        {
+            "message": "Request query parameter kind must be equal to one of the allowed values: a, b",
+            "request": "GET /sip/1",
+        },
+        {
+            "message": "Request query parameter level must be equal to one of the allowed values: 1, 2",
+            "request": "GET /sip/1",
+        },  # 3 is ours
+        {
+            "message": "Request query parameter tag must be equal to one of the allowed values: a, 1",
+            "request": "GET /sip/1",
+        },  # "a" was possible
+        {
+            "message": "Request body property mode must be equal to one of the allowed values: x, y",
+            "request": "PUT /settings",
+        },
         {"message": "Request body must be object", "request": "POST /create"},
-        {"message": "Supported content types: application/octet-stream", "request": "POST /load"},  # no header says x-tar
+        {
+            "message": "Supported content types: application/octet-stream",
+            "request": "POST /load",
+        },  # no header says x-tar
     ]
     kept, apart = split_unsatisfiable(ours + unsatisfiable, results, sent, spec, tmp_path)
     assert apart == unsatisfiable and kept == ours
@@ -302,13 +543,26 @@ def test_a_required_form_field_that_was_sent_is_prisms_limitation():
     `grant_type` in `required` only, so Prism calls it missing even when it was sent."""
     from harness.strict_run import Exchange, split_form_array_violations
 
-    violations = [{"message": "Request body must have required property 'grant_type'", "request": "POST /oauth2/revoke"},
-                  {"message": "Request body must have required property 'token'", "request": "POST /oauth2/revoke"}]
-    sent = [Exchange("POST", "/oauth2/revoke", 400, "application/json", b"{}", "application/x-www-form-urlencoded",
-                     b"client_id=abc&grant_type=abc")]
+    violations = [
+        {"message": "Request body must have required property 'grant_type'", "request": "POST /oauth2/revoke"},
+        {"message": "Request body must have required property 'token'", "request": "POST /oauth2/revoke"},
+    ]
+    sent = [
+        Exchange(
+            "POST",
+            "/oauth2/revoke",
+            400,
+            "application/json",
+            b"{}",
+            "application/x-www-form-urlencoded",
+            b"client_id=abc&grant_type=abc",
+        )
+    ]
     kept, limitation = split_form_array_violations(violations, sent)
     assert limitation == violations[:1] and kept == violations[1:]  # `token` was not sent: that one is ours
-    as_json = [Exchange("POST", "/oauth2/revoke", 400, "application/json", b"{}", "application/json", b'{"grant_type": "abc"}')]
+    as_json = [
+        Exchange("POST", "/oauth2/revoke", 400, "application/json", b"{}", "application/json", b'{"grant_type": "abc"}')
+    ]
     assert split_form_array_violations(violations, as_json)[0] == violations
 
 
@@ -319,32 +573,71 @@ def test_a_body_valid_the_openapi_way_is_judged_whole(tmp_path):
     Anything else stays a violation."""
     from harness.strict_run import Exchange, split_valid_bodies
 
-    base = {"type": "object", "required": ["version", "action"], "properties": {
-        "version": {"type": "string", "readOnly": True}, "action": {"type": "string"}, "action_parameters": {"type": "object"}}}
-    rule = {"oneOf": [
-        {"allOf": [{"$ref": "#/components/schemas/base"}, {"properties": {"action": {"enum": ["block"]}}}]},
-        {"allOf": [{"$ref": "#/components/schemas/base"}, {"properties": {"action": {"enum": ["skip"]}, "action_parameters": {"minProperties": 1}}}]}]}
-    position = {"oneOf": [{"properties": {"before": {"type": "string"}}}, {"properties": {"after": {"type": "string"}}}]}
+    base = {
+        "type": "object",
+        "required": ["version", "action"],
+        "properties": {
+            "version": {"type": "string", "readOnly": True},
+            "action": {"type": "string"},
+            "action_parameters": {"type": "object"},
+        },
+    }
+    rule = {
+        "oneOf": [
+            {"allOf": [{"$ref": "#/components/schemas/base"}, {"properties": {"action": {"enum": ["block"]}}}]},
+            {
+                "allOf": [
+                    {"$ref": "#/components/schemas/base"},
+                    {"properties": {"action": {"enum": ["skip"]}, "action_parameters": {"minProperties": 1}}},
+                ]
+            },
+        ]
+    }
+    position = {
+        "oneOf": [{"properties": {"before": {"type": "string"}}}, {"properties": {"after": {"type": "string"}}}]
+    }
     body = {"type": "object", "properties": {"rules": {"type": "array", "items": rule}, "position": position}}
 
     def op(method):
-        return {method: {"requestBody": {"content": {"application/json": {"schema": body}}}, "responses": {"204": {"description": "ok"}}}}
+        return {
+            method: {
+                "requestBody": {"content": {"application/json": {"schema": body}}},
+                "responses": {"204": {"description": "ok"}},
+            }
+        }
 
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": {"base": base}},
-                                "paths": {"/a": op("post"), "/b": op("post"), "/c": op("post"), "/d": op("post")}}))
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "t", "version": "1"},
+                "components": {"schemas": {"base": base}},
+                "paths": {"/a": op("post"), "/b": op("post"), "/c": op("post"), "/d": op("post")},
+            }
+        )
+    )
     (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {k: f"POST /{k}" for k in "abcd"}}))
     results = [{"name": k, "meta": {"typed-mcp/source": {"method": "POST", "url": f"http://h/{k}"}}} for k in "abcd"]
-    bodies = {"a": {"rules": [{"action": "block", "action_parameters": {}}]},  # readOnly only
-              "b": {"rules": [{"action": "block"}], "position": {}},  # and a position both branches accept
-              "c": {"rules": [{"action": "nope"}]},  # no branch: ours
-              "d": {"rules": [{"action": "block", "action_parameters": []}]}}  # not an object: ours
-    sent = [Exchange("POST", f"/{k}", 422, "application/json", b"{}", "application/json", json.dumps(v).encode()) for k, v in bodies.items()]
-    lines = ["Request body property rules.0 must have required property 'version'",
-             "Request body property rules.0.action must be equal to one of the allowed values: skip",
-             "Request body property rules.0.action_parameters must NOT have fewer than 1 properties"]
+    bodies = {
+        "a": {"rules": [{"action": "block", "action_parameters": {}}]},  # readOnly only
+        "b": {"rules": [{"action": "block"}], "position": {}},  # and a position both branches accept
+        "c": {"rules": [{"action": "nope"}]},  # no branch: ours
+        "d": {"rules": [{"action": "block", "action_parameters": []}]},
+    }  # not an object: ours
+    sent = [
+        Exchange("POST", f"/{k}", 422, "application/json", b"{}", "application/json", json.dumps(v).encode())
+        for k, v in bodies.items()
+    ]
+    lines = [
+        "Request body property rules.0 must have required property 'version'",
+        "Request body property rules.0.action must be equal to one of the allowed values: skip",
+        "Request body property rules.0.action_parameters must NOT have fewer than 1 properties",
+    ]
     violations = [{"message": line, "request": f"POST /{k}"} for k in "abcd" for line in lines]
-    violations.append({"message": "Request path parameter id must match exactly one schema in oneOf", "request": "POST /a"})
+    violations.append(
+        {"message": "Request path parameter id must match exactly one schema in oneOf", "request": "POST /a"}
+    )
     kept, read_only, overlap = split_valid_bodies(violations, results, sent, spec, tmp_path)
     assert {v["request"] for v in read_only} == {"POST /a"} and len(read_only) == 3
     assert {v["request"] for v in overlap} == {"POST /b"} and len(overlap) == 3
@@ -357,15 +650,38 @@ def test_a_path_parameter_several_one_of_branches_accept_is_put_apart(tmp_path):
 
     app_id = {"oneOf": [{"type": "string", "maxLength": 32}, {"type": "string", "maxLength": 36}]}
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/accounts/{account_id}/apps/{app_id}": {
-        "get": {"parameters": [{"name": "account_id", "in": "path", "required": True, "schema": {"type": "string"}},
-                               {"name": "app_id", "in": "path", "required": True, "schema": app_id}],
-                "responses": {"204": {"description": "ok"}}}}}}))
-    (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"get_app": "GET /accounts/{account_id}/apps/{app_id}"}}))
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "t", "version": "1"},
+                "paths": {
+                    "/accounts/{account_id}/apps/{app_id}": {
+                        "get": {
+                            "parameters": [
+                                {"name": "account_id", "in": "path", "required": True, "schema": {"type": "string"}},
+                                {"name": "app_id", "in": "path", "required": True, "schema": app_id},
+                            ],
+                            "responses": {"204": {"description": "ok"}},
+                        }
+                    }
+                },
+            }
+        )
+    )
+    (tmp_path / "typed-mcp.json").write_text(
+        json.dumps({"tools": {"get_app": "GET /accounts/{account_id}/apps/{app_id}"}})
+    )
     short, long = "/accounts/abc/apps/abc", "/accounts/abc/apps/" + "a" * 34
-    results = [{"name": "get_app", "meta": {"typed-mcp/source": {"method": "GET", "url": f"http://h{path}"}}} for path in (short, long)]
+    results = [
+        {"name": "get_app", "meta": {"typed-mcp/source": {"method": "GET", "url": f"http://h{path}"}}}
+        for path in (short, long)
+    ]
     sent = [Exchange("GET", f"{path}?x=1", 422, "application/json", b"{}") for path in (short, long)]
-    violations = [{"message": "Request path parameter app_id must match exactly one schema in oneOf", "request": f"GET {path}"} for path in (short, long)]
+    violations = [
+        {"message": "Request path parameter app_id must match exactly one schema in oneOf", "request": f"GET {path}"}
+        for path in (short, long)
+    ]
     kept, apart = split_ambiguous_one_of(violations, results, sent, spec, tmp_path)
     assert apart == violations[:1] and kept == violations[1:]  # "abc" matches both; 34 characters only the second
 
@@ -379,7 +695,19 @@ def test_an_operation_without_a_declared_success_is_one_prism_cannot_answer(tmp_
         return {"responses": {code: {"description": code} for code in codes}}
 
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {
-        "/logs/": {"get": op("401")}, "/a": {"get": op("2XX", "404")}, "/b": {"get": op("default")}, "/c": {"get": op("201", "401")}}}))
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "t", "version": "1"},
+                "paths": {
+                    "/logs/": {"get": op("401")},
+                    "/a": {"get": op("2XX", "404")},
+                    "/b": {"get": op("default")},
+                    "/c": {"get": op("201", "401")},
+                },
+            }
+        )
+    )
     assert [_declares_success(spec, f"GET {p}") for p in ("/logs/", "/a", "/b", "/c")] == [False, True, True, True]
     assert _declares_success(spec, None)  # an unknown operation is not put apart

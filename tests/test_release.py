@@ -42,7 +42,14 @@ def test_check_passes_on_the_committed_package():
 
 def test_check_against_the_live_api_and_the_snapshot(demo_url):
     proc = run_cli(
-        "check", f"{demo_url}/v1/openapi.json", "--out", str(COMMITTED), "--package-name", "weather-mcp", "--snapshot", str(WEATHER)
+        "check",
+        f"{demo_url}/v1/openapi.json",
+        "--out",
+        str(COMMITTED),
+        "--package-name",
+        "weather-mcp",
+        "--snapshot",
+        str(WEATHER),
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -51,7 +58,9 @@ def test_check_reports_drift_with_a_summary(tmp_path: Path):
     spec = changed_weather(tmp_path)
     snapshot = tmp_path / "snapshot.json"
     shutil.copy(WEATHER, snapshot)
-    proc = run_cli("check", str(spec), "--out", str(COMMITTED), "--package-name", "weather-mcp", "--snapshot", str(snapshot))
+    proc = run_cli(
+        "check", str(spec), "--out", str(COMMITTED), "--package-name", "weather-mcp", "--snapshot", str(snapshot)
+    )
     assert proc.returncode == 1
     assert "drift: the spec differs from the snapshot" in proc.stdout
     assert "src/weather_mcp/models/weather_data.py" in proc.stdout
@@ -63,7 +72,9 @@ def test_check_reports_drift_with_a_summary(tmp_path: Path):
 def test_versions_are_recorded_and_exposed(tmp_path: Path):
     about = (COMMITTED / "src" / "weather_mcp" / "_about.py").read_text()
     digest = __import__("hashlib").sha256(WEATHER.read_bytes()).hexdigest()
-    assert f"SPEC_SHA256 = '{digest}'" in about and "API_VERSION = '1.2.0'" in about and "GENERATOR = 'typed-mcp " in about
+    assert (
+        f"SPEC_SHA256 = '{digest}'" in about and "API_VERSION = '1.2.0'" in about and "GENERATOR = 'typed-mcp " in about
+    )
     out = tmp_path / "v"
     generate(WEATHER, out, "weather-mcp", "--package-version", "2.0.0rc1")
     assert json.loads((out / "typed-mcp.json").read_text())["version"] == "2.0.0rc1"
@@ -90,7 +101,13 @@ def test_diff_of_two_real_github_releases(tmp_path: Path):
     new = CORPUS / "github__api.github.com.json"
     if not new.is_file():
         pytest.skip(f"no corpus at {CORPUS}")
-    subprocess.run(["npm", "pack", "@octokit/openapi@22.0.0", "--silent"], cwd=tmp_path, check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        ["npm", "pack", "@octokit/openapi@22.0.0", "--silent"],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     with tarfile.open(tmp_path / "octokit-openapi-22.0.0.tgz") as archive:
         member = archive.getmember("package/generated/api.github.com.json")
         (tmp_path / "old.json").write_bytes(archive.extractfile(member).read())
@@ -114,7 +131,12 @@ def test_build_publish_to_a_real_index_and_install_fresh(tmp_path: Path):
     dist = tmp_path / "dist"
     env = {**os.environ, "PACKAGE": "weather-mcp"}
     build = subprocess.run(
-        ["make", "build", f"OUT={COMMITTED}", "PACKAGE=weather-mcp"], cwd=REPO, capture_output=True, text=True, env=env, timeout=600
+        ["make", "build", f"OUT={COMMITTED}", "PACKAGE=weather-mcp"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
     )
     assert build.returncode == 0, build.stdout + build.stderr
     assert "PASSED" in build.stdout
@@ -131,21 +153,49 @@ def test_build_publish_to_a_real_index_and_install_fresh(tmp_path: Path):
     packages.mkdir()
     port = free_port()
     index = f"http://127.0.0.1:{port}"
-    server = [str(Path(sys.executable).parent / "pypi-server"), "run", "-p", str(port), "-i", "127.0.0.1",
-              "-P", str(tmp_path / "htpasswd"), "-a", "update", str(packages)]
+    server = [
+        str(Path(sys.executable).parent / "pypi-server"),
+        "run",
+        "-p",
+        str(port),
+        "-i",
+        "127.0.0.1",
+        "-P",
+        str(tmp_path / "htpasswd"),
+        "-a",
+        "update",
+        str(packages),
+    ]
     with running(server, f"{index}/simple/"):
         publish = subprocess.run(
-            ["make", "publish", f"OUT={COMMITTED}", "PACKAGE=weather-mcp"], cwd=REPO, capture_output=True, text=True, timeout=600,
+            ["make", "publish", f"OUT={COMMITTED}", "PACKAGE=weather-mcp"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=600,
             env={**os.environ, "TWINE_REPOSITORY_URL": index, "TWINE_PASSWORD": token},
         )
         assert publish.returncode == 0, publish.stdout + publish.stderr
         assert token not in publish.stdout + publish.stderr
-        assert sorted(p.name for p in packages.iterdir()) == ["weather_mcp-1.2.0-py3-none-any.whl", "weather_mcp-1.2.0.tar.gz"]
+        assert sorted(p.name for p in packages.iterdir()) == [
+            "weather_mcp-1.2.0-py3-none-any.whl",
+            "weather_mcp-1.2.0.tar.gz",
+        ]
         bin_dir = _venv(tmp_path / "fresh")
         install = subprocess.run(
-            [str(bin_dir / "pip"), "install", "--quiet", "--index-url", f"{index}/simple/", "--extra-index-url",
-             "https://pypi.org/simple/", "weather-mcp==1.2.0"],
-            capture_output=True, text=True, timeout=900,
+            [
+                str(bin_dir / "pip"),
+                "install",
+                "--quiet",
+                "--index-url",
+                f"{index}/simple/",
+                "--extra-index-url",
+                "https://pypi.org/simple/",
+                "weather-mcp==1.2.0",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
         assert install.returncode == 0, install.stderr[-2000:]
     assert (bin_dir / "weather-mcp").is_file()
@@ -153,12 +203,22 @@ def test_build_publish_to_a_real_index_and_install_fresh(tmp_path: Path):
     assert version.stdout.startswith("weather-mcp 1.2.0 (API 1.2.0; spec sha256 ")
 
     async def list_tools() -> list[str]:
-        params = StdioServerParameters(command=str(bin_dir / "weather-mcp"), args=["--base-url", "http://127.0.0.1:9"], env={})
+        params = StdioServerParameters(
+            command=str(bin_dir / "weather-mcp"), args=["--base-url", "http://127.0.0.1:9"], env={}
+        )
         async with Client(params) as client:
             return sorted(t.name for t in (await client.list_tools()).tools)
 
     import anyio
 
     assert anyio.run(list_tools) == sorted(
-        ["create_report", "delete_report", "get_forecast", "get_report", "get_temperature", "get_temperatures", "get_weather"]
+        [
+            "create_report",
+            "delete_report",
+            "get_forecast",
+            "get_report",
+            "get_temperature",
+            "get_temperatures",
+            "get_weather",
+        ]
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
-
 import json
 import logging
 import time
@@ -27,8 +26,13 @@ OBJ = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": 
 def op(op_id: str, security=None, params=None, response=None, media="application/json", **extra) -> dict:
     content = {media: {"schema": response or OBJ}} if media else None
     responses = {"200": {"description": "ok", **({"content": content} if content else {})}}
-    return {"operationId": op_id, "responses": responses, **({"security": security} if security is not None else {}),
-            **({"parameters": params} if params else {}), **extra}
+    return {
+        "operationId": op_id,
+        "responses": responses,
+        **({"security": security} if security is not None else {}),
+        **({"parameters": params} if params else {}),
+        **extra,
+    }
 
 
 SPEC = {
@@ -44,7 +48,14 @@ SPEC = {
             "cookieKey": {"type": "apiKey", "in": "cookie", "name": "session"},
         },
         # GitHub's `issue-type`: an object schema that is itself nullable.
-        "schemas": {"IssueType": {"type": "object", "nullable": True, "required": ["id"], "properties": {"id": {"type": "integer"}}}},
+        "schemas": {
+            "IssueType": {
+                "type": "object",
+                "nullable": True,
+                "required": ["id"],
+                "properties": {"id": {"type": "integer"}},
+            }
+        },
     },
     "paths": {
         "/auth/bearer": {"get": op("bearer", [{"bearerAuth": []}])},
@@ -58,7 +69,12 @@ SPEC = {
                 "params",
                 params=[
                     {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}},
-                    {"name": "ids", "in": "query", "schema": {"type": "array", "items": {"type": "integer"}}, "explode": False},
+                    {
+                        "name": "ids",
+                        "in": "query",
+                        "schema": {"type": "array", "items": {"type": "integer"}},
+                        "explode": False,
+                    },
                     {"name": "tags", "in": "query", "schema": {"type": "array", "items": {"type": "string"}}},
                     {"name": "filter", "in": "query", "style": "deepObject", "schema": {"type": "object"}},
                     {"name": "flag", "in": "query", "schema": {"type": "boolean"}},
@@ -76,55 +92,151 @@ SPEC = {
                 "submit_form",
                 requestBody={
                     "required": True,
-                    "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"},
-                                                                                               "events": {"type": "array", "items": {"type": "string"}}}}}},
+                    "content": {
+                        "application/x-www-form-urlencoded": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "name": {"type": "string"},
+                                    "n": {"type": "integer"},
+                                    "events": {"type": "array", "items": {"type": "string"}},
+                                },
+                            }
+                        }
+                    },
                 },
             )
         },
         "/upload": {
             "post": op(
                 "upload",
-                requestBody={"content": {"multipart/form-data": {"schema": {"type": "object", "required": ["file"], "properties": {
-                    "file": {"type": "string", "format": "binary"}, "note": {"type": "string"},
-                    "meta": {"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}}}}}}}},
+                requestBody={
+                    "content": {
+                        "multipart/form-data": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["file"],
+                                "properties": {
+                                    "file": {"type": "string", "format": "binary"},
+                                    "note": {"type": "string"},
+                                    "meta": {
+                                        "type": "object",
+                                        "properties": {"at": {"type": "string", "format": "date-time"}},
+                                    },
+                                },
+                            }
+                        }
+                    }
+                },
             )
         },
-        "/raw": {"put": op("put_raw", requestBody={"required": True, "content": {"image/jpeg": {"schema": {"type": "string", "format": "binary"}}}})},
+        "/raw": {
+            "put": op(
+                "put_raw",
+                requestBody={
+                    "required": True,
+                    "content": {"image/jpeg": {"schema": {"type": "string", "format": "binary"}}},
+                },
+            )
+        },
         # Docker's POST /build: an octet-stream body whose real type is given by a Content-Type parameter.
-        "/build": {"post": op("build", params=[{"name": "Content-type", "in": "header", "schema": {"type": "string", "enum": ["application/x-tar"]}}],
-                              requestBody={"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}})},
-        "/files/{id}#copy": {"post": op("copy_file", params=[{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}])},
-        "/search?kind=user": {"get": op("search_users", params=[
-            {"name": "q", "in": "query", "schema": {"type": "string"}},
-            {"name": "since", "in": "query", "schema": {"type": "string", "format": "date-time"}},
-            {"name": "sid", "in": "query", "schema": {"type": "string", "pattern": "^AC[0-9a-f]{32}$"}},
-            {"name": "sort", "in": "query", "schema": {"type": "string", "format": "x\nevil", "enum": ["a"]}},
-            # OpenAPI 3.1's nullable, as Airflow writes it: the type and format of the non-null branch stay.
-            {"name": "asset_id", "in": "query", "schema": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
-            {"name": "after", "in": "query", "schema": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]}},
-            # Cloudflare's radar: an array of date-times.
-            {"name": "dateEnd", "in": "query", "schema": {"type": "array", "items": {"type": "string", "format": "date-time"}}}])},
+        "/build": {
+            "post": op(
+                "build",
+                params=[
+                    {
+                        "name": "Content-type",
+                        "in": "header",
+                        "schema": {"type": "string", "enum": ["application/x-tar"]},
+                    }
+                ],
+                requestBody={
+                    "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
+                },
+            )
+        },
+        "/files/{id}#copy": {
+            "post": op(
+                "copy_file", params=[{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]
+            )
+        },
+        "/search?kind=user": {
+            "get": op(
+                "search_users",
+                params=[
+                    {"name": "q", "in": "query", "schema": {"type": "string"}},
+                    {"name": "since", "in": "query", "schema": {"type": "string", "format": "date-time"}},
+                    {"name": "sid", "in": "query", "schema": {"type": "string", "pattern": "^AC[0-9a-f]{32}$"}},
+                    {"name": "sort", "in": "query", "schema": {"type": "string", "format": "x\nevil", "enum": ["a"]}},
+                    # OpenAPI 3.1's nullable, as Airflow writes it: the type and format of the non-null branch stay.
+                    {"name": "asset_id", "in": "query", "schema": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
+                    {
+                        "name": "after",
+                        "in": "query",
+                        "schema": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]},
+                    },
+                    # Cloudflare's radar: an array of date-times.
+                    {
+                        "name": "dateEnd",
+                        "in": "query",
+                        "schema": {"type": "array", "items": {"type": "string", "format": "date-time"}},
+                    },
+                ],
+            )
+        },
         "/number": {"get": op("number", response={"type": "integer"})},
         # Twilio: relative references under `format: uri`.
-        "/links": {"get": op("links", response={"type": "object", "required": ["uri"], "properties": {"uri": {"type": "string", "format": "uri"}}})},
-        "/issue-type": {"get": op("issue_type", response={"$ref": "#/components/schemas/IssueType"}),
-                        "head": op("issue_type_exists", response={"$ref": "#/components/schemas/IssueType"})},
+        "/links": {
+            "get": op(
+                "links",
+                response={
+                    "type": "object",
+                    "required": ["uri"],
+                    "properties": {"uri": {"type": "string", "format": "uri"}},
+                },
+            )
+        },
+        "/issue-type": {
+            "get": op("issue_type", response={"$ref": "#/components/schemas/IssueType"}),
+            "head": op("issue_type_exists", response={"$ref": "#/components/schemas/IssueType"}),
+        },
         # GitHub's PUT .../secrets/{name}: 201 with JSON when created, 204 without a body when updated.
-        "/secret": {"put": {"operationId": "put_secret", "responses": {
-            "201": {"description": "created", "content": {"application/json": {"schema": OBJ}}},
-            "204": {"description": "updated"}}}},
+        "/secret": {
+            "put": {
+                "operationId": "put_secret",
+                "responses": {
+                    "201": {"description": "created", "content": {"application/json": {"schema": OBJ}}},
+                    "204": {"description": "updated"},
+                },
+            }
+        },
         # Zoom: JSON declared on a 204, which HTTP gives no body.
-        "/owner": {"put": {"operationId": "put_owner", "responses": {
-            "204": {"description": "updated", "content": {"application/json": {"schema": {}}}}}}},
-        "/anything": {"get": {"operationId": "anything", "responses": {"200": {"description": "ok", "content": {"application/json": {}}}}}},
+        "/owner": {
+            "put": {
+                "operationId": "put_owner",
+                "responses": {"204": {"description": "updated", "content": {"application/json": {"schema": {}}}}},
+            }
+        },
+        "/anything": {
+            "get": {
+                "operationId": "anything",
+                "responses": {"200": {"description": "ok", "content": {"application/json": {}}}},
+            }
+        },
         "/text": {"get": op("text", media="text/plain", response={"type": "string"})},
         # Kubernetes' connect endpoints: a string under */*.
         "/exec": {"get": op("exec_text", media="*/*", response={"type": "string"})},
         "/image": {"get": op("image", media="image/png", response={"type": "string", "format": "binary"})},
         # Cloudflare's urlscanner screenshot: the image, or a JSON note that it is not ready yet.
-        "/screenshot": {"get": {"operationId": "screenshot", "responses": {
-            "200": {"description": "the image", "content": {"image/png": {"schema": {"type": "string"}}}},
-            "202": {"description": "in progress", "content": {"application/json": {"schema": OBJ}}}}}},
+        "/screenshot": {
+            "get": {
+                "operationId": "screenshot",
+                "responses": {
+                    "200": {"description": "the image", "content": {"image/png": {"schema": {"type": "string"}}}},
+                    "202": {"description": "in progress", "content": {"application/json": {"schema": OBJ}}},
+                },
+            }
+        },
         "/blob": {"get": op("blob", media="application/octet-stream", response={"type": "string", "format": "binary"})},
         # Cloudflare files script content under `string`, which is no media type.
         "/script": {"get": op("script", media="string", response={"example": "export default {}"})},
@@ -162,8 +274,14 @@ async def call(server_factory, name: str, arguments: dict | None = None):
     ("tool", "env", "check"),
     [
         ("bearer", {"BEARER_AUTH_TOKEN": SECRET}, lambda s: s.headers["authorization"] == f"Bearer {SECRET}"),
-        ("basic", {"BASIC_AUTH_USERNAME": "ann", "BASIC_AUTH_PASSWORD": SECRET},
-         lambda s: s.headers["authorization"] == "Basic " + __import__("base64").b64encode(f"ann:{SECRET}".encode()).decode()),
+        (
+            "basic",
+            {"BASIC_AUTH_USERNAME": "ann", "BASIC_AUTH_PASSWORD": SECRET},
+            lambda s: (
+                s.headers["authorization"]
+                == "Basic " + __import__("base64").b64encode(f"ann:{SECRET}".encode()).decode()
+            ),
+        ),
         ("header", {"HEADER_KEY_KEY": SECRET}, lambda s: s.headers["x-api-key"] == SECRET),
         ("query", {"QUERY_KEY_KEY": SECRET}, lambda s: s.raw_path == f"/api/auth/query?api_key={SECRET}"),
         ("cookie", {"COOKIE_KEY_KEY": SECRET}, lambda s: s.headers["cookie"] == f"session={SECRET}"),
@@ -201,8 +319,15 @@ async def test_optional_auth(server_factory, upstream, monkeypatch):
 
 
 async def test_parameter_serialization(server_factory, upstream):
-    arguments = {"id": 7, "ids": [1, 2], "tags": ["a b", "c"], "filter": {"state": "open", "n": 2}, "flag": True,
-                 "x_request_id": "r-1", "pref": "dark mode"}
+    arguments = {
+        "id": 7,
+        "ids": [1, 2],
+        "tags": ["a b", "c"],
+        "filter": {"state": "open", "n": 2},
+        "flag": True,
+        "x_request_id": "r-1",
+        "pref": "dark mode",
+    }
     result = await call(server_factory, "params", arguments)
     assert not result.is_error, result.content
     seen = upstream.seen[-1]
@@ -247,9 +372,14 @@ async def test_multipart_raw_and_odd_paths(server_factory, monkeypatch):
             assert "format" not in json.dumps(search["sort"])
             assert search["sid"]["pattern"] == "^AC[0-9a-f]{32}$"
             assert search["asset_id"]["anyOf"] == [{"type": "integer"}, {"type": "null"}]
-            assert search["after"]["anyOf"] == [{"type": "string"}, {"type": "null"}] and search["after"]["format"] == "date-time"
+            assert (
+                search["after"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+                and search["after"]["format"] == "date-time"
+            )
             assert search["date_end"]["anyOf"][0]["items"] == {"type": "string", "format": "date-time"}
-            upload = await client.call_tool("upload", {"body": {"file": "hello file", "note": "n", "meta": {"at": "2024-01-01T00:00:00Z"}}})
+            upload = await client.call_tool(
+                "upload", {"body": {"file": "hello file", "note": "n", "meta": {"at": "2024-01-01T00:00:00Z"}}}
+            )
             raw = await client.call_tool("put_raw", {"body": "/9j/4AAQ"})
             bad = await client.call_tool("put_raw", {"body": "not base64!"})
             copied = await client.call_tool("copy_file", {"id": "a/b"})
@@ -257,18 +387,31 @@ async def test_multipart_raw_and_odd_paths(server_factory, monkeypatch):
             built = await client.call_tool("build", {"body": "YWJj"})
             assert "content_type" not in tools["build"].input_schema["properties"]  # never an argument
             assert tools["build"].input_schema["properties"]["body"]["contentMediaType"] == "application/x-tar"
-    assert not upload.is_error and not raw.is_error and not copied.is_error and not found.is_error and not built.is_error
+    assert (
+        not upload.is_error and not raw.is_error and not copied.is_error and not found.is_error and not built.is_error
+    )
     multipart, put, copy, search, build = server.seen
     assert build.headers["content-type"] == "application/x-tar" and build.body == b"abc"
     assert multipart.headers["content-type"].startswith("multipart/form-data; boundary=")
     assert b'name="file"; filename="file"' in multipart.body and b"hello file" in multipart.body
     # What a multipart parser reads: a file part, a text part, an object as a JSON part, in field order.
     message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-        b"content-type: " + multipart.headers["content-type"].encode() + b"\r\n\r\n" + multipart.body)
-    parts = [(p.get_param("name", header="content-disposition"), p.get_filename(), p.get("content-type"), p.get_payload(decode=True))
-             for p in message.iter_parts()]
-    assert parts == [("file", "file", "application/octet-stream", b"hello file"), ("note", None, None, b"n"),
-                     ("meta", None, "application/json", b'{"at": "2024-01-01T00:00:00+00:00"}')]
+        b"content-type: " + multipart.headers["content-type"].encode() + b"\r\n\r\n" + multipart.body
+    )
+    parts = [
+        (
+            p.get_param("name", header="content-disposition"),
+            p.get_filename(),
+            p.get("content-type"),
+            p.get_payload(decode=True),
+        )
+        for p in message.iter_parts()
+    ]
+    assert parts == [
+        ("file", "file", "application/octet-stream", b"hello file"),
+        ("note", None, None, b"n"),
+        ("meta", None, "application/json", b'{"at": "2024-01-01T00:00:00+00:00"}'),
+    ]
     assert put.headers["content-type"] == "image/jpeg" and put.body == __import__("base64").b64decode("/9j/4AAQ")
     assert bad.is_error and bad.content[0].text == "the request body is not valid base64"
     assert copy.raw_path == "/files/a%2Fb"  # the `#copy` that told two operations apart is not sent
@@ -301,8 +444,10 @@ async def test_content_kinds(server_factory, monkeypatch):
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [
-        (Reply(500, "<html><body><h1>Internal   Server Error</h1></body></html>", "text/html"),
-         "GET /number failed: HTTP 500 Internal Server Error: <html><body><h1>Internal Server Error</h1></body></html>"),
+        (
+            Reply(500, "<html><body><h1>Internal   Server Error</h1></body></html>", "text/html"),
+            "GET /number failed: HTTP 500 Internal Server Error: <html><body><h1>Internal Server Error</h1></body></html>",
+        ),
         (Reply(404, {"message": "gone"}), 'GET /number failed: HTTP 404 Not Found: {"message": "gone"}'),
         (Reply(503, b"", ""), "GET /number failed: HTTP 503 Service Unavailable"),
         (Reply(200, b"{not json"), "upstream returned invalid JSON: {not json"),
@@ -360,7 +505,8 @@ async def answered(server_factory, monkeypatch, *calls: tuple[str, Reply, str]):
 
 async def test_a_success_declared_without_a_body_is_a_null_result(server_factory, monkeypatch):
     tools, (created, updated, undeclared, owner) = await answered(
-        server_factory, monkeypatch,
+        server_factory,
+        monkeypatch,
         ("/secret", Reply(201, {"ok": True}), "put_secret"),
         ("/secret", Reply(204, b""), "put_secret"),
         ("/secret", Reply(200, b""), "put_secret"),  # not declared without a body: still an error
@@ -379,7 +525,8 @@ async def test_a_success_declared_without_a_body_is_a_null_result(server_factory
 
 async def test_a_string_under_any_media_type_may_come_as_text(server_factory, monkeypatch):
     _, (as_text, as_json, broken) = await answered(
-        server_factory, monkeypatch,
+        server_factory,
+        monkeypatch,
         ("/exec", Reply(200, "total 0\n", "text/plain"), "exec_text"),
         ("/exec", Reply(200, '"quoted"', "application/json"), "exec_text"),
         ("/exec", Reply(200, "not json", "application/json"), "exec_text"),
@@ -392,7 +539,8 @@ async def test_a_string_under_any_media_type_may_come_as_text(server_factory, mo
 async def test_a_uri_may_be_a_relative_reference(server_factory, monkeypatch):
     """Real APIs put relative references under `format: uri`; a URL type refused them all."""
     tools, (result, absolute, broken) = await answered(
-        server_factory, monkeypatch,
+        server_factory,
+        monkeypatch,
         ("/links", Reply(200, {"uri": "/2010-04-01/Accounts.json"}), "links"),
         ("/links", Reply(200, {"uri": "https://api.example.com/a?b=c#d"}), "links"),
         ("/links", Reply(200, {"uri": "has spaces"}), "links"),  # no URI reference at all: AJV refuses it too
@@ -465,7 +613,10 @@ async def test_timeout_refused_and_size_cap(server_factory, monkeypatch):
     port = free_port()
     monkeypatch.setenv(f"{PREFIX}_BASE_URL", f"http://127.0.0.1:{port}")
     result = await call(server_factory, "number")
-    assert result.is_error and result.content[0].text == f"could not connect to the upstream API at http://127.0.0.1:{port}"
+    assert (
+        result.is_error
+        and result.content[0].text == f"could not connect to the upstream API at http://127.0.0.1:{port}"
+    )
 
 
 async def test_no_base_url_configured(server_factory, monkeypatch, tmp_path: Path):

@@ -39,7 +39,9 @@ def test_lazy_catalog_is_the_sdks_own_listing(monkeypatch):
     assert len(paged) > 2 and [t for page in paged for t in page] == eager[0]
 
 
-@pytest.mark.parametrize(("spec", "tools"), [("github__api.github.com.json", 1223), ("kubernetes__swagger-1.13.json", 1014)])
+@pytest.mark.parametrize(
+    ("spec", "tools"), [("github__api.github.com.json", 1223), ("kubernetes__swagger-1.13.json", 1014)]
+)
 def test_big_catalog_lists_in_pages_under_the_client_cap(spec, tools, tmp_path):
     path = CORPUS / spec
     if not path.is_file():
@@ -50,26 +52,47 @@ def test_big_catalog_lists_in_pages_under_the_client_cap(spec, tools, tmp_path):
     module = name.replace("-", "_")
     listed = anyio.run(pages, import_server(out, module))
     assert sum(len(page) for page in listed) == tools
-    sizes = [len(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": page, "nextCursor": "0000"}})) for page in listed]
+    sizes = [
+        len(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": page, "nextCursor": "0000"}})) for page in listed
+    ]
     assert max(sizes) < TEN_MIB, sizes
-    run = run_ts_client([sys.executable, "-m", module], {"PYTHONPATH": str(out / "src")}, [], list_only=True, timeout=600,
-                        compile_schemas=True)
+    run = run_ts_client(
+        [sys.executable, "-m", module],
+        {"PYTHONPATH": str(out / "src")},
+        [],
+        list_only=True,
+        timeout=600,
+        compile_schemas=True,
+    )
     assert run["tools"] == tools  # the strict TypeScript client, over stdio, gets every tool
     # ... and its AJV compiles every published schema, inputs included.
     assert run["schemas"]["failures"] == [] and run["schemas"]["compiled"] == tools + sum(
-        1 for page in listed for tool in page if "outputSchema" in tool)
+        1 for page in listed for tool in page if "outputSchema" in tool
+    )
 
 
 WEATHER_STDIO = [sys.executable, "-m", "weather_mcp"]
-WEATHER_ENV = {"PYTHONPATH": str(REPO / "generated" / "weather-mcp" / "src"), "WEATHER_MCP_BASE_URL": "http://127.0.0.1:9"}
+WEATHER_ENV = {
+    "PYTHONPATH": str(REPO / "generated" / "weather-mcp" / "src"),
+    "WEATHER_MCP_BASE_URL": "http://127.0.0.1:9",
+}
 
 
-def raw_stdio_listing(command: list[str], env: dict[str, str], version: str, cursor_override: str | None = None) -> list[dict]:
+def raw_stdio_listing(
+    command: list[str], env: dict[str, str], version: str, cursor_override: str | None = None
+) -> list[dict]:
     """tools/list over stdio with a bare JSON-RPC client that asks for protocol `version`: the
     results exactly as they come over the wire, every page."""
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env={**os.environ, **env}, text=True)
+    proc = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **env},
+        text=True,
+    )
     try:
+
         def request(ident: int, method: str, params: dict) -> dict:
             proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params}) + "\n")
             proc.stdin.flush()
@@ -78,7 +101,11 @@ def raw_stdio_listing(command: list[str], env: dict[str, str], version: str, cur
                 if message.get("id") == ident:
                     return message
 
-        init = request(1, "initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})
+        init = request(
+            1,
+            "initialize",
+            {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+        )
         assert init["result"]["protocolVersion"] == version
         proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
         results, params = [], {}

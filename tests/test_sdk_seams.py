@@ -22,7 +22,7 @@ from mcp.server.lowlevel import Server as LowLevelServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, ListToolsResult, TextContent, Tool
 
-from generator.node_tools import run_ts_client
+from harness.node_tools import run_ts_client
 from support import REPO, import_server
 
 PACKAGE = REPO / "generated" / "weather-mcp"
@@ -38,8 +38,10 @@ def server_module():
 
 # --- no private SDK names ------------------------------------------------------------------------------
 
-PRIVATE_NAMES = re.compile(r"(?<![A-Za-z0-9])_(?:tool_manager|handle_[a-z]|tool_input_schema|lowlevel_server|request_handlers|"
-                           r"session_manager|mcp_server|resource_manager|prompt_manager|custom_starlette_routes)")
+PRIVATE_NAMES = re.compile(
+    r"(?<![A-Za-z0-9])_(?:tool_manager|handle_[a-z]|tool_input_schema|lowlevel_server|request_handlers|"
+    r"session_manager|mcp_server|resource_manager|prompt_manager|custom_starlette_routes)"
+)
 
 
 def test_templates_use_no_private_sdk_names():
@@ -70,20 +72,33 @@ def test_generated_code_reads_no_private_attribute_of_sdk_objects():
     class built on an SDK class reads no `self._y` that the SDK class has."""
     from mcp.server import MCPServer
 
-    sdk_instances = {"Server": LowLevelServer("probe"), "LowLevelServer": LowLevelServer("probe"), "MCPServer": MCPServer("probe")}
+    sdk_instances = {
+        "Server": LowLevelServer("probe"),
+        "LowLevelServer": LowLevelServer("probe"),
+        "MCPServer": MCPServer("probe"),
+    }
     for path in sorted(SRC.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         imported = sdk_names(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
-                assert not (isinstance(node.value, ast.Name) and node.value.id in imported), f"{path.name}: {ast.unparse(node)}"
+                assert not (isinstance(node.value, ast.Name) and node.value.id in imported), (
+                    f"{path.name}: {ast.unparse(node)}"
+                )
             if isinstance(node, ast.ClassDef):
                 bases = [b.id for b in node.bases if isinstance(b, ast.Name) and b.id in imported]
                 for inner in ast.walk(node):
-                    if (isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id == "self"
-                            and inner.attr.startswith("_") and not inner.attr.startswith("__")):
+                    if (
+                        isinstance(inner, ast.Attribute)
+                        and isinstance(inner.value, ast.Name)
+                        and inner.value.id == "self"
+                        and inner.attr.startswith("_")
+                        and not inner.attr.startswith("__")
+                    ):
                         for base in bases:
-                            assert not hasattr(sdk_instances.get(base), inner.attr), f"{path.name}: self.{inner.attr} is the SDK's"
+                            assert not hasattr(sdk_instances.get(base), inner.attr), (
+                                f"{path.name}: self.{inner.attr} is the SDK's"
+                            )
 
 
 def test_the_server_class_adds_to_the_sdks_server_and_overrides_nothing():
@@ -126,8 +141,12 @@ async def test_seam_on_list_tools_gets_the_cursor_and_its_result_reaches_the_cli
 @pytest.mark.anyio
 async def test_seam_on_call_tool_result_reaches_the_client_unchanged():
     async def on_call_tool(ctx, params):
-        return CallToolResult(content=[TextContent(type="text", text=repr(params.arguments))], structured_content={"a": 1},
-                              is_error=False, _meta={"typed-mcp/source": {"method": "GET"}})
+        return CallToolResult(
+            content=[TextContent(type="text", text=repr(params.arguments))],
+            structured_content={"a": 1},
+            is_error=False,
+            _meta={"typed-mcp/source": {"method": "GET"}},
+        )
 
     async def on_list_tools(ctx, params):
         return ListToolsResult(tools=[Tool.model_validate(TOOL)])
@@ -135,7 +154,9 @@ async def test_seam_on_call_tool_result_reaches_the_client_unchanged():
     async with Client(LowLevelServer("seam", on_list_tools=on_list_tools, on_call_tool=on_call_tool)) as client:
         result = await client.call_tool("echo", {"x": 1})
     assert result.structured_content == {"a": 1} and result.content[0].text == "{'x': 1}"
-    assert result.meta["typed-mcp/source"] == {"method": "GET"} and not result.is_error  # (+ the SDK's serverInfo stamp)
+    assert (
+        result.meta["typed-mcp/source"] == {"method": "GET"} and not result.is_error
+    )  # (+ the SDK's serverInfo stamp)
 
 
 def test_seam_get_tool_input_schema_is_the_servers_documented_lookup():
@@ -166,8 +187,11 @@ async def test_seam_the_request_context_carries_the_http_request_headers():
     server = LowLevelServer("seam", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
     app = server.streamable_http_app(stateless_http=True)
     async with server.session_manager.run():
-        http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app), base_url="http://127.0.0.1:8000",
-                                  headers={"Authorization": "Bearer from-the-client"})
+        http = httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app),
+            base_url="http://127.0.0.1:8000",
+            headers={"Authorization": "Bearer from-the-client"},
+        )
         async with http, Client(streamable_http_client("http://127.0.0.1:8000/mcp", http_client=http)) as client:
             await client.call_tool("echo", {"x": 1})
     async with Client(server) as client:
@@ -179,7 +203,7 @@ async def test_seam_the_request_context_carries_the_http_request_headers():
 
 # Runs the package's own command line. PAGE forces small pages; with PERTURB the SDK's provisional
 # middleware contract changes as its TODO says it may: middleware sees a model, not the wire dict.
-LAUNCHER = textwrap.dedent('''
+LAUNCHER = textwrap.dedent("""
     import os, runpy, sys
     if os.environ.get("PERTURB") == "1":
         from pydantic import BaseModel, ConfigDict
@@ -194,7 +218,7 @@ LAUNCHER = textwrap.dedent('''
     weather_mcp.server.Server.PAGE_BYTES = int(os.environ["PAGE"])
     sys.argv = ["weather_mcp"]
     runpy.run_module("weather_mcp", run_name="__main__")
-''')
+""")
 
 
 async def stdio_pages(launcher, env) -> list[list[str]]:
@@ -216,8 +240,12 @@ def test_no_tools_page_is_ever_empty(tmp_path, perturb, page_bytes):
     expected = [tool["name"] for tool in module._load_catalog(module.CATALOG)[0]]
     launcher = tmp_path / "launch.py"
     launcher.write_text(LAUNCHER)
-    env = {"PYTHONPATH": str(PACKAGE / "src"), "WEATHER_MCP_BASE_URL": "http://127.0.0.1:9", "PERTURB": perturb,
-           "PAGE": str(page_bytes)}
+    env = {
+        "PYTHONPATH": str(PACKAGE / "src"),
+        "WEATHER_MCP_BASE_URL": "http://127.0.0.1:9",
+        "PERTURB": perturb,
+        "PAGE": str(page_bytes),
+    }
     pages = anyio.run(stdio_pages, launcher, env)
     assert all(pages) and [name for page in pages for name in page] == expected, pages
     assert (len(pages) > 2) if page_bytes == 2500 else (len(pages) == 1)
@@ -228,7 +256,7 @@ def test_no_tools_page_is_ever_empty(tmp_path, perturb, page_bytes):
 def test_generated_packages_pin_the_sdk_minor_they_are_tested_with():
     from importlib.metadata import version
 
-    from generator.render import MCP_REQUIREMENT
+    from typed_mcp.render.package import MCP_REQUIREMENT
 
     major, minor = version("mcp").split(".")[:2]
     assert MCP_REQUIREMENT == f"mcp~={major}.{minor}.0"  # the installed (locked) SDK is the tested one

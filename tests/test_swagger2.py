@@ -13,9 +13,9 @@ from urllib.parse import unquote
 import pytest
 import yaml
 
+from support import CORPUS  # noqa: E402
 from typed_mcp.spec.swagger2 import ConversionError, convert
 
-from support import CORPUS  # noqa: E402
 SWAGGER_DOCS = [
     "kubernetes__swagger-1.13.json",
     "netlify__swagger.yml",
@@ -70,7 +70,7 @@ def by_id(doc: dict, operation_id: str) -> dict:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read(name: str) -> dict:
     text = (CORPUS / name).read_text(encoding="utf-8")
     return json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
@@ -82,7 +82,7 @@ def corpus(name: str) -> dict:
     return _read(name)  # cached: callers must not modify it
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _converted(name: str) -> dict:
     return convert(_read(name))
 

@@ -11,13 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import CORPUS, REPO, run_cli
 
-from generator import corpus, names
-from generator.demo.process import free_port, running
-from generator.load import load
-from generator.normalize import normalize
-from generator.plan import plan
+from harness import corpus
+from harness.demo.process import free_port, running
+from support import CORPUS, REPO, run_cli
+from typed_mcp import names
+from typed_mcp.plan.build import plan
+from typed_mcp.spec.load import load
+from typed_mcp.spec.normalize import normalize
 
 HASH = re.compile(r"_[0-9a-f]{8}$")
 VALID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -45,7 +46,9 @@ def test_a_fastapi_app_with_default_operation_ids(tmp_path):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with running([sys.executable, str(APP), "--port", str(port)], f"{base}/openapi.json"):
-        proc = run_cli("generate", f"{base}/openapi.json", "--out", str(tmp_path / "out"), "--no-snapshot", "--no-verify")
+        proc = run_cli(
+            "generate", f"{base}/openapi.json", "--out", str(tmp_path / "out"), "--no-snapshot", "--no-verify"
+        )
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((tmp_path / "out" / "typed-mcp.json").read_text())
     assert manifest["module"] == "todo_mcp"  # "Todo Service REST API"
@@ -79,7 +82,9 @@ def test_prefect_server():
     functions: dict[str, list[str]] = {}
     for path, item in spec["paths"].items():
         for method, op in item.items():
-            functions.setdefault(names.base_tool_name(op["operationId"], method, path), []).append(f"{method.upper()} {path}")
+            functions.setdefault(names.base_tool_name(op["operationId"], method, path), []).append(
+                f"{method.upper()} {path}"
+            )
     unique = {keys[0]: name for name, keys in functions.items() if len(keys) == 1}
     assert sum(result[key] == name for key, name in unique.items()) >= 0.95 * len(unique)
 
@@ -119,3 +124,28 @@ def test_prefix_starts_every_name_within_the_limits():
     assert_targets(prefixed)  # the prefix counts within 64 and 40
     with pytest.raises(ValueError):
         tool_names(PREFECT, tool_prefix="9lives")
+
+
+def test_the_command_line_prefix_starts_every_tool_name(tmp_path: Path):
+    out = tmp_path / "wx"
+    proc = run_cli(
+        "generate",
+        str(REPO / "specs" / "weather-api.json"),
+        "--out",
+        str(out),
+        "--package-name",
+        "weather-mcp",
+        "--tool-prefix",
+        "wx",
+    )
+    assert proc.returncode == 0, proc.stderr
+    tools = json.loads((out / "typed-mcp.json").read_text())["tools"]
+    assert sorted(tools) == sorted(
+        f"wx_{name}"
+        for name in json.loads((REPO / "generated" / "weather-mcp" / "typed-mcp.json").read_text())["tools"]
+    )
+    bad = run_cli(
+        "generate", str(REPO / "specs" / "weather-api.json"), "--out", str(tmp_path / "bad"), "--tool-prefix", "9x"
+    )
+    assert bad.returncode == 1 and bad.stderr.strip().startswith("error: tool prefix '9x'"), bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1 and not (tmp_path / "bad").exists()

@@ -16,15 +16,29 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from harness.demo.process import demo_api, free_port, running
 from harness.arguments import synthesize, synthesize_arguments, synthesize_calls
+from harness.demo.process import demo_api, free_port, running
 from harness.node_tools import CONTROL_SERVER, INVALID_PARAMS, INVALID_REQUEST, prism, run_ts_client
 from support import CORPUS, REPO, HttpServer, Reply, generate, run_cli
 
 WEATHER = REPO / "generated" / "weather-mcp"
 TOKEN_ENV = "WEATHER_MCP_HTTP_BEARER_TOKEN"
-REPORT = {"city": "London", "temperature": 21.5, "humidity": 40, "conditions": "clear", "observed_at": "2026-11-30T09:00:00Z"}
-WEATHER_TOOLS = {"get_temperature", "get_weather", "get_forecast", "get_temperatures", "create_report", "get_report", "delete_report"}
+REPORT = {
+    "city": "London",
+    "temperature": 21.5,
+    "humidity": 40,
+    "conditions": "clear",
+    "observed_at": "2026-11-30T09:00:00Z",
+}
+WEATHER_TOOLS = {
+    "get_temperature",
+    "get_weather",
+    "get_forecast",
+    "get_temperatures",
+    "create_report",
+    "get_report",
+    "delete_report",
+}
 WEATHER_CALLS = [
     {"name": "get_temperature", "arguments": {"city": "London"}},
     {"name": "get_weather", "arguments": {"city": "Paris"}},
@@ -52,9 +66,17 @@ def by_name(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def assert_strict_ok(run: dict[str, Any], names: list[str]) -> None:
     """Every call returned (no McpError from the SDK's outputSchema checks) and none is an error."""
     assert [r["name"] for r in run["results"]] == names
-    strict = [(r["name"], r["errorCode"], r["error"]) for r in run["results"] if r["errorCode"] in (INVALID_PARAMS, INVALID_REQUEST)]
+    strict = [
+        (r["name"], r["errorCode"], r["error"])
+        for r in run["results"]
+        if r["errorCode"] in (INVALID_PARAMS, INVALID_REQUEST)
+    ]
     assert strict == [], f"the TypeScript SDK rejected results: {strict}"
-    failed = [(r["name"], r["errorType"], r["errorCode"], r["error"], r["text"]) for r in run["results"] if not r["ok"] or r["isError"]]
+    failed = [
+        (r["name"], r["errorType"], r["errorCode"], r["error"], r["text"])
+        for r in run["results"]
+        if not r["ok"] or r["isError"]
+    ]
     assert failed == [], failed
 
 
@@ -133,7 +155,9 @@ async def test_weather_package_passes_the_typescript_client():
     # The Python SDK client sees the same structuredContent (a fresh API: the report is id 1 again).
     with demo_api() as base:
         python = await python_client_results(base, WEATHER_CALLS)
-    for call, ts_value, py_value in zip(WEATHER_CALLS, [r["structuredContent"] for r in run["results"]], python):
+    for call, ts_value, py_value in zip(
+        WEATHER_CALLS, [r["structuredContent"] for r in run["results"]], python, strict=True
+    ):
         if call["name"] == "create_report":
             ts_value, py_value = dict(ts_value), dict(py_value)
             assert ts_value.pop("received_at") and py_value.pop("received_at")  # a timestamp: differs
@@ -146,7 +170,9 @@ def test_weather_package_over_streamable_http():
         command, env = weather_server(base)
         port = free_port()
         url = f"http://127.0.0.1:{port}/mcp"
-        with running([*command, "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)], url, env):
+        with running(
+            [*command, "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)], url, env
+        ):
             run = run_ts_client(None, {}, WEATHER_CALLS[:4], url=url)
     assert run["tools"] == 7
     assert_strict_ok(run, [c["name"] for c in WEATHER_CALLS[:4]])
@@ -180,15 +206,24 @@ def test_extra_fields_pass_the_typescript_client():
 def test_missing_field_is_a_tool_error_not_a_schema_violation():
     """A required field missing upstream: the server reports an error result; it never sends
     structuredContent that the strict client would reject."""
-    calls = [{"name": "get_weather", "arguments": {"city": "London"}}, {"name": "get_forecast", "arguments": {"city": "Paris", "days": 1}}]
+    calls = [
+        {"name": "get_weather", "arguments": {"city": "London"}},
+        {"name": "get_forecast", "arguments": {"city": "Paris", "days": 1}},
+    ]
     with demo_api(env={"WEATHER_DEMO_DRIFT": "missing"}) as base:
         run = run_ts_client(*weather_server(base), calls)
     for result in run["results"]:
-        assert (result["ok"], result["isError"], result["errorCode"], result["structuredContent"]) == (True, True, None, None), result
+        assert (result["ok"], result["isError"], result["errorCode"], result["structuredContent"]) == (
+            True,
+            True,
+            None,
+            None,
+        ), result
         assert "humidity" in result["text"]
 
 
 # --- c) a corpus spec on a Prism mock ---------------------------------------------------------------
+
 
 def test_synthesize():
     schema = {
@@ -199,7 +234,12 @@ def test_synthesize():
             "c": {"type": "array", "items": {"enum": ["x", "y"]}},
         },
         "required": ["b"],
-        "$defs": {"B": {"type": "object", "properties": {"when": {"type": "string", "format": "date-time"}, "ok": {"type": "boolean"}}}},
+        "$defs": {
+            "B": {
+                "type": "object",
+                "properties": {"when": {"type": "string", "format": "date-time"}, "ok": {"type": "boolean"}},
+            }
+        },
     }
     assert synthesize(schema, schema) == {"a": 5, "b": {"when": "2026-11-30T09:00:00Z", "ok": True}, "c": ["x"]}
     sid = {"type": "string", "pattern": "^AC[0-9a-f]{32}$"}
@@ -207,23 +247,51 @@ def test_synthesize():
     # A parameter travels as text: for `oneOf [integer, string]` (GitHub's workflow_id) only a
     # non-numeric string is one branch on the wire; a body keeps its JSON types.
     either = {"oneOf": [{"type": "integer"}, {"type": "string"}]}
-    tool = {"type": "object", "properties": {"workflow_id": either, "body": {"type": "object", "properties": {"id": either}}}}
+    tool = {
+        "type": "object",
+        "properties": {"workflow_id": either, "body": {"type": "object", "properties": {"id": either}}},
+    }
     assert synthesize_arguments(tool) == {"workflow_id": "abc", "body": {"id": 1}}
-    published = {"type": "object", "properties": {"workflow_id": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}}  # pydantic's `int | str`
+    published = {
+        "type": "object",
+        "properties": {"workflow_id": {"anyOf": [{"type": "integer"}, {"type": "string"}]}},
+    }  # pydantic's `int | str`
     assert synthesize_arguments(published) == {"workflow_id": "abc"}
 
 
 def test_synthesize_tells_union_branches_apart_and_counts_properties():
     # Box's taxonomy sources, deep in a body: `{}` matched both branches of the spec's oneOf; a
     # property that holds one value only (here optional, as pydantic publishes it) is sent too.
-    tagged = {"type": "object", "properties": {"type": {"anyOf": [{"const": "file", "type": "string"}, {"type": "null"}], "default": None},
-                                               "id": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}}}
-    deep = {"type": "object", "properties": {"a": {"type": "object", "required": ["b"], "properties": {"b": {
-        "type": "array", "items": {"$ref": "#/$defs/Tagged"}}}}}, "$defs": {"Tagged": tagged}}
+    tagged = {
+        "type": "object",
+        "properties": {
+            "type": {"anyOf": [{"const": "file", "type": "string"}, {"type": "null"}], "default": None},
+            "id": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+        },
+    }
+    deep = {
+        "type": "object",
+        "properties": {
+            "a": {
+                "type": "object",
+                "required": ["b"],
+                "properties": {"b": {"type": "array", "items": {"$ref": "#/$defs/Tagged"}}},
+            }
+        },
+        "$defs": {"Tagged": tagged},
+    }
     assert synthesize(deep, deep) == {"a": {"b": [{"type": "file"}]}}
     # Cloudflare's rule action_parameters: minProperties 1 of optional properties, deep in the body.
-    counted = {"type": "object", "minProperties": 2, "maxProperties": 2, "properties": {
-        "x": {"anyOf": [{"type": "integer"}, {"type": "null"}]}, "y": {"type": "string"}, "z": {"type": "boolean"}}}
+    counted = {
+        "type": "object",
+        "minProperties": 2,
+        "maxProperties": 2,
+        "properties": {
+            "x": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "y": {"type": "string"},
+            "z": {"type": "boolean"},
+        },
+    }
     assert synthesize(counted, counted, depth=5) == {"x": 1, "y": "abc"}
     assert synthesize(counted, counted, depth=0) == {"x": 1, "y": "abc"}  # near the top, cut to maxProperties
 
@@ -255,8 +323,10 @@ def test_corpus_package_against_prism(petstore_package, dynamic):
         # The violation parser itself: a request Prism must reject shows up as one violation.
         assert httpx.get(f"{base}/pets", params={"limit": "abc"}).status_code == 422
         base.settle()
-        control = base.violations("request")[len(violations):]
-        assert [(v["severity"], v["location"]) for v in control] == [("error", "request.query.limit")], base.log()[-3000:]
+        control = base.violations("request")[len(violations) :]
+        assert [(v["severity"], v["location"]) for v in control] == [("error", "request.query.limit")], base.log()[
+            -3000:
+        ]
 
     assert listed["tools"] == run["tools"] == 4
     assert [c["name"] for c in calls] == ["find_pets", "add_pet", "find_pet_by_id", "delete_pet"]
@@ -280,38 +350,90 @@ def test_corpus_package_against_prism(petstore_package, dynamic):
 def test_prism_violation_lines_in_both_spellings():
     from harness.node_tools import prism_violations
 
-    log = "\n".join([
-        "[6:10:21 AM] ›     [VALIDATOR] ⚠  warning   Request did not pass the validation rules",  # a summary, not a violation
-        "[6:10:21 AM] ›     [VALIDATOR] ✖  error     Request path parameter sid must match pattern \"^AC[0-9a-fA-F]{32}$\"",
-        "[6:10:21 AM] ›     [VALIDATOR] ✖  error     Violation: request.query.limit Request query parameter limit must be integer",
-        "[6:10:21 AM] ›     [VALIDATOR] ✔  success   The request passed the validation rules. Looking for the best response",
-        "[6:10:21 AM] ›     [VALIDATOR] ⚠  warning   Violation: response.body Response body must have required property 'id'",
-    ])
+    log = "\n".join(
+        [
+            "[6:10:21 AM] ›     [VALIDATOR] ⚠  warning   Request did not pass the validation rules",  # a summary, not a violation
+            '[6:10:21 AM] ›     [VALIDATOR] ✖  error     Request path parameter sid must match pattern "^AC[0-9a-fA-F]{32}$"',
+            "[6:10:21 AM] ›     [VALIDATOR] ✖  error     Violation: request.query.limit Request query parameter limit must be integer",
+            "[6:10:21 AM] ›     [VALIDATOR] ✔  success   The request passed the validation rules. Looking for the best response",
+            "[6:10:21 AM] ›     [VALIDATOR] ⚠  warning   Violation: response.body Response body must have required property 'id'",
+        ]
+    )
     assert [(v["location"], v["message"][:30]) for v in prism_violations(log)] == [
-        ("request", "Request path parameter sid mus"), ("request.query.limit", "Request query parameter limit ")]
+        ("request", "Request path parameter sid mus"),
+        ("request.query.limit", "Request query parameter limit "),
+    ]
     assert [v["location"] for v in prism_violations(log, "response")] == ["response.body"]
 
 
 EMAIL_SPEC = {
-    "openapi": "3.0.3", "info": {"title": "Mail", "version": "1"},
+    "openapi": "3.0.3",
+    "info": {"title": "Mail", "version": "1"},
     "paths": {
-        "/me": {"get": {"operationId": "getMe", "responses": {"200": {"description": "ok", "content": {
-            "application/json": {"schema": {"$ref": "#/components/schemas/User"}}}}}}},
-        "/emails": {"get": {"operationId": "listEmails", "responses": {"200": {"description": "ok", "content": {
-            "application/json": {"schema": {"type": "array", "items": {"type": "string", "format": "email"}}}}}}}},
-        "/invite": {"post": {"operationId": "invite", "requestBody": {"required": True, "content": {
-            "application/json": {"schema": {"$ref": "#/components/schemas/User"}}}}, "responses": {"204": {"description": "ok"}}}},
+        "/me": {
+            "get": {
+                "operationId": "getMe",
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}},
+                    }
+                },
+            }
+        },
+        "/emails": {
+            "get": {
+                "operationId": "listEmails",
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "array", "items": {"type": "string", "format": "email"}}
+                            }
+                        },
+                    }
+                },
+            }
+        },
+        "/invite": {
+            "post": {
+                "operationId": "invite",
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}},
+                },
+                "responses": {"204": {"description": "ok"}},
+            }
+        },
     },
-    "components": {"schemas": {"User": {"type": "object", "required": ["email"], "properties": {
-        "email": {"type": "string", "format": "email"}, "backup": {"type": "string", "format": "email", "nullable": True}}}}},
+    "components": {
+        "schemas": {
+            "User": {
+                "type": "object",
+                "required": ["email"],
+                "properties": {
+                    "email": {"type": "string", "format": "email"},
+                    "backup": {"type": "string", "format": "email", "nullable": True},
+                },
+            }
+        }
+    },
 }
 
 
-@pytest.mark.parametrize(("address", "accepted"), [
-    ("ann@example.com", True), ("a.b+c@mail.example.co", True),
-    ("ann@localhost", False),  # AJV's `email` wants a dot in the domain
-    ("ännä@example.com", False), ("ann@example.com\n", False), ('"ann smith"@example.com', False), ("abc", False),
-])
+@pytest.mark.parametrize(
+    ("address", "accepted"),
+    [
+        ("ann@example.com", True),
+        ("a.b+c@mail.example.co", True),
+        ("ann@localhost", False),  # AJV's `email` wants a dot in the domain
+        ("ännä@example.com", False),
+        ("ann@example.com\n", False),
+        ('"ann smith"@example.com', False),
+        ("abc", False),
+    ],
+)
 def test_email_format_is_kept_and_checked_as_strict_clients_do(tmp_path, address, accepted):
     """`format: email` stays in the schemas (inputs and outputs), and the server accepts an email
     exactly when the strict client's AJV would: what it passes on, the client never refuses."""
@@ -322,12 +444,18 @@ def test_email_format_is_kept_and_checked_as_strict_clients_do(tmp_path, address
         upstream.routes["/emails"] = Reply(200, [address])
         upstream.routes["/invite"] = Reply(204)
         command = [sys.executable, "-m", "mail_mcp", "--base-url", upstream.url]
-        calls = [{"name": "get_me", "arguments": {}}, {"name": "list_emails", "arguments": {}},
-                 {"name": "invite", "arguments": {"body": {"email": address}}}]
+        calls = [
+            {"name": "get_me", "arguments": {}},
+            {"name": "list_emails", "arguments": {}},
+            {"name": "invite", "arguments": {"body": {"email": address}}},
+        ]
         run = run_ts_client(command, {"PYTHONPATH": str(out / "src")}, calls, dump_tools=True)
     tools = {t["name"]: t for t in run["tool_list"]}
     assert tools["get_me"]["outputSchema"]["properties"]["email"] == {"format": "email", "type": "string"}
-    assert tools["list_emails"]["outputSchema"]["properties"]["result"]["items"] == {"format": "email", "type": "string"}
+    assert tools["list_emails"]["outputSchema"]["properties"]["result"]["items"] == {
+        "format": "email",
+        "type": "string",
+    }
     assert tools["invite"]["inputSchema"]["$defs"]["User"]["properties"]["email"]["format"] == "email"
     results = by_name(run)
     assert all(r["ok"] and r["errorCode"] is None for r in results.values()), results  # never a -32602
@@ -339,9 +467,19 @@ def test_email_format_is_kept_and_checked_as_strict_clients_do(tmp_path, address
 
 
 def test_synthesize_prefers_a_value_that_matches_one_oneof_branch():
-    schema = {"type": "object", "required": ["body"], "properties": {"body": {"oneOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]}},
-              "$defs": {"A": {"type": "object", "required": ["x"], "properties": {"x": {"type": "string"}, "z": {"type": "string"}}},
-                        "B": {"type": "object", "required": ["z"], "properties": {"z": {"type": "string"}}}}}
+    schema = {
+        "type": "object",
+        "required": ["body"],
+        "properties": {"body": {"oneOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]}},
+        "$defs": {
+            "A": {
+                "type": "object",
+                "required": ["x"],
+                "properties": {"x": {"type": "string"}, "z": {"type": "string"}},
+            },
+            "B": {"type": "object", "required": ["z"], "properties": {"z": {"type": "string"}}},
+        },
+    }
     # Filling A's optional `z` would match B too; A with its required `x` only matches A alone.
     assert synthesize(schema, schema) == {"body": {"x": "abc"}}
 
@@ -349,8 +487,10 @@ def test_synthesize_prefers_a_value_that_matches_one_oneof_branch():
 def test_a_violation_logged_both_ways_counts_once():
     from harness.node_tools import prism_violations
 
-    log = "\n".join([
-        "[7:09:11 AM] ›     [VALIDATOR] ✖  error     Request query parameter limit must be integer",
-        "[7:09:11 AM] ›     [VALIDATOR] ✖  error     Violation: request.query.limit Request query parameter limit must be integer",
-    ])
+    log = "\n".join(
+        [
+            "[7:09:11 AM] ›     [VALIDATOR] ✖  error     Request query parameter limit must be integer",
+            "[7:09:11 AM] ›     [VALIDATOR] ✖  error     Violation: request.query.limit Request query parameter limit must be integer",
+        ]
+    )
     assert [v["location"] for v in prism_violations(log)] == ["request.query.limit"]

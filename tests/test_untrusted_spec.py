@@ -20,8 +20,8 @@ NASTY = [
     f'"; {PAYLOAD}; "',
     "{{ 7*7 }} {% if true %}jinja{% endif %} {# comment #}",
     "line one\nline two\r\n\ttabbed \\ backslash \\x41 \\N{BULLET} \x00 nul \u2028 sep",
-    f"\\\"\"\"{PAYLOAD}",
-    "ends with a quote\"",
+    f'\\"""{PAYLOAD}',
+    'ends with a quote"',
     "ends with a backslash\\",
 ]
 
@@ -36,11 +36,17 @@ def evil_spec() -> dict:
         "paths": {
             "/items/{item-id}": {
                 "get": {
-                    "operationId": f"get\"; {PAYLOAD} #",
+                    "operationId": f'get"; {PAYLOAD} #',
                     "summary": NASTY[0],
                     "description": text,
                     "parameters": [
-                        {"name": "item-id", "in": "path", "required": True, "schema": {"type": "string"}, "description": NASTY[1]},
+                        {
+                            "name": "item-id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                            "description": NASTY[1],
+                        },
                         {
                             "name": f'q"; {PAYLOAD}; "',
                             "in": "query",
@@ -83,7 +89,9 @@ async def test_nasty_strings_stay_data(tmp_path: Path, monkeypatch):
     imported_modules: set[str] = set()
     # The runtime is copied verbatim (it reads os.environ); everything else is rendered from the spec.
     runtime = REPO / "templates" / "package" / "_runtime"
-    assert {p.name: p.read_text() for p in (src / "_runtime").iterdir()} == {p.name: p.read_text() for p in runtime.glob("*.py")}
+    assert {p.name: p.read_text() for p in (src / "_runtime").iterdir()} == {
+        p.name: p.read_text() for p in runtime.glob("*.py")
+    }
     for file in src.rglob("*.py"):
         tree = ast.parse(file.read_text())  # every file is valid Python
         if file.parent.name == "_runtime":
@@ -113,7 +121,9 @@ async def test_nasty_strings_stay_data(tmp_path: Path, monkeypatch):
     assert tool.description == NASTY[0] + "\n\n" + "\n".join(NASTY)  # exactly the spec text
     properties = tool.input_schema["properties"]
     query = next(v for k, v in properties.items() if k.startswith("q_import"))
-    assert query["enum"] == sorted(NASTY[:4] + ["plain"], key=repr)  # enums are written sorted (generator/typed_mcp/models/literals.py)
+    assert query["enum"] == sorted(
+        NASTY[:4] + ["plain"], key=repr
+    )  # enums are written sorted (generator/typed_mcp/models/literals.py)
     assert query["default"] == NASTY[0]
     assert query["description"] == NASTY[3]
     assert properties["class_"]["default"] == 3

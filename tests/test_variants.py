@@ -34,7 +34,9 @@ def test_read_only_and_write_only_views(tmp_path):
     output = create.output_schema
     assert "password" not in output["properties"] and output["required"] == ["id", "name"]
     assert "oid" in output["$defs"]["OwnerResponse"]["properties"]
-    assert output["$defs"]["OwnerResponse"]["properties"]["pets"]["anyOf"][0]["items"] == {"$ref": "#/$defs/PetResponse"}
+    assert output["$defs"]["OwnerResponse"]["properties"]["pets"]["anyOf"][0]["items"] == {
+        "$ref": "#/$defs/PetResponse"
+    }
     listing = listed["list_pets"].output_schema
     assert listing["properties"]["result"]["items"] == {"$ref": "#/$defs/PetResponse"}
     import importlib
@@ -46,11 +48,22 @@ def test_read_only_and_write_only_views(tmp_path):
 
 
 def test_path_parameters_are_never_null(tmp_path):
-    spec = {"openapi": "3.1.0", "info": {"title": "p", "version": "1"}, "paths": {"/t/{a}/{b}": {"get": {
-        "operationId": "get_t", "parameters": [
-            {"name": "a", "in": "path", "required": True, "schema": {}},
-            {"name": "b", "in": "path", "required": True, "schema": {"type": ["integer", "null"]}}],
-        "responses": {"200": {"description": "ok"}}}}}}
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "p", "version": "1"},
+        "paths": {
+            "/t/{a}/{b}": {
+                "get": {
+                    "operationId": "get_t",
+                    "parameters": [
+                        {"name": "a", "in": "path", "required": True, "schema": {}},
+                        {"name": "b", "in": "path", "required": True, "schema": {"type": ["integer", "null"]}},
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
     out = tmp_path / "p"
     generate(spec, out, "path-params")
 
@@ -68,26 +81,75 @@ def test_a_property_narrowed_in_allof_is_the_intersection(tmp_path):
     from pydantic import ValidationError
 
     schemas = {
-        "common": {"type": "object", "required": ["success", "result"], "properties": {
-            "success": {"type": "boolean", "enum": [True]},
-            "result": {"anyOf": [{"type": "object"}, {"type": "array", "items": {}}, {"type": "string"}]}}},
-        "single": {"type": "object", "allOf": [{"$ref": "#/components/schemas/common"},
-                                               {"properties": {"result": {"anyOf": [{"type": "object"}, {"type": "string"}], "nullable": True}}}]},
-        "app": {"allOf": [{"$ref": "#/components/schemas/single"}, {"type": "object", "properties": {"result": {"type": "object"}}}]},
+        "common": {
+            "type": "object",
+            "required": ["success", "result"],
+            "properties": {
+                "success": {"type": "boolean", "enum": [True]},
+                "result": {"anyOf": [{"type": "object"}, {"type": "array", "items": {}}, {"type": "string"}]},
+            },
+        },
+        "single": {
+            "type": "object",
+            "allOf": [
+                {"$ref": "#/components/schemas/common"},
+                {"properties": {"result": {"anyOf": [{"type": "object"}, {"type": "string"}], "nullable": True}}},
+            ],
+        },
+        "app": {
+            "allOf": [
+                {"$ref": "#/components/schemas/single"},
+                {"type": "object", "properties": {"result": {"type": "object"}}},
+            ]
+        },
         # GitHub's webhook-fork: `created_at: oneOf [date-time string, integer]` narrowed to a string.
-        "repo": {"type": "object", "properties": {"created_at": {"oneOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}}},
-        "fork": {"allOf": [{"$ref": "#/components/schemas/repo"}, {"type": "object", "properties": {"created_at": {"type": "string"}}}]},
+        "repo": {
+            "type": "object",
+            "properties": {"created_at": {"oneOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}},
+        },
+        "fork": {
+            "allOf": [
+                {"$ref": "#/components/schemas/repo"},
+                {"type": "object", "properties": {"created_at": {"type": "string"}}},
+            ]
+        },
     }
-    spec = {"openapi": "3.0.3", "info": {"title": "n", "version": "1"}, "components": {"schemas": schemas}, "paths": {
-        "/app": {"get": {"operationId": "get_app", "responses": {"200": {"description": "ok", "content": {
-            "application/json": {"schema": {"$ref": "#/components/schemas/app"}}}}}}},
-        "/fork": {"get": {"operationId": "get_fork", "responses": {"200": {"description": "ok", "content": {
-            "application/json": {"schema": {"$ref": "#/components/schemas/fork"}}}}}}}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "n", "version": "1"},
+        "components": {"schemas": schemas},
+        "paths": {
+            "/app": {
+                "get": {
+                    "operationId": "get_app",
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/app"}}},
+                        }
+                    },
+                }
+            },
+            "/fork": {
+                "get": {
+                    "operationId": "get_fork",
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/fork"}}},
+                        }
+                    },
+                }
+            },
+        },
+    }
     out = tmp_path / "n"
     generate(spec, out, "narrowed")
     import_server(out, "narrowed")
     models = importlib.import_module("narrowed.models")
-    app = models.App.model_validate_json(json.dumps({"success": True, "result": {"id": 1, "tags": ["a"], "on": None}}), strict=True)
+    app = models.App.model_validate_json(
+        json.dumps({"success": True, "result": {"id": 1, "tags": ["a"], "on": None}}), strict=True
+    )
     assert app.result == {"id": 1, "tags": ["a"], "on": None}
     for refused in ("text", None):  # an object, and only an object, satisfies both parts
         try:
@@ -110,16 +172,42 @@ def test_a_default_its_own_schema_refuses_is_dropped(tmp_path):
     RootModel pydantic could not even build (AttributeError: root)."""
     import importlib
 
-    job = {"type": "object", "properties": {
-        "kind": {"type": "string", "enum": ["edge"], "nullable": True, "default": ""},
-        "frequency": {"type": "string", "enum": ["high", "low"], "default": "high"},
-        "limit": {"type": "integer", "default": "ten"},
-        "speed": {"$ref": "#/components/schemas/speed"}}}
+    job = {
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "enum": ["edge"], "nullable": True, "default": ""},
+            "frequency": {"type": "string", "enum": ["high", "low"], "default": "high"},
+            "limit": {"type": "integer", "default": "ten"},
+            "speed": {"$ref": "#/components/schemas/speed"},
+        },
+    }
     # Cloudflare's logpush_frequency: a deprecated enum component, a RootModel pydantic could not build.
-    speed = {"type": "string", "enum": ["high", "low"], "default": "high", "deprecated": True, "description": "Deprecated."}
-    spec = {"openapi": "3.0.3", "info": {"title": "d", "version": "1"}, "components": {"schemas": {"job": job, "speed": speed}}, "paths": {
-        "/jobs": {"post": {"operationId": "create_job", "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/job"}}}},
-                           "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/job"}}}}}}}}}
+    speed = {
+        "type": "string",
+        "enum": ["high", "low"],
+        "default": "high",
+        "deprecated": True,
+        "description": "Deprecated.",
+    }
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "d", "version": "1"},
+        "components": {"schemas": {"job": job, "speed": speed}},
+        "paths": {
+            "/jobs": {
+                "post": {
+                    "operationId": "create_job",
+                    "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/job"}}}},
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/job"}}},
+                        }
+                    },
+                }
+            }
+        },
+    }
     out = tmp_path / "d"
     generate(spec, out, "defaults")
     import_server(out, "defaults")
@@ -138,28 +226,68 @@ def test_schemas_the_code_generator_misreads_are_repaired(tmp_path):
 
     schemas = {
         # Cloudflare: maxLength on an array means nothing; the model made `errors` always empty.
-        "envelope": {"type": "object", "properties": {"errors": {"type": "array", "items": {"type": "string"}, "maxLength": 0},
-                                                      "token": {"type": "string", "pattern": "^(?<id>[a-z0-9]{4}):(?<path>.*)$"}}},
+        "envelope": {
+            "type": "object",
+            "properties": {
+                "errors": {"type": "array", "items": {"type": "string"}, "maxLength": 0},
+                "token": {"type": "string", "pattern": "^(?<id>[a-z0-9]{4}):(?<path>.*)$"},
+            },
+        },
         # OpenAI: `allOf: [X, {nullable: true}]` became an object-only model, refusing "auto".
         "choice": {"oneOf": [{"type": "string", "enum": ["none", "auto"]}, {"$ref": "#/components/schemas/named"}]},
         "named": {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}},
-        "run": {"type": "object", "required": ["tool_choice"], "properties": {
-            "tool_choice": {"allOf": [{"$ref": "#/components/schemas/choice"}, {"nullable": True}]}}},
+        "run": {
+            "type": "object",
+            "required": ["tool_choice"],
+            "properties": {"tool_choice": {"allOf": [{"$ref": "#/components/schemas/choice"}, {"nullable": True}]}},
+        },
         # GitHub: a discriminator made `private-user` require `user_view_type`, also where it is used alone.
-        "private-user": {"type": "object", "required": ["login"], "properties": {"login": {"type": "string"}, "user_view_type": {"type": "string"}}},
-        "public-user": {"type": "object", "required": ["login"], "properties": {"login": {"type": "string"}, "user_view_type": {"type": "string"}}},
-        "any-user": {"oneOf": [{"$ref": "#/components/schemas/private-user"}, {"$ref": "#/components/schemas/public-user"}],
-                     "discriminator": {"propertyName": "user_view_type",
-                                       "mapping": {"private": "#/components/schemas/private-user", "public": "#/components/schemas/public-user"}}},
+        "private-user": {
+            "type": "object",
+            "required": ["login"],
+            "properties": {"login": {"type": "string"}, "user_view_type": {"type": "string"}},
+        },
+        "public-user": {
+            "type": "object",
+            "required": ["login"],
+            "properties": {"login": {"type": "string"}, "user_view_type": {"type": "string"}},
+        },
+        "any-user": {
+            "oneOf": [{"$ref": "#/components/schemas/private-user"}, {"$ref": "#/components/schemas/public-user"}],
+            "discriminator": {
+                "propertyName": "user_view_type",
+                "mapping": {
+                    "private": "#/components/schemas/private-user",
+                    "public": "#/components/schemas/public-user",
+                },
+            },
+        },
     }
 
     def get(op_id, name):
-        return {"get": {"operationId": op_id, "responses": {"200": {"description": "ok", "content": {
-            "application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}}}}}
+        return {
+            "get": {
+                "operationId": op_id,
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}},
+                    }
+                },
+            }
+        }
 
-    spec = {"openapi": "3.0.3", "info": {"title": "r", "version": "1"}, "components": {"schemas": schemas}, "paths": {
-        "/envelope": get("get_envelope", "envelope"), "/run": get("get_run", "run"), "/user": get("update_user", "private-user"),
-        "/users/any": get("get_any_user", "any-user")}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "r", "version": "1"},
+        "components": {"schemas": schemas},
+        "paths": {
+            "/envelope": get("get_envelope", "envelope"),
+            "/run": get("get_run", "run"),
+            "/user": get("update_user", "private-user"),
+            "/users/any": get("get_any_user", "any-user"),
+        },
+    }
     out = tmp_path / "r"
     generate(spec, out, "repaired")
 
@@ -184,19 +312,35 @@ def test_property_counts_are_published_and_checked(tmp_path, monkeypatch):
 
     from support import HttpServer, Reply
 
-    counted = {"type": "object", "minProperties": 1, "maxProperties": 2,
-               "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": "integer"}}}
+    counted = {
+        "type": "object",
+        "minProperties": 1,
+        "maxProperties": 2,
+        "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": "integer"}},
+    }
     schemas = {
-        "Rule": {"type": "object", "required": ["action_parameters"],
-                 "properties": {"action_parameters": counted, "PropertyCount": {"$ref": "#/components/schemas/PropertyCount"},
-                                "tags": {"type": "object", "minProperties": 1}}},
+        "Rule": {
+            "type": "object",
+            "required": ["action_parameters"],
+            "properties": {
+                "action_parameters": counted,
+                "PropertyCount": {"$ref": "#/components/schemas/PropertyCount"},
+                "tags": {"type": "object", "minProperties": 1},
+            },
+        },
         # A schema named like the runtime's class: imported under another name.
         "PropertyCount": {"type": "object", "properties": {"n": {"type": "integer"}}, "minProperties": 1},
     }
     body = {"required": True, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Rule"}}}}
-    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Rule"}}}}}
-    spec = {"openapi": "3.0.3", "info": {"title": "c", "version": "1"}, "components": {"schemas": schemas},
-            "paths": {"/rules": {"post": {"operationId": "create_rule", "requestBody": body, "responses": ok}}}}
+    ok = {
+        "200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Rule"}}}}
+    }
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "c", "version": "1"},
+        "components": {"schemas": schemas},
+        "paths": {"/rules": {"post": {"operationId": "create_rule", "requestBody": body, "responses": ok}}},
+    }
     out = tmp_path / "c"
     generate(spec, out, "counted")
 
@@ -207,10 +351,16 @@ def test_property_counts_are_published_and_checked(tmp_path, monkeypatch):
         async def run():
             async with Client(import_server(out, "counted")) as client:
                 tool = (await client.list_tools()).tools[0]
-                calls = [await client.call_tool("create_rule", {"body": b}) for b in (
-                    {"action_parameters": {}}, {"action_parameters": {"a": "x", "b": 1, "c": 2}},
-                    {"action_parameters": {"a": "x"}, "PropertyCount": {}}, {"action_parameters": {"a": "x"}, "tags": {}},
-                    {"action_parameters": {"a": "x", "z": True}, "PropertyCount": {"n": 1}})]
+                calls = [
+                    await client.call_tool("create_rule", {"body": b})
+                    for b in (
+                        {"action_parameters": {}},
+                        {"action_parameters": {"a": "x", "b": 1, "c": 2}},
+                        {"action_parameters": {"a": "x"}, "PropertyCount": {}},
+                        {"action_parameters": {"a": "x"}, "tags": {}},
+                        {"action_parameters": {"a": "x", "z": True}, "PropertyCount": {"n": 1}},
+                    )
+                ]
                 return tool, calls
 
         tool, calls = anyio.run(run)
@@ -227,7 +377,9 @@ def test_property_counts_are_published_and_checked(tmp_path, monkeypatch):
     assert too_many.is_error and "at most 2 properties allowed" in too_many.content[0].text
     assert empty_named.is_error and empty_map.is_error
     assert not fine.is_error and fine.structured_content["action_parameters"] == {"a": "x", "z": True}
-    assert sent == [{"action_parameters": {"a": "x", "z": True}, "PropertyCount": {"n": 1}}]  # refused calls never went out
+    assert sent == [
+        {"action_parameters": {"a": "x", "z": True}, "PropertyCount": {"n": 1}}
+    ]  # refused calls never went out
     models = importlib.import_module("counted.models")
     with pytest.raises(ValueError, match="at least 1 property"):
         models.Rule.model_validate({"action_parameters": {}})  # an answer with `{}` is refused too
@@ -237,10 +389,28 @@ def test_the_url_format_is_published_as_a_uri(tmp_path):
     """Box's `format: url` (outside JSON Schema) was published as a bare string, so nothing told a
     caller; Prism, whose formats know `url`, refused "abc". It is a `uri` now (published, like every
     `uri`, as `uri-reference`, see generator/typed_mcp/models/build.py)."""
-    spec = {"openapi": "3.0.3", "info": {"title": "u", "version": "1"}, "paths": {"/token": {"post": {
-        "operationId": "token", "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": {
-            "type": "object", "properties": {"resource": {"type": "string", "format": "url"}}}}}},
-        "responses": {"204": {"description": "ok"}}}}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "u", "version": "1"},
+        "paths": {
+            "/token": {
+                "post": {
+                    "operationId": "token",
+                    "requestBody": {
+                        "content": {
+                            "application/x-www-form-urlencoded": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {"resource": {"type": "string", "format": "url"}},
+                                }
+                            }
+                        }
+                    },
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        },
+    }
     out = tmp_path / "u"
     generate(spec, out, "url-format")
 
@@ -252,26 +422,63 @@ def test_a_parameter_schema_in_all_of_parts_keeps_its_type(tmp_path):
     """Cloudflare's `region`: `allOf: [{$ref: an enum}, {default: us-central1}]`, published as any
     value, so callers (and the synthesized calls) sent what the API refuses."""
     region = {"type": "string", "enum": ["asia-east1", "us-central1"], "description": "A test region."}
-    spec = {"openapi": "3.0.3", "info": {"title": "a", "version": "1"}, "components": {"schemas": {"region": region}},
-            "paths": {"/tests": {"get": {"operationId": "list_tests", "parameters": [
-                {"name": "region", "in": "query", "schema": {"allOf": [{"$ref": "#/components/schemas/region"}, {"default": "us-central1"}]}}],
-                "responses": {"204": {"description": "ok"}}}}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "a", "version": "1"},
+        "components": {"schemas": {"region": region}},
+        "paths": {
+            "/tests": {
+                "get": {
+                    "operationId": "list_tests",
+                    "parameters": [
+                        {
+                            "name": "region",
+                            "in": "query",
+                            "schema": {"allOf": [{"$ref": "#/components/schemas/region"}, {"default": "us-central1"}]},
+                        }
+                    ],
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        },
+    }
     out = tmp_path / "a"
     generate(spec, out, "all-of-param")
 
     region = next(iter(listed_tools(out, "all_of_param").values())).input_schema["properties"]["region"]
-    assert region == {"default": "us-central1", "description": "A test region.", "title": "Region",
-                      "enum": ["asia-east1", "us-central1"], "type": "string"}
+    assert region == {
+        "default": "us-central1",
+        "description": "A test region.",
+        "title": "Region",
+        "enum": ["asia-east1", "us-central1"],
+        "type": "string",
+    }
 
 
 def test_a_typeless_parameter_with_string_keywords_is_a_string(tmp_path):
     """Cloudflare's `variant_id`: `{pattern: "^[a-zA-Z0-9]$", maxLength: 99}` without `type`. The
     pattern was dropped, so nothing told a caller (or the synthesized calls) what Prism checks."""
-    spec = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/variants/{variant_id}": {"get": {
-        "operationId": "get_variant", "parameters": [
-            {"name": "variant_id", "in": "path", "required": True, "schema": {"pattern": "^[a-zA-Z0-9]$", "maxLength": 99}},
-            {"name": "q", "in": "query", "schema": {"minLength": 2}}],
-        "responses": {"204": {"description": "ok"}}}}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/variants/{variant_id}": {
+                "get": {
+                    "operationId": "get_variant",
+                    "parameters": [
+                        {
+                            "name": "variant_id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"pattern": "^[a-zA-Z0-9]$", "maxLength": 99},
+                        },
+                        {"name": "q", "in": "query", "schema": {"minLength": 2}},
+                    ],
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        },
+    }
     out = tmp_path / "t"
     generate(spec, out, "typeless")
 
@@ -288,15 +495,36 @@ def test_required_beside_a_union_applies_to_its_branches(tmp_path):
     import pytest as _pytest
 
     schemas = {
-        "url_target": {"type": "object", "properties": {"target": {"type": "string", "enum": ["url"]},
-                                                        "constraint": {"type": "object", "properties": {"value": {"type": "string"}}}}},
-        "target": {"oneOf": [{"$ref": "#/components/schemas/url_target"}], "required": ["target", "constraint", "undeclared"]},
-        "rule": {"type": "object", "properties": {"targets": {"type": "array", "items": {"$ref": "#/components/schemas/target"}},
-                                                  "plain": {"$ref": "#/components/schemas/url_target"}}},
+        "url_target": {
+            "type": "object",
+            "properties": {
+                "target": {"type": "string", "enum": ["url"]},
+                "constraint": {"type": "object", "properties": {"value": {"type": "string"}}},
+            },
+        },
+        "target": {
+            "oneOf": [{"$ref": "#/components/schemas/url_target"}],
+            "required": ["target", "constraint", "undeclared"],
+        },
+        "rule": {
+            "type": "object",
+            "properties": {
+                "targets": {"type": "array", "items": {"$ref": "#/components/schemas/target"}},
+                "plain": {"$ref": "#/components/schemas/url_target"},
+            },
+        },
     }
     body = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/rule"}}}}
-    spec = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": schemas},
-            "paths": {"/rules": {"post": {"operationId": "create_rule", "requestBody": body, "responses": {"204": {"description": "ok"}}}}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "components": {"schemas": schemas},
+        "paths": {
+            "/rules": {
+                "post": {"operationId": "create_rule", "requestBody": body, "responses": {"204": {"description": "ok"}}}
+            }
+        },
+    }
     out = tmp_path / "t"
     generate(spec, out, "union-required")
     listed_tools(out, "union_required")
@@ -326,17 +554,53 @@ def test_an_allof_part_that_adds_structure_to_a_bare_inherited_property_keeps_it
 
     item = {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}
     schemas = {
-        "envelope": {"type": "object", "properties": {"result": {"type": "array", "items": {}, "nullable": True}}, "required": ["tools"]},
+        "envelope": {
+            "type": "object",
+            "properties": {"result": {"type": "array", "items": {}, "nullable": True}},
+            "required": ["tools"],
+        },
         "item": item,
-        "listing": {"allOf": [{"$ref": "#/components/schemas/envelope"}, {"properties": {
-            "result": {"type": "array", "items": {"$ref": "#/components/schemas/item"}},
-            "tools": {"type": "object", "description": "by id", "additionalProperties": {"$ref": "#/components/schemas/item"}}}}]},
+        "listing": {
+            "allOf": [
+                {"$ref": "#/components/schemas/envelope"},
+                {
+                    "properties": {
+                        "result": {"type": "array", "items": {"$ref": "#/components/schemas/item"}},
+                        "tools": {
+                            "type": "object",
+                            "description": "by id",
+                            "additionalProperties": {"$ref": "#/components/schemas/item"},
+                        },
+                    }
+                },
+            ]
+        },
     }
-    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/listing"}}}}}
-    spec = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": schemas}, "paths": {
-        "/items": {"get": {"operationId": "list_items", "responses": ok}},
-        "/envelope": {"get": {"operationId": "get_envelope", "responses": {"200": {"description": "ok", "content": {
-            "application/json": {"schema": {"$ref": "#/components/schemas/envelope"}}}}}}}}}
+    ok = {
+        "200": {
+            "description": "ok",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/listing"}}},
+        }
+    }
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "components": {"schemas": schemas},
+        "paths": {
+            "/items": {"get": {"operationId": "list_items", "responses": ok}},
+            "/envelope": {
+                "get": {
+                    "operationId": "get_envelope",
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/envelope"}}},
+                        }
+                    },
+                }
+            },
+        },
+    }
     out = tmp_path / "t"
     generate(spec, out, "bare-override")
     output = listed_tools(out, "bare_override")["list_items"].output_schema
@@ -349,7 +613,11 @@ def test_an_allof_part_that_adds_structure_to_a_bare_inherited_property_keeps_it
 
     models = importlib.import_module("bare_override.models")
     models.Listing.model_validate({"result": [{"id": 1, "extra": True}], "tools": {"a": {"id": 2}}})
-    for wrong, field in (({"result": [{}], "tools": {}}, "result.0.id"), ({"tools": "text"}, "tools"), ({"tools": {"a": {}}}, "tools.a.id")):
+    for wrong, field in (
+        ({"result": [{}], "tools": {}}, "result.0.id"),
+        ({"tools": "text"}, "tools"),
+        ({"tools": {"a": {}}}, "tools.a.id"),
+    ):
         with pytest.raises(ValidationError, match=field.replace(".", r"\.")):
             models.Listing.model_validate(wrong)
     models.Envelope.model_validate({"result": [1, "x"], "tools": "anything"})  # the base alone is as loose as the spec
@@ -366,18 +634,43 @@ def test_a_typeless_schema_with_one_kind_of_keywords_has_that_type(tmp_path):
     body property: made `Any`, so its pattern was neither published nor checked and a tool sent
     `"abc"`, which Prism refused. Keywords of one type (string, number) give the schema that type;
     mixed or none leave it as it is."""
-    schemas = {"body": {"type": "object", "required": ["id"], "properties": {
-        "id": {"pattern": "^[a-z]$", "maxLength": 9}, "page": {"minimum": 1}, "free": {"description": "anything"},
-        "mixed": {"minimum": 1, "maxLength": 3}}}}
-    spec = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "components": {"schemas": schemas}, "paths": {
-        "/v": {"post": {"operationId": "create_variant", "requestBody": {"required": True, "content": {
-            "application/json": {"schema": {"$ref": "#/components/schemas/body"}}}}, "responses": {"204": {"description": "ok"}}}}}}
+    schemas = {
+        "body": {
+            "type": "object",
+            "required": ["id"],
+            "properties": {
+                "id": {"pattern": "^[a-z]$", "maxLength": 9},
+                "page": {"minimum": 1},
+                "free": {"description": "anything"},
+                "mixed": {"minimum": 1, "maxLength": 3},
+            },
+        }
+    }
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "components": {"schemas": schemas},
+        "paths": {
+            "/v": {
+                "post": {
+                    "operationId": "create_variant",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/body"}}},
+                    },
+                    "responses": {"204": {"description": "ok"}},
+                }
+            }
+        },
+    }
     out = tmp_path / "t"
     generate(spec, out, "implied")
     tool = listed_tools(out, "implied")["create_variant"]
     body = _resolved(tool.input_schema, tool.input_schema["properties"]["body"])["properties"]
     assert body["id"] == {"maxLength": 9, "pattern": "^[a-z]$", "type": "string"}
-    given = {name: next(b for b in body[name]["anyOf"] if b.get("type") != "null") for name in ("page", "free", "mixed")}
+    given = {
+        name: next(b for b in body[name]["anyOf"] if b.get("type") != "null") for name in ("page", "free", "mixed")
+    }
     assert given["page"] == {"minimum": 1.0, "type": "number"}
     assert "type" not in given["free"] and "type" not in given["mixed"]
 

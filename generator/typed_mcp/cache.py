@@ -18,8 +18,8 @@ import hashlib
 import os
 import sys
 import tempfile
-from importlib import metadata
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 
 from typed_mcp import __version__

@@ -28,7 +28,7 @@ def result_line(stdout: str) -> Any:
     """The last result in the whole output of a child that has ended."""
     for line in reversed(stdout.split("\n")):  # not splitlines(): JSON text may hold U+2028 or U+0085
         if line.startswith(RESULT_MARKER):
-            return json.loads(line[len(RESULT_MARKER):])
+            return json.loads(line[len(RESULT_MARKER) :])
     raise TypedMcpError(f"a child process printed no result: {stdout.strip()[-300:]!r}")
 
 
@@ -37,7 +37,7 @@ def read_result(stream: IO[str]) -> Any | None:
     (which a library may log); None when the stream ends first. No child prints a null result."""
     for line in iter(stream.readline, ""):  # not one line: logged lines would otherwise sit in the buffer
         if line.startswith(RESULT_MARKER):
-            return json.loads(line[len(RESULT_MARKER):])
+            return json.loads(line[len(RESULT_MARKER) :])
     return None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -26,10 +26,15 @@ app = typer.Typer(
 )
 err = Console(stderr=True, highlight=False)
 
-CACHE_HELP = "reuse models and tool catalogs computed before from the same inputs (~/.cache/typed-mcp, or TYPED_MCP_CACHE_DIR)"
+CACHE_HELP = (
+    "reuse models and tool catalogs computed before from the same inputs (~/.cache/typed-mcp, or TYPED_MCP_CACHE_DIR)"
+)
 # Options shared by several commands, spelled once.
 Header = Annotated[list[str], typer.Option("--header", "-H", help="'Name: value' sent when fetching a URL")]
 Cache = Annotated[bool, typer.Option("--cache/--no-cache", help=CACHE_HELP)]
+ToolPrefix = Annotated[
+    str, typer.Option(help="start every tool name with this (e.g. gh: gh_repos_get), for hosts that mix servers")
+]
 
 
 def _headers(values: list[str]) -> dict[str, str]:
@@ -69,29 +74,41 @@ def _root(
 def generate(
     source: Annotated[str, typer.Argument(help="OpenAPI document: a file (JSON/YAML) or an http(s) URL")],
     out: Annotated[Path, typer.Option("--out", "-o", help="folder to write the package project to")],
-    package_name: Annotated[Optional[str], typer.Option(help="distribution name (default: from the API title)")] = None,
+    package_name: Annotated[str | None, typer.Option(help="distribution name (default: from the API title)")] = None,
     header: Header = [],  # noqa: B006 (typer reads the default; it is never mutated)
     snapshot: Annotated[
-        Optional[Path], typer.Option(help="save the document here (default for URLs: specs/<package>.json|yaml)")
+        Path | None, typer.Option(help="save the document here (default for URLs: specs/<package>.json|yaml)")
     ] = None,
     no_snapshot: Annotated[bool, typer.Option("--no-snapshot", help="do not save a fetched document")] = False,
     strict: Annotated[bool, typer.Option(help="fail when any operation would be skipped")] = False,
     verify: Annotated[
-        bool, typer.Option(help="check the generated server's tool listing (every tool, every outputSchema) before writing")
+        bool,
+        typer.Option(help="check the generated server's tool listing (every tool, every outputSchema) before writing"),
     ] = True,
     allow_remote_refs: Annotated[bool, typer.Option(help="fetch http(s) $refs (refused by default)")] = False,
-    package_version: Annotated[Optional[str], typer.Option(help="package version (default: info.version as PEP 440)")] = None,
+    package_version: Annotated[
+        str | None, typer.Option(help="package version (default: info.version as PEP 440)")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print nothing on success")] = False,
     use_cache: Cache = True,
+    tool_prefix: ToolPrefix = "",
 ) -> None:
     """Write a complete MCP server project for SOURCE to OUT (replaced only when everything succeeded)."""
     try:
         if snapshot is None and is_url(source) and not no_snapshot:
             snapshot = Path("specs") / (package_names(package_name, "api")[0] if package_name else "openapi")
         options = GenerateOptions(
-            source=source, out=out, package_name=package_name, headers=_headers(header),
-            snapshot=_with_suffix(snapshot, source), strict=strict, verify=verify,
-            allow_remote_refs=allow_remote_refs, version=package_version, cache=use_cache,
+            source=source,
+            out=out,
+            package_name=package_name,
+            headers=_headers(header),
+            snapshot=_with_suffix(snapshot, source),
+            strict=strict,
+            verify=verify,
+            allow_remote_refs=allow_remote_refs,
+            version=package_version,
+            cache=use_cache,
+            tool_prefix=tool_prefix,
         )
         with err.status("generating", spinner="dots") if err.is_terminal and not quiet else _Null() as status:
 
@@ -138,17 +155,26 @@ class _Null:
 def check(
     source: Annotated[str, typer.Argument(help="the live spec URL, or the snapshot file")],
     out: Annotated[Path, typer.Option("--out", "-o", help="the committed package folder")],
-    package_name: Annotated[Optional[str], typer.Option(help="as given to generate")] = None,
-    snapshot: Annotated[Optional[Path], typer.Option(help="the committed spec snapshot to compare a fetched spec with")] = None,
+    package_name: Annotated[str | None, typer.Option(help="as given to generate")] = None,
+    snapshot: Annotated[
+        Path | None, typer.Option(help="the committed spec snapshot to compare a fetched spec with")
+    ] = None,
     header: Header = [],  # noqa: B006 (typer reads the default; it is never mutated)
-    package_version: Annotated[Optional[str], typer.Option(help="as given to generate")] = None,
+    package_version: Annotated[str | None, typer.Option(help="as given to generate")] = None,
     use_cache: Cache = True,
+    tool_prefix: ToolPrefix = "",
 ) -> None:
     """Exit 0 when SOURCE regenerates exactly the committed package (and snapshot); 1 on drift, with a summary."""
     try:
         options = GenerateOptions(
-            source=source, out=out, package_name=package_name, headers=_headers(header), snapshot=snapshot,
-            version=package_version, cache=use_cache,
+            source=source,
+            out=out,
+            package_name=package_name,
+            headers=_headers(header),
+            snapshot=snapshot,
+            version=package_version,
+            cache=use_cache,
+            tool_prefix=tool_prefix,
         )
         drift = compare.check(options)
     except TypedMcpError as exc:
@@ -186,7 +212,8 @@ def diff_command(
     print(render(changes), end="" if output_format == "json" else "\n")
     if diff.has_breaking(changes) and not compare.major_bumped(before.get("version"), after.get("version")):
         print(
-            f"warning: breaking changes without a major version change ({before.get('version')} -> {after.get('version')})",
+            "warning: breaking changes without a major version change "
+            f"({before.get('version')} -> {after.get('version')})",
             file=sys.stderr,
         )
     if (fail_on == "breaking" and diff.has_breaking(changes)) or (fail_on == "any" and changes):

@@ -49,7 +49,11 @@ def tree_changes(old: Path, new: Path) -> list[str]:
     def files(root: Path) -> dict[str, bytes]:
         if not root.is_dir():
             return {}
-        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+        return {
+            str(p.relative_to(root)): p.read_bytes()
+            for p in root.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        }
 
     before, after = files(old), files(new)
     return sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
@@ -61,7 +65,9 @@ def catalog_of(source: str, *, headers: dict[str, str] | None = None) -> dict[st
         return catalog_of_package(Path(source))
     with tempfile.TemporaryDirectory(prefix="typed-mcp-catalog-") as temp:
         out = Path(temp) / "package"
-        generate(GenerateOptions(source=source, out=out, package_name="catalog-mcp", headers=headers or {}, verify=False))
+        generate(
+            GenerateOptions(source=source, out=out, package_name="catalog-mcp", headers=headers or {}, verify=False)
+        )
         return catalog_of_package(out)
 
 

@@ -14,6 +14,8 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 
+from typed_mcp.errors import SpecError
+
 MAX_TOOL_NAME = 64
 _CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")
 _CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
@@ -79,19 +81,59 @@ def base_tool_name(operation_id: str | None, method: str, path: str) -> str:
 TARGET_TOOL_NAME = 40
 _FILLER_WORDS = frozenset({"a", "an", "the", "of", "for", "by", "with"})
 _SHORT_FORMS = {
-    "administrator": "admin", "administrators": "admins", "application": "app", "applications": "apps",
-    "attachment": "attach", "attachments": "attachs", "attribute": "attr", "attributes": "attrs",
-    "authenticated": "auth", "authentication": "authn", "authorization": "authz", "certificate": "cert",
-    "certificates": "certs", "configuration": "config", "configurations": "configs", "connection": "conn",
-    "connections": "conns", "definition": "def", "definitions": "defs", "deployment": "deploy",
-    "deployments": "deploys", "description": "desc", "directory": "dir", "directories": "dirs",
-    "distribution": "dist", "distributions": "dists", "environment": "env", "environments": "envs",
-    "identifier": "id", "identifiers": "ids", "information": "info", "management": "mgmt",
-    "message": "msg", "messages": "msgs", "namespace": "ns", "namespaced": "ns", "namespaces": "ns",
-    "notification": "notif", "notifications": "notifs", "organization": "org", "organizations": "orgs",
-    "parameter": "param", "parameters": "params", "permission": "perm", "permissions": "perms",
-    "repositories": "repos", "repository": "repo", "specification": "spec", "statistics": "stats",
-    "subscription": "sub", "subscriptions": "subs", "vulnerability": "vuln", "vulnerabilities": "vulns",
+    "administrator": "admin",
+    "administrators": "admins",
+    "application": "app",
+    "applications": "apps",
+    "attachment": "attach",
+    "attachments": "attachs",
+    "attribute": "attr",
+    "attributes": "attrs",
+    "authenticated": "auth",
+    "authentication": "authn",
+    "authorization": "authz",
+    "certificate": "cert",
+    "certificates": "certs",
+    "configuration": "config",
+    "configurations": "configs",
+    "connection": "conn",
+    "connections": "conns",
+    "definition": "def",
+    "definitions": "defs",
+    "deployment": "deploy",
+    "deployments": "deploys",
+    "description": "desc",
+    "directory": "dir",
+    "directories": "dirs",
+    "distribution": "dist",
+    "distributions": "dists",
+    "environment": "env",
+    "environments": "envs",
+    "identifier": "id",
+    "identifiers": "ids",
+    "information": "info",
+    "management": "mgmt",
+    "message": "msg",
+    "messages": "msgs",
+    "namespace": "ns",
+    "namespaced": "ns",
+    "namespaces": "ns",
+    "notification": "notif",
+    "notifications": "notifs",
+    "organization": "org",
+    "organizations": "orgs",
+    "parameter": "param",
+    "parameters": "params",
+    "permission": "perm",
+    "permissions": "perms",
+    "repositories": "repos",
+    "repository": "repo",
+    "specification": "spec",
+    "statistics": "stats",
+    "subscription": "sub",
+    "subscriptions": "subs",
+    "vulnerability": "vuln",
+    "vulnerabilities": "vulns",
 }
 
 
@@ -199,10 +241,13 @@ def _one_word_less(name: str, frequency: dict[str, int]) -> list[str]:
     not tell which of two similar names is which. No `..._from` is left dangling."""
     words = name.split("_")
     # Among words as common, a later one goes first: a name tends to start with what it does.
-    order = sorted((i for i in range(1, len(words)) if not _VERSION.match(words[i])), key=lambda i: (-frequency.get(words[i], 0), -i))
+    order = sorted(
+        (i for i in range(1, len(words)) if not _VERSION.match(words[i])),
+        key=lambda i: (-frequency.get(words[i], 0), -i),
+    )
     result = []
     for index in order:
-        kept = words[:index] + words[index + 1:]
+        kept = words[:index] + words[index + 1 :]
         while len(kept) > 1 and kept[-1] in _CONNECTORS:
             kept.pop()
         text = "_".join(kept)
@@ -262,16 +307,42 @@ def tool_prefix(text: str) -> str:
     if not prefix:
         return ""
     if not prefix[0].isalpha() or len(prefix) > MAX_TOOL_PREFIX:
-        raise ValueError(f"tool prefix {text!r}: use at most {MAX_TOOL_PREFIX} letters, digits and '_', starting with a letter")
+        raise SpecError(
+            f"tool prefix {text!r}: use at most {MAX_TOOL_PREFIX} letters, digits and '_', starting with a letter"
+        )
     return prefix + "_"
 
 
 # Words a title uses to say it is an API description: they name no product.
 _TITLE_STOP = frozenset({"a", "an", "and", "as", "by", "for", "of", "the", "to", "with"})
 _TITLE_FILLER = _TITLE_STOP | {
-    "api", "apis", "client", "definition", "doc", "docs", "documentation", "extension", "extensions", "http",
-    "interface", "json", "mcp", "official", "openapi", "platform", "reference", "rest", "restful", "schema",
-    "sdk", "server", "service", "spec", "specification", "swagger", "web",
+    "api",
+    "apis",
+    "client",
+    "definition",
+    "doc",
+    "docs",
+    "documentation",
+    "extension",
+    "extensions",
+    "http",
+    "interface",
+    "json",
+    "mcp",
+    "official",
+    "openapi",
+    "platform",
+    "reference",
+    "rest",
+    "restful",
+    "schema",
+    "sdk",
+    "server",
+    "service",
+    "spec",
+    "specification",
+    "swagger",
+    "web",
 }
 _NUMBER = re.compile(r"^v?\d+(?:[a-z]+\d*)?$")
 
@@ -283,7 +354,9 @@ def title_words(title: str, most: int = 3) -> list[str]:
     versions and words every API description uses go. A title of only those keeps its own words."""
     text = re.sub(r"[\'\u2019]s\b", "", title)
     words: list[str] = []
-    for token in re.findall(r"[A-Za-z0-9]+", unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")):
+    for token in re.findall(
+        r"[A-Za-z0-9]+", unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    ):
         parts = snake_case(token).split("_")
         words.extend(parts if len(parts) > 2 else ["".join(parts)])
     kept = [w for w in words if w not in _TITLE_FILLER and not _NUMBER.match(w)]

@@ -20,3 +20,4 @@ class GenerateOptions:
     allow_remote_refs: bool = False  # fetch http(s) `$ref`s
     version: str | None = None  # the package version; default: the API's info.version as PEP 440
     cache: bool = True  # reuse the models and catalog of an earlier run with the same inputs
+    tool_prefix: str = ""  # starts every tool name (hosts that mix servers)

@@ -21,7 +21,8 @@ from typed_mcp.models.build import build_models
 from typed_mcp.options import GenerateOptions
 from typed_mcp.plan.build import plan as build_plan
 from typed_mcp.plan.ir import ApiPlan
-from typed_mcp.render.package import render_package
+from typed_mcp.render.package import MCP_REQUIREMENT, render_package
+from typed_mcp.render.tidy import tidy
 from typed_mcp.spec.load import LoadedSpec, load
 from typed_mcp.spec.normalize import Document, normalize
 from typed_mcp.write import MANIFEST, staged, write_file_atomically, write_files
@@ -99,10 +100,12 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
     info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
     name, module = package_names(options.package_name, str(info.get("title") or "api"))
     step("planning tools")
-    api = build_plan(doc, package_name=name, module=module, spec_url=spec.url)
+    api = build_plan(doc, package_name=name, module=module, spec_url=spec.url, tool_prefix=options.tool_prefix)
     if options.strict and api.skipped:
         first = api.skipped[0]
-        raise StrictModeError(f"{len(api.skipped)} operation(s) would be skipped (--strict); first: {first.key}: {first.reason}")
+        raise StrictModeError(
+            f"{len(api.skipped)} operation(s) would be skipped (--strict); first: {first.key}: {first.reason}"
+        )
     lap("plan")
     # The workers that will list the tools start as soon as model generation leaves a core idle:
     # their SDK import overlaps the rest of it.
@@ -111,6 +114,7 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
         step("writing")
         # The catalog is listed from the staging folder of the output: its 3,000 files are written once.
         with staged(options.out, files) as staging:
+            tidy(staging, files)
             path = f"src/{api.module}/catalog.json"
             files[path] = _catalog(api, files, staging / "src", workers, options.verify, step)
             write_files(staging, {path: files[path]})
@@ -120,8 +124,15 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
     return Result(plan=api, spec=spec, files=files, timings=timings)
 
 
-def _package_files(api: ApiPlan, doc: Document, spec: LoadedSpec, options: GenerateOptions, step: Callable[[str], None],
-                   lap: Callable[[str], None], cores_free: Callable[[], None]) -> dict[str, str | bytes]:
+def _package_files(
+    api: ApiPlan,
+    doc: Document,
+    spec: LoadedSpec,
+    options: GenerateOptions,
+    step: Callable[[str], None],
+    lap: Callable[[str], None],
+    cores_free: Callable[[], None],
+) -> dict[str, str | bytes]:
     """Models and rendered files, each Python one checked to compile."""
     step(f"generating models for {len(api.schemas)} schemas")
     models = build_models(doc, api, cores_free=cores_free)
@@ -139,14 +150,22 @@ def _package_files(api: ApiPlan, doc: Document, spec: LoadedSpec, options: Gener
             try:
                 compile(text, relative, "exec")
             except SyntaxError as exc:  # a generator bug, never the user's: say where
-                raise OutputError(f"internal error: generated {relative} line {exc.lineno} does not compile: {exc.msg}") from None
+                raise OutputError(
+                    f"internal error: generated {relative} line {exc.lineno} does not compile: {exc.msg}"
+                ) from None
     files[MANIFEST] = manifest(api, spec, spec_name, version)
     lap("render")
     return files
 
 
-def _catalog(api: ApiPlan, files: dict[str, str | bytes], src: Path, workers: CatalogWorkers, verify: bool,
-             step: Callable[[str], None]) -> str:
+def _catalog(
+    api: ApiPlan,
+    files: dict[str, str | bytes],
+    src: Path,
+    workers: CatalogWorkers,
+    verify: bool,
+    step: Callable[[str], None],
+) -> str:
     """`catalog.json` for the package whose sources are `files`, written out under `src`; checked."""
     sources = sorted((path, content) for path, content in files.items() if path.startswith("src/"))
     entry = cache.key("catalog", *(part for path, content in sources for part in (path, content)))
@@ -169,6 +188,7 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str) -> st
     """What was generated from what: read by the drift check and by people. No timestamps."""
     data = {
         "generator": f"typed-mcp {__version__}",
+        "sdk": MCP_REQUIREMENT,  # the MCP SDK minor the package was generated and tested with
         "package": api.package_name,
         "version": version,
         "module": api.module,

@@ -37,7 +37,9 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
     return schema if isinstance(schema, dict) else {}
 
 
-def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only: bool = False, text_first: bool = False) -> Any:
+def synthesize(
+    schema: Any, root: dict[str, Any], depth: int = 0, required_only: bool = False, text_first: bool = False
+) -> Any:
     """A value valid for `schema` (a tool's inputSchema or a part of it; `$ref`s into its `$defs`).
     Objects get their required properties, and their optional ones too near the top (unless
     `required_only`). For a `oneOf`, the first candidate that matches exactly one branch."""
@@ -53,7 +55,8 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only:
         branches = [b for b in schema["oneOf"] if _resolve(b, root).get("type") != "null"] or schema["oneOf"]
         candidates = [
             synthesize({**base, **_resolve(branch, root)}, root, depth + 1, required_only=only)
-            for branch in branches for only in (False, True)
+            for branch in branches
+            for only in (False, True)
         ]
         if text_first:
             # A path, query or header value travels as text: `1` for `oneOf [integer, string]` reads as
@@ -65,7 +68,9 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only:
             branches = [b for b in schema[key] if _resolve(b, root).get("type") != "null"] or schema[key]
             if text_first:  # as for oneOf: `int | str` (GitHub's workflow_id) is unambiguous on the wire as a word
                 branches.sort(key=lambda b: _resolve(b, root).get("type") != "string")
-            return synthesize({**{k: v for k, v in schema.items() if k != key}, **_resolve(branches[0], root)}, root, depth + 1)
+            return synthesize(
+                {**{k: v for k, v in schema.items() if k != key}, **_resolve(branches[0], root)}, root, depth + 1
+            )
     if "allOf" in schema:
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
         for part in schema["allOf"]:
@@ -103,16 +108,20 @@ def synthesize(schema: Any, root: dict[str, Any], depth: int = 0, required_only:
     properties = schema.get("properties", {})
     required = [name for name in schema.get("required", []) if isinstance(name, str)]
     # Required names a schema does not declare as properties (Box's revoke: `grant_type`) are required all the same.
-    names = [*properties, *(n for n in required if n not in properties)] if depth <= 2 and not required_only else required
+    names = (
+        [*properties, *(n for n in required if n not in properties)] if depth <= 2 and not required_only else required
+    )
     # Deeper, a property that can hold one value only is sent too: it tells the branches of a union
     # apart (Box's taxonomy source `{"type": "file"}`; `{}` matched both of its oneOf branches).
     names += [n for n in properties if n not in names and _single_valued(properties[n], root)]
     optional = [n for n in properties if n not in names and n not in required]
     low, high = schema.get("minProperties"), schema.get("maxProperties")
     if isinstance(low, int) and len(names) < low:
-        names += optional[:low - len(names)]
+        names += optional[: low - len(names)]
     if isinstance(high, int) and len(names) > high:
-        names = [n for n in names if n in required] + [n for n in names if n not in required][:max(0, high - len(required))]
+        names = [n for n in names if n in required] + [n for n in names if n not in required][
+            : max(0, high - len(required))
+        ]
     return {name: synthesize(properties.get(name, {}), root, depth + 1) for name in names}
 
 
@@ -121,7 +130,9 @@ def _single_valued(schema: Any, root: dict[str, Any]) -> bool:
     schema = _resolve(schema, root)
     values = [_resolve(b, root) for b in schema["anyOf"]] if isinstance(schema.get("anyOf"), list) else [schema]
     values = [v for v in values if v.get("type") != "null"]
-    return len(values) == 1 and ("const" in values[0] or (isinstance(values[0].get("enum"), list) and len(values[0]["enum"]) == 1))
+    return len(values) == 1 and (
+        "const" in values[0] or (isinstance(values[0].get("enum"), list) and len(values[0]["enum"]) == 1)
+    )
 
 
 def _matches_one(value: Any, branches: list[Any], root: dict[str, Any]) -> bool:

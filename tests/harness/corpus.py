@@ -17,16 +17,16 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from typed_mcp import pointer
-from typed_mcp.children import result_line
 
 from harness import environment, strict_run
+from typed_mcp import pointer
+from typed_mcp.children import result_line
 
 
 @dataclass
@@ -47,7 +47,9 @@ class Row:
     schema_problems: list[str] = field(default_factory=list)  # first few published schemas that are not sound
     catalog_matches_sdk: bool | None = None  # the precomputed tools/list equals the SDK's own registration
     fidelity: dict[str, Any] | None = None
-    strict: dict[str, Any] | None = None  # the strict TypeScript client against Prism (strict_run.strict_run_against_prism)
+    strict: dict[str, Any] | None = (
+        None  # the strict TypeScript client against Prism (strict_run.strict_run_against_prism)
+    )
     error: str | None = None
 
 
@@ -60,14 +62,20 @@ def discover(folder: Path) -> list[tuple[Path, dict[str, str]]]:
     return [(p, {}) for p in sorted(folder.iterdir()) if p.suffix in (".json", ".yaml", ".yml")]
 
 
-def run_timed(args: list[str], env: dict[str, str] | None = None, timeout: float = 1800) -> tuple[int, str, str, float, float]:
+def run_timed(
+    args: list[str], env: dict[str, str] | None = None, timeout: float = 1800
+) -> tuple[int, str, str, float, float]:
     """Run a child (environment: this one's plus `env`); returns (exit code, stdout, stderr,
     seconds, peak RSS in MB) of that child and the processes it waited for.
 
     The peak comes from GNU time when it is installed, not from the child's own `ru_maxrss`: Python
     may vfork, and the kernel then charges the (growing) parent's size to the child at exec."""
     started = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, tempfile.NamedTemporaryFile("r") as peak:
+    with (
+        tempfile.TemporaryFile("w+") as out,
+        tempfile.TemporaryFile("w+") as err,
+        tempfile.NamedTemporaryFile("r") as peak,
+    ):
         timed = ["/usr/bin/time", "-o", peak.name, "-f", "%M", *args] if Path("/usr/bin/time").exists() else args
         proc = subprocess.Popen(timed, stdout=out, stderr=err, env={**os.environ, **(env or {})})
         try:
@@ -83,16 +91,40 @@ def run_timed(args: list[str], env: dict[str, str] | None = None, timeout: float
         return proc.returncode, out.read(), err.read(), seconds, peak_mb
 
 
-def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: int, per_op: int, calls: bool = False,
-             step=lambda _: None) -> Row:
+def run_spec(
+    spec: Path,
+    meta: dict[str, str],
+    work: Path,
+    *,
+    fidelity_sample: int,
+    per_op: int,
+    calls: bool = False,
+    step=lambda _: None,
+) -> Row:
     row = Row(spec=meta.get("file") or spec.name, version=meta.get("version", ""))
     if meta.get("ops_2xx_json_schema", "").isdigit():
         row.expected_output = int(meta["ops_2xx_json_schema"])
-    name = "c-" + "".join(c if c.isalnum() else "-" for c in row.spec.split("/")[0].rsplit(".", 1)[0].lower())[:40].strip("-")
+    name = "c-" + "".join(c if c.isalnum() else "-" for c in row.spec.split("/")[0].rsplit(".", 1)[0].lower())[
+        :40
+    ].strip("-")
     out = work / name
     step("generate")
     code, _, err, row.generate_s, row.generate_mb = run_timed(
-        [sys.executable, "-m", "typed_mcp", "generate", str(spec), "--out", str(out), "--package-name", name, "--no-verify", "--no-snapshot", "-q", "--no-cache"]
+        [
+            sys.executable,
+            "-m",
+            "typed_mcp",
+            "generate",
+            str(spec),
+            "--out",
+            str(out),
+            "--package-name",
+            name,
+            "--no-verify",
+            "--no-snapshot",
+            "-q",
+            "--no-cache",
+        ]
     )
     if code != 0:
         row.error = (err.strip().splitlines() or [f"exit {code}"])[-1][:300]
@@ -103,8 +135,9 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
     row.skipped = len(manifest["skipped"])
     row.skip_reasons = dict(Counter(_reason_kind(s["reason"]) for s in manifest["skipped"]))
     step("import and list")
-    code, stdout, err, _, _ = run_timed([sys.executable, "-m", "harness.corpus_child", "list", manifest["module"]],
-                                        env=environment(out / "src"))
+    code, stdout, err, _, _ = run_timed(
+        [sys.executable, "-m", "harness.corpus_child", "list", manifest["module"]], env=environment(out / "src")
+    )
     if code != 0:
         row.error = "import: " + (err.strip().splitlines() or [f"exit {code}"])[-1][:300]
         return row
@@ -119,7 +152,17 @@ def run_spec(spec: Path, meta: dict[str, str], work: Path, *, fidelity_sample: i
     if fidelity_sample > 0:
         step("fidelity")
         code, stdout, err, _, _ = run_timed(
-            [sys.executable, "-m", "harness.fidelity", str(out), str(spec), "--sample", str(fidelity_sample), "--per-op", str(per_op)],
+            [
+                sys.executable,
+                "-m",
+                "harness.fidelity",
+                str(out),
+                str(spec),
+                "--sample",
+                str(fidelity_sample),
+                "--per-op",
+                str(per_op),
+            ],
             env=environment(out / "src"),
         )
         if code == 0:
@@ -140,10 +183,26 @@ def _strict_calls(spec: Path, out: Path, module: str) -> dict[str, Any]:
     except Exception as exc:  # a run that could not happen is reported in the row, not raised
         return {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"}
     summary: dict[str, Any] = {"tools": run["tools"], "ok": run["ok"], "schemas_compiled": run["schemas_compiled"]}
-    for key in ("schema_failures", "protocol_errors", "raised", "prism_cannot_answer", "off_spec", "email_format", "transport_failures",
-                "other_errors", "model_stricter", "request_violations", "prism_form_arrays", "spec_one_of_overlap", "prism_read_only", "spec_unsatisfiable",
-                "invalid_for_prism", "prism_warnings", "python_refused",
-                "python_disagrees"):
+    for key in (
+        "schema_failures",
+        "protocol_errors",
+        "raised",
+        "prism_cannot_answer",
+        "off_spec",
+        "email_format",
+        "transport_failures",
+        "other_errors",
+        "model_stricter",
+        "request_violations",
+        "prism_form_arrays",
+        "spec_one_of_overlap",
+        "prism_read_only",
+        "spec_unsatisfiable",
+        "invalid_for_prism",
+        "prism_warnings",
+        "python_refused",
+        "python_disagrees",
+    ):
         summary[key] = len(run[key])
         if run[key]:
             summary[f"{key}_examples"] = [str(x)[:300] for x in run[key][:3]]
@@ -153,24 +212,40 @@ def _strict_calls(spec: Path, out: Path, module: str) -> dict[str, Any]:
     return summary
 
 
-
-
 def strict_cell(strict: dict[str, Any] | None) -> str:
     if strict is None:
         return "-"
     if "error" in strict:
         return "error"
-    bad = sum(strict.get(k, 0) for k in ("protocol_errors", "raised", "request_violations", "schema_failures", "python_refused", "python_disagrees",
-                                         "model_stricter"))
+    bad = sum(
+        strict.get(k, 0)
+        for k in (
+            "protocol_errors",
+            "raised",
+            "request_violations",
+            "schema_failures",
+            "python_refused",
+            "python_disagrees",
+            "model_stricter",
+        )
+    )
     text = f"{strict['ok']}/{strict['tools']} ok, {bad} bad"
-    explained = [f"{strict[k]} {label}" for k, label in (("prism_cannot_answer", "no Prism answer"), ("off_spec", "answers the spec itself refuses"),
-                                                         ("email_format", "email refusals"), ("transport_failures", "unusable answers"),
-                                                         ("other_errors", "other errors"),
-                                                         ("prism_form_arrays", "form fields Prism misreads"),
-                                                         ("spec_one_of_overlap", "bodies valid for several oneOf branches"),
-                                                         ("prism_read_only", "readOnly properties Prism requires"),
-                                                         ("spec_unsatisfiable", "spec contradictions no request avoids"),
-                                                         ("invalid_for_prism", "refused by Prism for those")) if strict.get(k)]
+    explained = [
+        f"{strict[k]} {label}"
+        for k, label in (
+            ("prism_cannot_answer", "no Prism answer"),
+            ("off_spec", "answers the spec itself refuses"),
+            ("email_format", "email refusals"),
+            ("transport_failures", "unusable answers"),
+            ("other_errors", "other errors"),
+            ("prism_form_arrays", "form fields Prism misreads"),
+            ("spec_one_of_overlap", "bodies valid for several oneOf branches"),
+            ("prism_read_only", "readOnly properties Prism requires"),
+            ("spec_unsatisfiable", "spec contradictions no request avoids"),
+            ("invalid_for_prism", "refused by Prism for those"),
+        )
+        if strict.get(k)
+    ]
     return text + (f" ({', '.join(explained)})" if explained else "")
 
 
@@ -179,8 +254,19 @@ def strict_failed(strict: dict[str, Any] | None) -> bool:
     invalid request, or a tool erred for a reason nobody explained."""
     if strict is None:
         return False
-    return "error" in strict or any(strict.get(k) for k in ("protocol_errors", "raised", "request_violations", "schema_failures", "other_errors", "model_stricter",
-                                                            "python_refused", "python_disagrees"))
+    return "error" in strict or any(
+        strict.get(k)
+        for k in (
+            "protocol_errors",
+            "raised",
+            "request_violations",
+            "schema_failures",
+            "other_errors",
+            "model_stricter",
+            "python_refused",
+            "python_disagrees",
+        )
+    )
 
 
 def schema_problems(schema: dict[str, Any], what: str) -> list[str]:
@@ -256,7 +342,9 @@ def markdown(rows: list[Row]) -> str:
     ]
     for r in rows:
         if r.error:
-            lines.append(f"| {r.spec} | {r.version} | | | | | {r.generate_s:.1f} | {r.generate_mb:.0f} | | | error: {r.error} | |")
+            lines.append(
+                f"| {r.spec} | {r.version} | | | | | {r.generate_s:.1f} | {r.generate_mb:.0f} | | | error: {r.error} | |"
+            )
             continue
         expected = f" (of {r.expected_output})" if r.expected_output is not None else ""
         lines.append(
@@ -279,14 +367,21 @@ err = Console(stderr=True, highlight=False)
 
 @app.command()
 def corpus(
-    folder: Annotated[Path, typer.Argument(help="a folder of specs (uses its index.tsv when present)")] = Path("../shared/corpus"),
+    folder: Annotated[Path, typer.Argument(help="a folder of specs (uses its index.tsv when present)")] = Path(
+        "../shared/corpus"
+    ),
     only: Annotated[list[str], typer.Option(help="only specs whose file name contains this (repeatable)")] = [],  # noqa: B006
-    max_bytes: Annotated[Optional[int], typer.Option(help="only specs up to this size (index.tsv's size_bytes)")] = None,
+    max_bytes: Annotated[int | None, typer.Option(help="only specs up to this size (index.tsv's size_bytes)")] = None,
     fidelity_sample: Annotated[int, typer.Option(help="operations checked for fidelity per spec (0: none)")] = 200,
     per_op: Annotated[int, typer.Option(help="generated instances per checked operation")] = 3,
-    calls: Annotated[bool, typer.Option(help="call every tool through the strict TypeScript client against Prism (needs `make test`'s tests/node)")] = False,
-    report: Annotated[Optional[Path], typer.Option(help="also write REPORT.md and REPORT.json")] = None,
-    work: Annotated[Optional[Path], typer.Option(help="keep the generated packages here")] = None,
+    calls: Annotated[
+        bool,
+        typer.Option(
+            help="call every tool through the strict TypeScript client against Prism (needs `make test`'s tests/node)"
+        ),
+    ] = False,
+    report: Annotated[Path | None, typer.Option(help="also write REPORT.md and REPORT.json")] = None,
+    work: Annotated[Path | None, typer.Option(help="keep the generated packages here")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the rows as JSON on stdout")] = False,
 ) -> None:
     """Generate, import, list and fidelity-check every spec of FOLDER; one row per spec."""
@@ -294,24 +389,40 @@ def corpus(
         err.print(f"{folder}: no such folder")
         raise typer.Exit(2)
     specs = [
-        (path, meta) for path, meta in discover(folder)
+        (path, meta)
+        for path, meta in discover(folder)
         if (not only or any(o in path.name or o in meta.get("file", "") for o in only))
-        and (max_bytes is None or int(meta.get("size_bytes", "0").split()[0] or 0) <= max_bytes or not meta.get("size_bytes"))
+        and (
+            max_bytes is None
+            or int(meta.get("size_bytes", "0").split()[0] or 0) <= max_bytes
+            or not meta.get("size_bytes")
+        )
     ]
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="typed-mcp-corpus-") as temp:
         base = work or Path(temp)
         base.mkdir(parents=True, exist_ok=True)
-        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                      TimeElapsedColumn(), console=err, disable=not err.is_terminal) as progress:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+            console=err,
+            disable=not err.is_terminal,
+        ) as progress:
             task = progress.add_task("corpus", total=len(specs))
             for path, meta in specs:
                 label = meta.get("file") or path.name
                 step = lambda phase, label=label: progress.update(task, description=f"{label}: {phase}")  # noqa: E731
-                rows.append(run_spec(path, meta, base, fidelity_sample=fidelity_sample, per_op=per_op, calls=calls, step=step))
+                rows.append(
+                    run_spec(path, meta, base, fidelity_sample=fidelity_sample, per_op=per_op, calls=calls, step=step)
+                )
                 progress.advance(task)
                 if not err.is_terminal:
-                    print(f"{label}: {'error' if rows[-1].error else 'done'} in {rows[-1].generate_s:.1f}s", file=sys.stderr)
+                    print(
+                        f"{label}: {'error' if rows[-1].error else 'done'} in {rows[-1].generate_s:.1f}s",
+                        file=sys.stderr,
+                    )
     if report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
         report.with_suffix(".md").write_text(markdown(rows))
@@ -320,15 +431,43 @@ def corpus(
         print(to_json(rows), end="")
     else:
         table = Table(title=f"typed-mcp corpus: {folder}")
-        for column in ("spec", "version", "ops", "tools", "outputSchema", "skipped", "gen s", "gen MB", "import s", "fidelity", "strict vs Prism"):
-            table.add_column(column, justify="left" if column in ("spec", "version", "fidelity", "strict vs Prism") else "right")
+        for column in (
+            "spec",
+            "version",
+            "ops",
+            "tools",
+            "outputSchema",
+            "skipped",
+            "gen s",
+            "gen MB",
+            "import s",
+            "fidelity",
+            "strict vs Prism",
+        ):
+            table.add_column(
+                column, justify="left" if column in ("spec", "version", "fidelity", "strict vs Prism") else "right"
+            )
         for r in rows:
             expected = f" / {r.expected_output}" if r.expected_output is not None else ""
-            table.add_row(r.spec, r.version, str(r.operations), str(r.tools), f"{r.with_output}{expected}", str(r.skipped),
-                          f"{r.generate_s:.1f}", f"{r.generate_mb:.0f}", f"{r.import_s:.2f}",
-                          f"[red]{r.error}[/]" if r.error else fidelity_cell(r.fidelity), strict_cell(r.strict))
+            table.add_row(
+                r.spec,
+                r.version,
+                str(r.operations),
+                str(r.tools),
+                f"{r.with_output}{expected}",
+                str(r.skipped),
+                f"{r.generate_s:.1f}",
+                f"{r.generate_mb:.0f}",
+                f"{r.import_s:.2f}",
+                f"[red]{r.error}[/]" if r.error else fidelity_cell(r.fidelity),
+                strict_cell(r.strict),
+            )
         Console().print(table)
-    failed = [r for r in rows if r.error or (r.fidelity is not None and not r.fidelity.get("passed")) or strict_failed(r.strict)]
+    failed = [
+        r
+        for r in rows
+        if r.error or (r.fidelity is not None and not r.fidelity.get("passed")) or strict_failed(r.strict)
+    ]
     if failed:
         raise typer.Exit(1)
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import anyio
 from mcp import Client
-from typed_mcp.catalog.listing import list_all_tools
-from typed_mcp.children import print_result
 
 from harness.corpus import schema_problems
+from typed_mcp.catalog.listing import list_all_tools
+from typed_mcp.children import print_result
 
 
 def listing(module: str) -> dict[str, Any]:
@@ -31,14 +31,24 @@ def listing(module: str) -> dict[str, Any]:
         dumped = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
         # The precomputed catalog must be exactly what the SDK publishes when it registers every tool.
         async with Client(build_server(eager=True)) as client:
-            eager = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await client.list_tools()).tools]
+            eager = [
+                t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await client.list_tools()).tools
+            ]
         problems = [
-            f"{t.name}: {p}" for t in tools for p in schema_problems(t.input_schema, "inputSchema")
+            f"{t.name}: {p}"
+            for t in tools
+            for p in schema_problems(t.input_schema, "inputSchema")
             + (schema_problems(t.output_schema, "outputSchema") if t.output_schema is not None else [])
         ]
-        return {"import_s": imported, "list_s": elapsed, "tools": len(tools),
-                "with_output": sum(t.output_schema is not None for t in tools), "payload_bytes": len(json.dumps(dumped)),
-                "schema_problems": problems, "catalog_matches_sdk": eager == dumped}
+        return {
+            "import_s": imported,
+            "list_s": elapsed,
+            "tools": len(tools),
+            "with_output": sum(t.output_schema is not None for t in tools),
+            "payload_bytes": len(json.dumps(dumped)),
+            "schema_problems": problems,
+            "catalog_matches_sdk": eager == dumped,
+        }
 
     return anyio.run(main)
 

@@ -26,16 +26,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
+from harness.arguments import synthesize_arguments
+from harness.demo.process import HttpServer, Reply
+from harness.instances import draw
 from typed_mcp.catalog.listing import list_all_tools
 from typed_mcp.children import RESULT_MARKER
 from typed_mcp.plan.build import _is_json
 from typed_mcp.plan.build import plan as build_plan
 from typed_mcp.spec.load import load
 from typed_mcp.spec.normalize import normalize
-
-from harness.arguments import synthesize_arguments
-from harness.demo.process import HttpServer, Reply
-from harness.instances import draw
 
 EXTRA_KEY = "x_fidelity_unknown_property"
 _SKIP_KEYS = {"discriminator", "xml", "example", "examples", "externalDocs", "deprecated"}
@@ -62,7 +61,10 @@ class Report:
 
     @property
     def passed(self) -> bool:
-        return self.instances > 0 and self.instances == self.model_ok == self.schema_ok == self.open_ok == self.roundtrip_ok
+        return (
+            self.instances > 0
+            and self.instances == self.model_ok == self.schema_ok == self.open_ok == self.roundtrip_ok
+        )
 
     def reject(self, message: str) -> None:
         if len(self.rejected) < 8:
@@ -148,7 +150,9 @@ def with_extra_properties(value: Any, schema: Any, defs: dict[str, Any], depth: 
             part = defs.get(part["$ref"].rsplit("/", 1)[-1], {})
         if isinstance(part, dict):
             properties.update(part.get("properties") or {})
-    out = {k: with_extra_properties(v, properties[k], defs, depth + 1) if k in properties else v for k, v in value.items()}
+    out = {
+        k: with_extra_properties(v, properties[k], defs, depth + 1) if k in properties else v for k, v in value.items()
+    }
     if properties and not isinstance(schema.get("additionalProperties"), dict):
         out[EXTRA_KEY] = 1
     return out
@@ -160,11 +164,12 @@ def sample(items: list[Any], size: int) -> list[Any]:
     return [items[i * len(items) // size] for i in range(size)]
 
 
-def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: int = 3, tools: list[str] | None = None) -> Report:
+def check(
+    package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: int = 3, tools: list[str] | None = None
+) -> Report:
     import anyio
     import jsonschema
     from mcp import Client
-
 
     manifest = json.loads((package_dir / "typed-mcp.json").read_text())
     sys.path.insert(0, str(package_dir / "src"))
@@ -178,7 +183,10 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
     spec = load(spec_path)
     doc = normalize(spec)
     api_plan = build_plan(doc, package_name=manifest["package"], module=module, spec_url=spec.url)
-    operations = sorted((op for op in api_plan.operations if op.response.kind == "json" and (not tools or op.tool_name in tools)), key=lambda op: op.key)
+    operations = sorted(
+        (op for op in api_plan.operations if op.response.kind == "json" and (not tools or op.tool_name in tools)),
+        key=lambda op: op.key,
+    )
     report = Report(operations=len(operations))
     for scheme in api.schemes.values():
         for var in scheme.env:
@@ -207,7 +215,12 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
         report.checked += 1
         model = get_args(functions[op.tool_name].__annotations__["return"])[1]
         validator = jsonschema.Draft202012Validator(tool.output_schema)
-        wrapped = tool.output_schema.get("required") == ["result"] and list(tool.output_schema.get("properties", {})) == ["result"] and model is not None and not _is_object_model(model)
+        wrapped = (
+            tool.output_schema.get("required") == ["result"]
+            and list(tool.output_schema.get("properties", {})) == ["result"]
+            and model is not None
+            and not _is_object_model(model)
+        )
         arguments = _arguments(tool.input_schema)
         for instance in instances:
             report.instances += 1
@@ -216,7 +229,9 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
                 runtime.validate_strict(model, json.dumps(instance).encode())  # exactly as the server validates
                 report.model_ok += 1
             except Exception as exc:
-                report.reject(f"{op.tool_name}: model rejected {json.dumps(instance)[:120]}: {str(exc).splitlines()[0:3]}")
+                report.reject(
+                    f"{op.tool_name}: model rejected {json.dumps(instance)[:120]}: {str(exc).splitlines()[0:3]}"
+                )
             errors = list(validator.iter_errors(structured))
             report.schema_ok += not errors
             if errors:
@@ -231,7 +246,9 @@ def check(package_dir: Path, spec_path: str, *, sample_size: int = 200, per_op: 
             if not result.is_error and result.structured_content == structured:
                 report.roundtrip_ok += 1
             else:
-                report.reject(f"{op.tool_name}: structuredContent differs: {(result.content[0].text if result.content else '')[:200]}")
+                report.reject(
+                    f"{op.tool_name}: structuredContent differs: {(result.content[0].text if result.content else '')[:200]}"
+                )
 
     anyio.run(run)
     return report
@@ -243,7 +260,9 @@ def _document(spec_path: str) -> Any:
     return normalize(load(spec_path))
 
 
-def spec_response_schema(spec_path: str | Path, operation: str, status: int, content_type: str) -> dict[str, Any] | None:
+def spec_response_schema(
+    spec_path: str | Path, operation: str, status: int, content_type: str
+) -> dict[str, Any] | None:
     """The spec's own schema (as JSON Schema) for an answer of `operation` ("GET /pets/{id}") with
     this status and media type: the exact status, else `2XX`, else `default`; None when it has none."""
     doc, op = _spec_operation(spec_path, operation)
@@ -277,7 +296,9 @@ def spec_parameter_schema(spec_path: str | Path, operation: str, where: str, nam
         parameter, _ = doc.deref(raw, "#")
         declared = parameter.get("name") if isinstance(parameter, dict) else None
         # Prism names path parameters and headers in lower case.
-        same = declared == name or (where in ("header", "path") and isinstance(declared, str) and declared.lower() == name.lower())
+        same = declared == name or (
+            where in ("header", "path") and isinstance(declared, str) and declared.lower() == name.lower()
+        )
         if same and parameter.get("in") == where:
             schema = parameter.get("schema")
             return to_json_schema(doc, schema) if isinstance(schema, dict) else None
@@ -340,7 +361,9 @@ def main() -> None:
     parser.add_argument("spec")
     parser.add_argument("--sample", type=int, default=200)
     parser.add_argument("--per-op", type=int, default=3)
-    parser.add_argument("--tool", action="append", default=[], help="check only this tool (repeatable): to look into one rejection")
+    parser.add_argument(
+        "--tool", action="append", default=[], help="check only this tool (repeatable): to look into one rejection"
+    )
     args = parser.parse_args()
     report = check(args.package_dir, args.spec, sample_size=args.sample, per_op=args.per_op, tools=args.tool)
     print(RESULT_MARKER + json.dumps({**asdict(report), "passed": report.passed}))

@@ -13,7 +13,9 @@ def draw(schema: dict[str, Any], count: int) -> list[Any]:
     """`count` deterministic instances of a JSON schema (fewer when hypothesis cannot find them)."""
     found: list[Any] = []
 
-    @settings(max_examples=count, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=count, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+    )
     @given(from_schema(schema, allow_x00=False))
     def collect(value: Any) -> None:
         found.append(value)

@@ -71,7 +71,9 @@ def _installed_matches_lock() -> bool:
     except (OSError, ValueError, KeyError):
         return False
     if locked.get("", {}).get("dependencies") != wanted:
-        raise NodeToolsError("tests/node/package.json and package-lock.json disagree: run `npm install` in tests/node and commit the lock file")
+        raise NodeToolsError(
+            "tests/node/package.json and package-lock.json disagree: run `npm install` in tests/node and commit the lock file"
+        )
     for path, meta in locked.items():
         if not path or meta.get("optional"):
             continue
@@ -93,10 +95,15 @@ def npm_install() -> None:
     if not _installed_matches_lock():
         proc = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=NODE_DIR, capture_output=True, text=True, timeout=600,
+            cwd=NODE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         if proc.returncode != 0:
-            raise NodeToolsError(f"`npm ci` in {NODE_DIR} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+            raise NodeToolsError(
+                f"`npm ci` in {NODE_DIR} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+            )
         if not _installed_matches_lock():
             raise NodeToolsError(f"`npm ci` in {NODE_DIR} did not produce the locked tree")
     _installed = True
@@ -138,10 +145,17 @@ def run_ts_client(
         args += ["--url", url] if url is not None else ["--stdio", "--", *server_cmd]
         try:
             proc = subprocess.run(
-                args, cwd=NODE_DIR, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=timeout,
+                args,
+                cwd=NODE_DIR,
+                env={**os.environ, **(env or {})},
+                capture_output=True,
+                text=True,
+                timeout=timeout,
             )
         except subprocess.TimeoutExpired as exc:
-            raise NodeToolsError(f"the TypeScript client did not finish within {timeout:g}s; stderr:\n{(exc.stderr or b'')[-3000:]!r}") from exc
+            raise NodeToolsError(
+                f"the TypeScript client did not finish within {timeout:g}s; stderr:\n{(exc.stderr or b'')[-3000:]!r}"
+            ) from exc
     if proc.returncode != 0 or not proc.stdout.strip():
         raise NodeToolsError(f"the TypeScript client exited with {proc.returncode}; stderr:\n{proc.stderr[-4000:]}")
     try:
@@ -160,7 +174,13 @@ def ajv_accepts(cases: list[tuple[dict[str, Any], Any]]) -> list[bool]:
     with tempfile.TemporaryDirectory(prefix="typed-mcp-ajv-") as temp:
         path = Path(temp) / "cases.json"
         path.write_text(json.dumps([{"schema": schema, "value": value} for schema, value in cases]))
-        done = subprocess.run([node, str(NODE_DIR / "ajv_check.mjs"), str(path)], cwd=NODE_DIR, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [node, str(NODE_DIR / "ajv_check.mjs"), str(path)],
+            cwd=NODE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     if done.returncode != 0:
         raise NodeToolsError(f"ajv_check.mjs failed: {done.stderr[-2000:]}")
     return json.loads(done.stdout)
@@ -168,6 +188,7 @@ def ajv_accepts(cases: list[tuple[dict[str, Any], Any]]) -> list[bool]:
 
 # ---------------------------------------------------------------------------------------------
 # Prism
+
 
 class PrismURL(str):
     """Prism's base URL (a str), carrying the mock's captured log."""
@@ -194,7 +215,11 @@ class PrismURL(str):
         while True:
             lines = list(self.log_lines)
             start = next((i for i, line in enumerate(lines) if marker in line), None)
-            end = next((i for i in range(start, len(lines)) if _TERMINATED.search(lines[i])), None) if start is not None else None
+            end = (
+                next((i for i in range(start, len(lines)) if _TERMINATED.search(lines[i])), None)
+                if start is not None
+                else None
+            )
             if end is not None:
                 self.hidden.append(range(start, end + 1))
                 return
@@ -213,8 +238,14 @@ class PrismURL(str):
 
 
 @contextlib.contextmanager
-def prism(spec_path: str | Path, port: int | None = None, dynamic: bool = False, *, seed: str | None = None,
-          startup_timeout: float = 60.0) -> Iterator[PrismURL]:
+def prism(
+    spec_path: str | Path,
+    port: int | None = None,
+    dynamic: bool = False,
+    *,
+    seed: str | None = None,
+    startup_timeout: float = 60.0,
+) -> Iterator[PrismURL]:
     """`prism mock SPEC --host 127.0.0.1 --port PORT [-d]`; yields its base URL (a PrismURL whose
     `log_lines` fill up while it runs) once it accepts connections; terminates it on exit."""
     npm_install()
@@ -225,10 +256,23 @@ def prism(spec_path: str | Path, port: int | None = None, dynamic: bool = False,
     if seed is not None:
         args += ["--seed", seed]
     # Big specs (Cloudflare's 14 MB) outgrow node's default heap once Prism has dereferenced them.
-    env = {**os.environ, "NO_COLOR": "1", "FORCE_COLOR": "0",
-           "NODE_OPTIONS": (os.environ.get("NODE_OPTIONS", "") + " --max-old-space-size=8192").strip()}
-    proc = subprocess.Popen(args, cwd=NODE_DIR, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace")
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "FORCE_COLOR": "0",
+        "NODE_OPTIONS": (os.environ.get("NODE_OPTIONS", "") + " --max-old-space-size=8192").strip(),
+    }
+    proc = subprocess.Popen(
+        args,
+        cwd=NODE_DIR,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+    )
     url = PrismURL(f"http://127.0.0.1:{port}")
     url.process = proc
     url.log_lines = []
@@ -297,15 +341,22 @@ def prism_violations(log: str, where: str = "request") -> list[dict[str, str]]:
         received = f"{request['method'].upper()} {request['path']}" if request else received
         requests.append(received)
     prefixed = {(i, m["message"]) for i, m in enumerate(matches) if m and m["location"] is not None}
-    for index, (line, match) in enumerate(zip(lines, matches)):
+    for index, (line, match) in enumerate(zip(lines, matches, strict=True)):
         if not match:
             continue
         if match["location"] is None and any((j, match["bare"]) in prefixed for j in range(index - 8, index + 9)):
             continue  # the same violation, also logged with its location next to it
         location = match["location"] if match["location"] is not None else match["side"].lower()
         if location == where or location.startswith(where + "."):
-            found.append({"severity": match["severity"], "location": location, "message": match["message"] or match["bare"], "line": line,
-                          "request": requests[index]})
+            found.append(
+                {
+                    "severity": match["severity"],
+                    "location": location,
+                    "message": match["message"] or match["bare"],
+                    "line": line,
+                    "request": requests[index],
+                }
+            )
     return found
 
 

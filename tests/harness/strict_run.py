@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from typed_mcp.catalog.listing import list_all_tools
-
 from harness.arguments import synthesize_calls
 from harness.demo.process import HttpServer, Reply, Seen
 from harness.fidelity import (
@@ -40,13 +38,16 @@ from harness.node_tools import (
     prism,
     run_ts_client,
 )
+from typed_mcp.catalog.listing import list_all_tools
 
 # Prism's own errors when the spec gives it nothing to serve: an object for a `text/*` answer, and
 # a media type it has no serializer for, declared without an example (Cloudflare's pcap download).
 PRISM_CANNOT_ANSWER = ("stoplight.io/prism/errors#NO_COMPLEX_OBJECT_TEXT", '"title":"Cannot find serializer for ')
 
 
-def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, str], *, timeout: float = 1800) -> dict[str, Any]:
+def strict_run_against_prism(
+    spec: Path, src: Path, module: str, env: dict[str, str], *, timeout: float = 1800
+) -> dict[str, Any]:
     """Serve `spec` with Prism, start the generated server (stdio) on it, list every tool with the
     TypeScript SDK client (its AJV compiles every inputSchema and outputSchema), call every tool with
     arguments made from its inputSchema, and sort the outcomes:
@@ -87,10 +88,14 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     results = run["results"]
     # Prism's warnings (a deprecated parameter sent) are not invalid requests.
     warnings = [v for v in logged if v["severity"] != "error"]
-    violations, form_arrays = split_form_array_violations([v for v in logged if v["severity"] == "error"], proxy.exchanges)
+    violations, form_arrays = split_form_array_violations(
+        [v for v in logged if v["severity"] == "error"], proxy.exchanges
+    )
     violations, overlapping = split_ambiguous_one_of(violations, results, proxy.exchanges, spec, src.parent)
     violations, read_only = split_read_only_required(violations, results, spec, src.parent)
-    violations, read_only_body, overlapping_body = split_valid_bodies(violations, results, proxy.exchanges, spec, src.parent)
+    violations, read_only_body, overlapping_body = split_valid_bodies(
+        violations, results, proxy.exchanges, spec, src.parent
+    )
     read_only, overlapping = read_only + read_only_body, overlapping + overlapping_body
     violations, unsatisfiable = split_unsatisfiable(violations, results, proxy.exchanges, spec, src.parent)
 
@@ -98,10 +103,22 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
         return r.get("text") or ""
 
     # Answers that are not usable HTTP: for httpx in the server, or already for the recording proxy.
-    transport = [r["name"] for r in results if r["isError"] and (text(r).startswith("upstream request failed:") or "recording proxy: " in text(r))]
+    transport = [
+        r["name"]
+        for r in results
+        if r["isError"] and (text(r).startswith("upstream request failed:") or "recording proxy: " in text(r))
+    ]
     operations = _tool_operations(src.parent)
-    unanswered = [r["name"] for r in results if r["isError"] and r["name"] not in transport and (
-        any(marker in text(r) for marker in PRISM_CANNOT_ANSWER) or not _declares_success(spec, operations.get(r["name"])))]
+    unanswered = [
+        r["name"]
+        for r in results
+        if r["isError"]
+        and r["name"] not in transport
+        and (
+            any(marker in text(r) for marker in PRISM_CANNOT_ANSWER)
+            or not _declares_success(spec, operations.get(r["name"]))
+        )
+    ]
     refused = [r for r in results if r["isError"] and "upstream response does not match" in text(r)]
     # Each answer the server refused, checked against the spec's own response schema: off-spec when
     # the spec refuses it too (Prism serves the spec's examples, which are often wrong); when the spec
@@ -113,9 +130,16 @@ def strict_run_against_prism(spec: Path, src: Path, module: str, env: dict[str, 
     # Prism answers 422 to a request it finds invalid; when every violation of that request was put
     # apart above (Prism's form-array reading, a spec's unsatisfiable oneOf), so is the error.
     # (Prism's own problem document, or the spec's example of a 400/422 answer.)
-    put_apart = {v["request"] for v in form_arrays + overlapping + read_only + unsatisfiable} - {v.get("request") for v in violations}
-    invalid_for_prism = [r["name"] for r in results if r["isError"] and _request_of(r) in put_apart
-                         and ("UNPROCESSABLE_ENTITY" in text(r) or _status_of(r) in (400, 422))]
+    put_apart = {v["request"] for v in form_arrays + overlapping + read_only + unsatisfiable} - {
+        v.get("request") for v in violations
+    }
+    invalid_for_prism = [
+        r["name"]
+        for r in results
+        if r["isError"]
+        and _request_of(r) in put_apart
+        and ("UNPROCESSABLE_ENTITY" in text(r) or _status_of(r) in (400, 422))
+    ]
     explained = set(unanswered + [r["name"] for r in refused] + email_format + transport + invalid_for_prism)
     return {
         "tools": run["tools"],
@@ -171,7 +195,6 @@ def recording_proxy(target: str) -> Iterator[RecordingProxy]:
     answer, so that a refused answer can be judged afterwards against the spec."""
     import httpx
 
-
     proxy = RecordingProxy()
     proxy.exchanges = []
     client = httpx.Client(base_url=target, timeout=120)
@@ -184,8 +207,17 @@ def recording_proxy(target: str) -> Iterator[RecordingProxy]:
         except httpx.HTTPError as exc:  # the target is gone (a crashed mock): a gateway error, as a real proxy gives
             return Reply(502, f"recording proxy: {type(exc).__name__}", "text/plain")
         content_type = answer.headers.get("content-type", "")
-        proxy.exchanges.append(Exchange(seen.method, seen.raw_path, answer.status_code, content_type, answer.content,
-                                        seen.headers.get("content-type", ""), seen.body))
+        proxy.exchanges.append(
+            Exchange(
+                seen.method,
+                seen.raw_path,
+                answer.status_code,
+                content_type,
+                answer.content,
+                seen.headers.get("content-type", ""),
+                seen.body,
+            )
+        )
         return Reply(answer.status_code, answer.content, content_type)
 
     with client, HttpServer() as server:
@@ -197,10 +229,14 @@ def recording_proxy(target: str) -> Iterator[RecordingProxy]:
 _FORM_ARRAY = re.compile(r"^Request body property (?P<name>.+?) must be array$")
 _FORM_OBJECT = re.compile(r"^Request body property (?P<name>.+?) must be (?:object|array)$")
 _FORM_REQUIRED = re.compile(r"^Request body must have required property '(?P<name>[^']+)'$")
-_QUERY_ARRAY = re.compile(r"^Request query parameter (?P<name>\S+) must (?P<what>be array|be null|match a schema in anyOf|match exactly one schema in oneOf)$")
+_QUERY_ARRAY = re.compile(
+    r"^Request query parameter (?P<name>\S+) must (?P<what>be array|be null|match a schema in anyOf|match exactly one schema in oneOf)$"
+)
 
 
-def split_form_array_violations(violations: list[dict[str, str]], exchanges: list[Exchange]) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+def split_form_array_violations(
+    violations: list[dict[str, str]], exchanges: list[Exchange]
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """(violations, Prism's own array limitations). An array property of a form body goes on the wire
     as repeated keys (OpenAPI's default: style form, explode true: `tag=a&tag=b`), and Prism reads one
     or more repeated keys as a string (stoplightio/prism#2473, fix proposed in #2654); an array query
@@ -217,19 +253,34 @@ def split_form_array_violations(violations: list[dict[str, str]], exchanges: lis
     kept, limitation = [], []
     # Query parameters: an array inside `anyOf [array, null]` (OpenAPI 3.1's nullable, Airflow's
     # update_mask) is not deserialized by Prism at all, which then reads `update_mask=a` as a string.
-    arrays_in_query = {(v.get("request"), m["name"]) for v in violations if (m := _QUERY_ARRAY.match(v["message"])) and m["what"] == "be array"}
+    arrays_in_query = {
+        (v.get("request"), m["name"])
+        for v in violations
+        if (m := _QUERY_ARRAY.match(v["message"])) and m["what"] == "be array"
+    }
     for violation in violations:
         sent = _sent_for(violation.get("request", ""), exchanges)
         if (match := _FORM_ARRAY.match(violation["message"]) or _FORM_REQUIRED.match(violation["message"])) is not None:
             forms = [e for e in sent if e.request_type.startswith("application/x-www-form-urlencoded")]
             pairs = [dict(parse_qsl(e.request_body.decode("utf-8", "replace"), keep_blank_values=True)) for e in forms]
             # multipart/form-data: one part per item, `name="..."` (Prism reads those the same way)
-            pairs += [{match["name"]: ""} for e in sent if e.request_type.startswith("multipart/form-data")
-                      and f'name="{match["name"]}"'.encode() in e.request_body]
+            pairs += [
+                {match["name"]: ""}
+                for e in sent
+                if e.request_type.startswith("multipart/form-data")
+                and f'name="{match["name"]}"'.encode() in e.request_body
+            ]
         elif (match := _FORM_OBJECT.match(violation["message"])) is not None:
-            pairs = [{match["name"]: ""} for e in sent if e.request_type.startswith("multipart/form-data")
-                     and _json_part(e.request_body, e.request_type, match["name"])]
-        elif (match := _QUERY_ARRAY.match(violation["message"])) is not None and (violation.get("request"), match["name"]) in arrays_in_query:
+            pairs = [
+                {match["name"]: ""}
+                for e in sent
+                if e.request_type.startswith("multipart/form-data")
+                and _json_part(e.request_body, e.request_type, match["name"])
+            ]
+        elif (match := _QUERY_ARRAY.match(violation["message"])) is not None and (
+            violation.get("request"),
+            match["name"],
+        ) in arrays_in_query:
             pairs = [dict(parse_qsl(urlsplit(e.target).query, keep_blank_values=True)) for e in sent]
         else:
             pairs = []
@@ -244,7 +295,10 @@ def _json_part(body: bytes, content_type: str, name: str) -> bool:
 
     message = BytesParser(policy=HTTP).parsebytes(f"content-type: {content_type}\r\n\r\n".encode() + body)
     for part in message.iter_parts() if message.is_multipart() else []:
-        if part.get_param("name", header="content-disposition") == name and part.get_content_type() == "application/json":
+        if (
+            part.get_param("name", header="content-disposition") == name
+            and part.get_content_type() == "application/json"
+        ):
             try:
                 return isinstance(json.loads(part.get_payload(decode=True) or b""), (dict, list))
             except ValueError:
@@ -263,8 +317,9 @@ def _strict_client_formats() -> Any:
 
     import jsonschema
 
-
-    spec = importlib.util.spec_from_file_location("_typed_mcp_runtime", Path(__file__).resolve().parents[2] / "templates" / "package" / "_runtime.py")
+    spec = importlib.util.spec_from_file_location(
+        "_typed_mcp_runtime", Path(__file__).resolve().parents[2] / "templates" / "package" / "_runtime" / "formats.py"
+    )
     runtime = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)  # type: ignore[arg-type, union-attr]
     if spec.name not in sys.modules:
         sys.modules[spec.name] = runtime  # its dataclasses look their module up there
@@ -303,12 +358,14 @@ def _tool_operations(project: Path) -> dict[str, str]:
 
 
 def _operations_by_request(results: list[dict[str, Any]], project: Path) -> dict[str, str]:
-    """"METHOD /path" as sent -> the spec's operation ("GET /pets/{id}") of the tool that sent it."""
+    """ "METHOD /path" as sent -> the spec's operation ("GET /pets/{id}") of the tool that sent it."""
     tools = _tool_operations(project)
     return {_request_of(r): tools.get(r["name"], "") for r in results}
 
 
-def _json_body(request: str, operation: str | None, exchanges: list[Exchange], spec: Path) -> tuple[Any, dict[str, Any]] | None:
+def _json_body(
+    request: str, operation: str | None, exchanges: list[Exchange], spec: Path
+) -> tuple[Any, dict[str, Any]] | None:
     """The JSON body last sent for `request` (of the spec's `operation`) and the spec's schema for
     it; None when no JSON body was sent, it does not parse, or the spec has no schema for it."""
 
@@ -327,7 +384,7 @@ def _status_of(result: dict[str, Any]) -> int | None:
 
 
 def _request_of(result: dict[str, Any]) -> str:
-    """"METHOD /path" of the upstream request behind a tool result (from its provenance)."""
+    """ "METHOD /path" of the upstream request behind a tool result (from its provenance)."""
     from urllib.parse import urlsplit
 
     source = ((result.get("meta") or {}).get("typed-mcp/source")) or {}
@@ -335,11 +392,17 @@ def _request_of(result: dict[str, Any]) -> str:
 
 
 _ONE_OF = re.compile(r"^Request body (?:property (?P<name>\S+) )?must match exactly one schema in oneOf$")
-_PARAMETER_ONE_OF = re.compile(r"^Request (?P<where>path|query) parameter (?P<name>\S+) must match exactly one schema in oneOf$")
+_PARAMETER_ONE_OF = re.compile(
+    r"^Request (?P<where>path|query) parameter (?P<name>\S+) must match exactly one schema in oneOf$"
+)
 
 
 def split_ambiguous_one_of(
-    violations: list[dict[str, str]], results: list[dict[str, Any]], exchanges: list[Exchange], spec: Path, project: Path
+    violations: list[dict[str, str]],
+    results: list[dict[str, Any]],
+    exchanges: list[Exchange],
+    spec: Path,
+    project: Path,
 ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """(violations, those where the body or parameter sent is valid for several branches of the
     spec's own `oneOf`). Zoom's PATCH /accounts/{id}/lock_settings body is `oneOf` two lists of
@@ -355,7 +418,9 @@ def split_ambiguous_one_of(
         request = violation.get("request", "")
         operation = operation_of.get(request)
         branches_matched = 0
-        if (match := _ONE_OF.match(violation["message"])) and (found := _json_body(request, operation, exchanges, spec)):
+        if (match := _ONE_OF.match(violation["message"])) and (
+            found := _json_body(request, operation, exchanges, spec)
+        ):
             body, schema = found
             with contextlib.suppress(KeyError, TypeError):
                 branches_matched = _branches_matched(schema, body, match["name"])
@@ -379,7 +444,10 @@ def _parameter_sent(operation: str, target: str, where: str, name: str) -> str |
         return values[-1] if values else None
     pieces = re.split(r"(\{[^}]+\})", operation.split(" ", 1)[1])
     placeholder = {i: piece[1:-1] for i, piece in enumerate(pieces) if piece.startswith("{")}
-    found = re.fullmatch("".join(f"(?P<p{i}>[^/]+)" if i in placeholder else re.escape(piece) for i, piece in enumerate(pieces)), parts.path)
+    found = re.fullmatch(
+        "".join(f"(?P<p{i}>[^/]+)" if i in placeholder else re.escape(piece) for i, piece in enumerate(pieces)),
+        parts.path,
+    )
     for i, declared in placeholder.items():
         if found and declared.lower() == name.lower():  # Prism names path parameters in lower case
             return unquote(found.group(f"p{i}"))
@@ -411,7 +479,11 @@ def split_read_only_required(
 
 
 def split_valid_bodies(
-    violations: list[dict[str, str]], results: list[dict[str, Any]], exchanges: list[Exchange], spec: Path, project: Path
+    violations: list[dict[str, str]],
+    results: list[dict[str, Any]],
+    exchanges: list[Exchange],
+    spec: Path,
+    project: Path,
 ) -> tuple[list[dict[str, str]], list[dict[str, str]], list[dict[str, str]]]:
     """(violations, those of bodies valid for the spec read the OpenAPI way, and those of bodies valid
     but for `oneOf`s several of whose branches they match). Prism lists, for one item of a `oneOf`
@@ -431,14 +503,21 @@ def split_valid_bodies(
         if (found := _json_body(request, operation_of.get(request), exchanges, spec)) is None:
             continue
         body, schema = found
-        for verdict, relaxed in (("read_only", _openapi_request(schema, any_of=False)), ("overlap", _openapi_request(schema, any_of=True))):
-            with contextlib.suppress(jsonschema.exceptions.SchemaError, referencing.exceptions.Unresolvable, RecursionError):
+        for verdict, relaxed in (
+            ("read_only", _openapi_request(schema, any_of=False)),
+            ("overlap", _openapi_request(schema, any_of=True)),
+        ):
+            with contextlib.suppress(
+                jsonschema.exceptions.SchemaError, referencing.exceptions.Unresolvable, RecursionError
+            ):
                 if jsonschema.Draft202012Validator(relaxed, format_checker=_strict_client_formats()).is_valid(body):
                     verdicts[request] = verdict
                     break
     kept, read_only, overlap = [], [], []
     for violation in violations:
-        verdict = verdicts.get(violation.get("request", "")) if violation["message"].startswith("Request body") else None
+        verdict = (
+            verdicts.get(violation.get("request", "")) if violation["message"].startswith("Request body") else None
+        )
         (read_only if verdict == "read_only" else overlap if verdict == "overlap" else kept).append(violation)
     return kept, read_only, overlap
 
@@ -452,8 +531,11 @@ def _openapi_request(schema: dict[str, Any], *, any_of: bool) -> dict[str, Any]:
     def read_only_names(node: Any) -> set[str]:
         node = _local(node, defs)
         properties = node.get("properties") if isinstance(node, dict) else None
-        return {name for name, prop in (properties or {}).items()
-                if isinstance(_local(prop, defs), dict) and _local(prop, defs).get("readOnly") is True}
+        return {
+            name
+            for name, prop in (properties or {}).items()
+            if isinstance(_local(prop, defs), dict) and _local(prop, defs).get("readOnly") is True
+        }
 
     def walk(node: Any, inherited: frozenset[str], depth: int) -> Any:
         if depth > 64:
@@ -479,13 +561,19 @@ def _openapi_request(schema: dict[str, Any], *, any_of: bool) -> dict[str, Any]:
     return walk(schema, frozenset(), 0)
 
 
-_ENUM = re.compile(r"^Request (?:body property (?P<prop>\S+)|(?P<where>query|path|header|cookie) parameter (?P<param>\S+)) must be equal to one of the allowed values")
+_ENUM = re.compile(
+    r"^Request (?:body property (?P<prop>\S+)|(?P<where>query|path|header|cookie) parameter (?P<param>\S+)) must be equal to one of the allowed values"
+)
 _OBJECT_BODY = re.compile(r"^Request body must be (?:object|array)$")
 _CONTENT_TYPES = re.compile(r"^Supported content types: (?P<types>.+)$")
 
 
 def split_unsatisfiable(
-    violations: list[dict[str, str]], results: list[dict[str, Any]], exchanges: list[Exchange], spec: Path, project: Path
+    violations: list[dict[str, str]],
+    results: list[dict[str, Any]],
+    exchanges: list[Exchange],
+    spec: Path,
+    project: Path,
 ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """(violations, those no request could avoid because the spec contradicts itself). Put apart,
     with the spec's own schema as proof, only: an `enum` none of whose values has the declared type
@@ -513,11 +601,15 @@ def split_unsatisfiable(
                 root = node = spec_parameter_schema(spec, operation, match["where"], match["param"])
             proof = node is not None and _enum_contradicts_type(node, root)
             if not proof and match["where"] in ("path", "query") and node is not None and sent:
-                proof = _untyped_enum_sent(node, _parameter_sent(operation, sent[-1].target, match["where"], match["param"]))
+                proof = _untyped_enum_sent(
+                    node, _parameter_sent(operation, sent[-1].target, match["where"], match["param"])
+                )
         elif operation and (match := _CONTENT_TYPES.match(violation["message"])) is not None and sent:
             media = media_type(sent[-1].request_type)
             header = spec_parameter_schema(spec, operation, "header", "Content-Type") or {}
-            fixed = header.get("const", (header.get("enum") or [None])[0] if len(header.get("enum") or []) == 1 else None)
+            fixed = header.get(
+                "const", (header.get("enum") or [None])[0] if len(header.get("enum") or []) == 1 else None
+            )
             proof = fixed == media and media not in [t.strip().lower() for t in match["types"].split(",")]
         elif operation and _OBJECT_BODY.match(violation["message"]) and sent:
             media = media_type(sent[-1].request_type)
@@ -532,8 +624,13 @@ def _untyped_enum_sent(node: dict[str, Any], sent: str | None) -> bool:
     """Whether a parameter's schema has no type and no string in its enum, and `sent` is one of its
     values written as JSON (`0`, `true`)."""
     values = node.get("enum")
-    return ("type" not in node and isinstance(values, list) and sent is not None
-            and not any(isinstance(v, str) for v in values) and sent in [json.dumps(v) for v in values])
+    return (
+        "type" not in node
+        and isinstance(values, list)
+        and sent is not None
+        and not any(isinstance(v, str) for v in values)
+        and sent in [json.dumps(v) for v in values]
+    )
 
 
 def _enum_contradicts_type(node: Any, root: Any) -> bool:
@@ -583,7 +680,9 @@ def _at(node: Any, path: list[str], root: dict[str, Any] | None = None) -> Any:
         if step.isdigit():
             node = next((resolve(p["items"]) for p in candidates if isinstance(p.get("items"), dict)), None)
         else:
-            node = next((resolve(p["properties"][step]) for p in candidates if step in (p.get("properties") or {})), None)
+            node = next(
+                (resolve(p["properties"][step]) for p in candidates if step in (p.get("properties") or {})), None
+            )
         if node is None:
             return None
     return node
@@ -606,8 +705,12 @@ def _branches_matched(schema: dict[str, Any] | None, body: Any, name: str | None
             return 0
     if not isinstance(node, dict) or not isinstance(node.get("oneOf"), list):
         return 0
-    return sum(jsonschema.Draft202012Validator({**branch, "$defs": defs} if isinstance(branch, dict) else branch).is_valid(value)
-               for branch in node["oneOf"])
+    return sum(
+        jsonschema.Draft202012Validator({**branch, "$defs": defs} if isinstance(branch, dict) else branch).is_valid(
+            value
+        )
+        for branch in node["oneOf"]
+    )
 
 
 def judge_answer(spec: Path, project: Path, result: dict[str, Any], exchanges: list[Exchange]) -> str:
@@ -615,7 +718,6 @@ def judge_answer(spec: Path, project: Path, result: dict[str, Any], exchanges: l
     schema refuses the answer too, else "model stricter than the spec: ..." (or why it could not
     be judged, which counts as unexplained)."""
     import jsonschema
-
 
     operation = _tool_operations(project).get(result["name"], "")
     sent = _sent_for(_request_of(result), exchanges)
@@ -642,16 +744,21 @@ def _require_alive(base: PrismURL, during: str) -> None:
     if base.process.poll() is not None:
         lines = base.log().splitlines()
         last = next((line for line in reversed(lines) if REQUEST_LINE.search(line)), "no request logged")
-        error = next((line.strip() for line in reversed(lines) if "Error" in line and not line.strip().startswith("at ")), "")
-        raise NodeToolsError(f"Prism exited (code {base.process.returncode}) during {during}, on {last.split('[HTTP SERVER]')[-1].strip()}: {error[:300]}")
+        error = next(
+            (line.strip() for line in reversed(lines) if "Error" in line and not line.strip().startswith("at ")), ""
+        )
+        raise NodeToolsError(
+            f"Prism exited (code {base.process.returncode}) during {during}, on {last.split('[HTTP SERVER]')[-1].strip()}: {error[:300]}"
+        )
 
 
-def python_client_calls(command: list[str], env: dict[str, str], calls: list[dict[str, Any]], *, timeout: float) -> dict[str, tuple[bool | None, str | None]]:
+def python_client_calls(
+    command: list[str], env: dict[str, str], calls: list[dict[str, Any]], *, timeout: float
+) -> dict[str, tuple[bool | None, str | None]]:
     """Each call through the MCP Python SDK `Client` over stdio: name -> (isError, None), or
     (None, the exception) when the client raised (e.g. structuredContent not matching the outputSchema)."""
     import anyio
     from mcp import Client, StdioServerParameters
-
 
     async def run() -> dict[str, tuple[bool | None, str | None]]:
         outcome: dict[str, tuple[bool | None, str | None]] = {}

@@ -30,8 +30,15 @@ _LOWER_BOUNDS = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minPro
 _UPPER_BOUNDS = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties")
 _OPENNESS = {True: 2, False: 0}  # additionalProperties: true accepts most, a schema less, false least
 # Keyed by exact type, so `True` is a boolean and never an integer.
-_JSON_TYPES = {type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string",
-               list: "array", dict: "object"}
+_JSON_TYPES = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
 _MISSING = object()
 
 
@@ -48,16 +55,24 @@ class Change:
 
 def diff_catalogs(old: dict, new: dict) -> list[Change]:
     """All changes from `old` to `new`, sorted by tool, path, kind (then detail, to break ties)."""
-    old_tools, new_tools = ({t["name"]: t for t in (c or {}).get("tools") or () if isinstance(t, dict) and "name" in t}
-                            for c in (old, new))
+    old_tools, new_tools = (
+        {t["name"]: t for t in (c or {}).get("tools") or () if isinstance(t, dict) and "name" in t} for c in (old, new)
+    )
     removed = sorted(old_tools.keys() - new_tools.keys())
     added = sorted(new_tools.keys() - old_tools.keys())
     renames = _match_renames(removed, added, old_tools, new_tools)
 
     changes: list[Change] = []
     for old_name, new_name in renames.items():
-        changes.append(Change("tool_renamed", new_name, "", True,
-                              f"Tool renamed from '{old_name}' to '{new_name}'; calls to the old name will fail."))
+        changes.append(
+            Change(
+                "tool_renamed",
+                new_name,
+                "",
+                True,
+                f"Tool renamed from '{old_name}' to '{new_name}'; calls to the old name will fail.",
+            )
+        )
         changes += _diff_tool(new_name, old_tools[old_name], new_tools[new_name])
     for name in removed:
         if name not in renames:
@@ -79,23 +94,37 @@ def _match_renames(removed: list[str], added: list[str], old: dict, new: dict) -
         for name in names:
             if op := (tools[name].get("_meta") or {}).get(OPERATION_META):
                 by_op[op].append(name)
-    return {gone[op][0]: came[op][0] for op in sorted(gone)
-            if len(gone[op]) == 1 and len(came.get(op, ())) == 1}
+    return {gone[op][0]: came[op][0] for op in sorted(gone) if len(gone[op]) == 1 and len(came.get(op, ())) == 1}
 
 
 def _diff_tool(name: str, old: dict, new: dict) -> list[Change]:
     changes = []
     for key in ("title", "description"):  # informational: clients never break on prose
         if old.get(key) != new.get(key):
-            changes.append(Change(f"{key}_changed", name, "", False,
-                                  f"Tool {key} changed from {_short(old.get(key))} to {_short(new.get(key))}."))
+            changes.append(
+                Change(
+                    f"{key}_changed",
+                    name,
+                    "",
+                    False,
+                    f"Tool {key} changed from {_short(old.get(key))} to {_short(new.get(key))}.",
+                )
+            )
     changes += _diff_annotations(name, old.get("annotations") or {}, new.get("annotations") or {})
-    changes += _diff_schema(_INPUT, name, old.get("inputSchema") or {"type": "object"},
-                            new.get("inputSchema") or {"type": "object"})
+    changes += _diff_schema(
+        _INPUT, name, old.get("inputSchema") or {"type": "object"}, new.get("inputSchema") or {"type": "object"}
+    )
     old_out, new_out = old.get("outputSchema"), new.get("outputSchema")
     if old_out and not new_out:
-        changes.append(Change("output_schema_removed", name, "", True,
-                              "The outputSchema was removed; results are no longer structured."))
+        changes.append(
+            Change(
+                "output_schema_removed",
+                name,
+                "",
+                True,
+                "The outputSchema was removed; results are no longer structured.",
+            )
+        )
     elif new_out and not old_out:
         changes.append(Change("output_schema_added", name, "", False, "An outputSchema was added."))
     elif old_out and new_out:
@@ -105,8 +134,11 @@ def _diff_tool(name: str, old: dict, new: dict) -> list[Change]:
 
 def _diff_annotations(name: str, old: dict, new: dict) -> list[Change]:
     """Hints only steer clients (confirmation prompts and the like): reported, never breaking."""
-    parts = [f"{key} {_fmt(old.get(key, _MISSING))} -> {_fmt(new.get(key, _MISSING))}"
-             for key in sorted(old.keys() | new.keys()) if old.get(key, _MISSING) != new.get(key, _MISSING)]
+    parts = [
+        f"{key} {_fmt(old.get(key, _MISSING))} -> {_fmt(new.get(key, _MISSING))}"
+        for key in sorted(old.keys() | new.keys())
+        if old.get(key, _MISSING) != new.get(key, _MISSING)
+    ]
     if not parts:
         return []
     return [Change("annotations_changed", name, "", False, f"Annotations changed: {', '.join(parts)}.")]
@@ -174,12 +206,22 @@ class _Walk:
 
     def prose(self, path: str, old: dict, new: dict) -> None:
         if old.get("description") != new.get("description"):
-            self.emit("description_changed", path, False, f"{self.subject(path)} description changed from "
-                      f"{_short(old.get('description'))} to {_short(new.get('description'))}.")
+            self.emit(
+                "description_changed",
+                path,
+                False,
+                f"{self.subject(path)} description changed from "
+                f"{_short(old.get('description'))} to {_short(new.get('description'))}.",
+            )
         if self.side == _INPUT and old.get("default", _MISSING) != new.get("default", _MISSING):
             # A call that omits the argument still succeeds, it just means something else now.
-            self.emit("default_changed", path, False, f"{self.subject(path)} default changed from "
-                      f"{_fmt(old.get('default', _MISSING))} to {_fmt(new.get('default', _MISSING))}.")
+            self.emit(
+                "default_changed",
+                path,
+                False,
+                f"{self.subject(path)} default changed from "
+                f"{_fmt(old.get('default', _MISSING))} to {_fmt(new.get('default', _MISSING))}.",
+            )
 
     def enum(self, path: str, old: dict, new: dict) -> None:
         oe, ne = _enum_values(old, self.old_root), _enum_values(new, self.new_root)
@@ -210,13 +252,18 @@ class _Walk:
                 how = f"{key} {'lowered' if nv < ov else 'raised'} from {ov} to {nv}"
             # Tighter rejects old input values; looser lets the output carry unpromised values.
             breaking = tightened if self.side == _INPUT else not tightened
-            self.emit("bound_tightened" if tightened else "bound_loosened", path, breaking,
-                      f"{self.subject(path)}: {how}.")
+            self.emit(
+                "bound_tightened" if tightened else "bound_loosened", path, breaking, f"{self.subject(path)}: {how}."
+            )
         op, np_ = old.get("pattern"), new.get("pattern")
         if op != np_:  # regexes cannot be compared: any new or changed pattern may reject old input
             breaking = np_ is not None if self.side == _INPUT else op is not None
-            self.emit("pattern_changed", path, breaking,
-                      f"{self.subject(path)} pattern changed from {_fmt(op)} to {_fmt(np_)}.")
+            self.emit(
+                "pattern_changed",
+                path,
+                breaking,
+                f"{self.subject(path)} pattern changed from {_fmt(op)} to {_fmt(np_)}.",
+            )
 
     def object(self, path: str, old: dict, new: dict, depth: int, seen: frozenset) -> None:
         op, np_ = old.get("properties") or {}, new.get("properties") or {}
@@ -232,8 +279,9 @@ class _Walk:
 
     def presence(self, path: str, added: bool, required: bool) -> None:
         if not added:  # callers still send it / readers still expect it
-            self.emit("removed" if self.side == _INPUT else "field_removed", path, True,
-                      f"{self.subject(path)} was removed.")
+            self.emit(
+                "removed" if self.side == _INPUT else "field_removed", path, True, f"{self.subject(path)} was removed."
+            )
         elif self.side == _OUTPUT:  # output schemas are open, so clients already tolerate new fields
             self.emit("field_added", path, False, f"{self.subject(path)} was added.")
         elif required:
@@ -261,8 +309,12 @@ class _Walk:
         else:  # closing an open output takes back the promise that makes new fields compatible
             breaking = na is False
         old_text, new_text = (json.dumps(v) if isinstance(v, bool) else "a schema" for v in (oa, na))
-        self.emit("additional_properties_changed", path, breaking,
-                  f"{self.subject(path)} additionalProperties changed from {old_text} to {new_text}.")
+        self.emit(
+            "additional_properties_changed",
+            path,
+            breaking,
+            f"{self.subject(path)} additionalProperties changed from {old_text} to {new_text}.",
+        )
 
 
 def _as_dict(schema: Any) -> dict:
@@ -410,16 +462,23 @@ def summarize(changes: Iterable[Change]) -> dict[str, int]:
     changes = list(changes)
     kinds = Counter(c.kind for c in changes)
     breaking = sum(c.breaking for c in changes)
-    return {"tools_added": kinds["tool_added"], "tools_removed": kinds["tool_removed"],
-            "tools_renamed": kinds["tool_renamed"],
-            "tools_changed": len({c.tool for c in changes if c.kind not in _TOOL_KINDS}),
-            "breaking": breaking, "compatible": len(changes) - breaking, "total": len(changes)}
+    return {
+        "tools_added": kinds["tool_added"],
+        "tools_removed": kinds["tool_removed"],
+        "tools_renamed": kinds["tool_renamed"],
+        "tools_changed": len({c.tool for c in changes if c.kind not in _TOOL_KINDS}),
+        "breaking": breaking,
+        "compatible": len(changes) - breaking,
+        "total": len(changes),
+    }
 
 
 def _headline(counts: dict[str, int]) -> str:
-    return (f"{counts['breaking']} breaking, {counts['compatible']} compatible change(s); tools: "
-            f"{counts['tools_added']} added, {counts['tools_removed']} removed, "
-            f"{counts['tools_renamed']} renamed, {counts['tools_changed']} changed.")
+    return (
+        f"{counts['breaking']} breaking, {counts['compatible']} compatible change(s); tools: "
+        f"{counts['tools_added']} added, {counts['tools_removed']} removed, "
+        f"{counts['tools_renamed']} renamed, {counts['tools_changed']} changed."
+    )
 
 
 def _groups(changes: list[Change]) -> list[tuple[str, list[Change]]]:
@@ -464,6 +523,9 @@ def render_markdown(changes: Iterable[Change]) -> str:
 def render_json(changes: Iterable[Change]) -> str:
     """Stable: fixed key order (summary, then changes in the given order), two-space indent."""
     changes = list(changes)
-    payload = {"summary": summarize(changes), "breaking": has_breaking(changes),
-               "changes": [asdict(c) for c in changes]}
+    payload = {
+        "summary": summarize(changes),
+        "breaking": has_breaking(changes),
+        "changes": [asdict(c) for c in changes],
+    }
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

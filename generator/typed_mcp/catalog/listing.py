@@ -38,8 +38,11 @@ def catalog_of_package(package_dir: Path) -> dict[str, Any]:
     """The tools a package's own server lists to an MCP client, in a fresh interpreter."""
     manifest = package_manifest(package_dir)
     proc = subprocess.run(
-        children.command("typed_mcp.catalog.lister", manifest["module"]), capture_output=True, text=True,
-        env=children.environment(package_dir / "src"), timeout=900,
+        children.command("typed_mcp.catalog.lister", manifest["module"]),
+        capture_output=True,
+        text=True,
+        env=children.environment(package_dir / "src"),
+        timeout=900,
     )
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]

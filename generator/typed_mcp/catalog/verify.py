@@ -57,7 +57,12 @@ class CatalogWorkers:
         self._procs = [
             subprocess.Popen(
                 children.command("typed_mcp.catalog.worker", str(GC_THRESHOLD)),
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=children.environment(), text=True, encoding="utf-8",
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=children.environment(),
+                text=True,
+                encoding="utf-8",
             )
             for err in self._stderr
         ]
@@ -81,12 +86,14 @@ class CatalogWorkers:
             return []
         self.start()
         deadline = time.monotonic() + timeout
-        chunks = [names[i:i + CHUNK] for i in range(0, len(names), CHUNK)]
+        chunks = [names[i : i + CHUNK] for i in range(0, len(names), CHUNK)]
         results: list[list[dict[str, Any]] | None] = [None] * len(chunks)
         # Each worker walks its own contiguous share of the tools (neighbours share models, so it
         # imports fewer of them); one that runs out takes chunks from the far end of the largest share.
         share = -(-len(chunks) // len(self._procs))
-        pending = [deque(range(start, min(start + share, len(chunks)))) for start in range(0, share * len(self._procs), share)]
+        pending = [
+            deque(range(start, min(start + share, len(chunks)))) for start in range(0, share * len(self._procs), share)
+        ]
         working: dict[int, int] = {}  # worker -> chunk
         with selectors.DefaultSelector() as selector:
             for worker, proc in enumerate(self._procs):
@@ -111,7 +118,9 @@ class CatalogWorkers:
         assert stdout is not None
         result = read_result(stdout)
         if result is None:
-            raise VerifyError(f"the generated package does not start: {last_error(self._procs[worker], self._stderr[worker])}")
+            raise VerifyError(
+                f"the generated package does not start: {last_error(self._procs[worker], self._stderr[worker])}"
+            )
         return result
 
     def _send(self, worker: int, message: Any) -> None:
@@ -121,7 +130,9 @@ class CatalogWorkers:
             stdin.write(json.dumps(message) + "\n")
             stdin.flush()
         except BrokenPipeError:
-            raise VerifyError(f"the generated package does not start: {last_error(self._procs[worker], self._stderr[worker])}") from None
+            raise VerifyError(
+                f"the generated package does not start: {last_error(self._procs[worker], self._stderr[worker])}"
+            ) from None
 
     def _next(self, worker: int, pending: list[deque[int]], chunks: list[list[str]], working: dict[int, int]) -> None:
         own = pending[worker]
@@ -135,13 +146,17 @@ class CatalogWorkers:
         working[worker] = chunk
         self._send(worker, chunks[chunk])
 
+
 def check_catalog(tools: list[dict[str, Any]], plan: ApiPlan) -> None:
     """The catalog lists every planned tool, and every tool with a JSON response has an outputSchema."""
     listed = {tool["name"]: "outputSchema" in tool for tool in tools}
     expected = {op.tool_name: op.response.kind == "json" for op in plan.operations}
     if set(listed) != set(expected):
         missing = sorted(set(expected) - set(listed))
-        raise VerifyError(f"the generated server lists {len(listed)} tools, expected {len(expected)} (missing: {', '.join(missing[:5])})")
+        raise VerifyError(
+            f"the generated server lists {len(listed)} tools, expected {len(expected)} "
+            f"(missing: {', '.join(missing[:5])})"
+        )
     lost = sorted(name for name, wants in expected.items() if wants and not listed[name])
     if lost:
         raise VerifyError(f"tool(s) without outputSchema despite a JSON response: {', '.join(lost[:5])}")

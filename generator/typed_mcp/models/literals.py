@@ -45,7 +45,9 @@ def canonical_tree(source: str, tree: ast.Module) -> tuple[str, ast.Module]:
         if first == len(hits) or hits[first] > (statement.end_lineno or statement.lineno):
             continue
         for node in ast.walk(statement):
-            if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Literal"):
+            if not (
+                isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Literal"
+            ):
                 continue
             items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             if len(items) < 2 or not all(isinstance(item, ast.Constant) for item in items):
@@ -54,8 +56,12 @@ def canonical_tree(source: str, tree: ast.Module) -> tuple[str, ast.Module]:
             ordered = sorted(values, key=_key)
             if ordered == values:
                 continue
-            start = line_starts[node.slice.lineno - 1] + _char_offset(source, line_starts, node.slice.lineno, node.slice.col_offset)
-            end = line_starts[node.slice.end_lineno - 1] + _char_offset(source, line_starts, node.slice.end_lineno, node.slice.end_col_offset)  # type: ignore[arg-type]
+            start = line_starts[node.slice.lineno - 1] + _char_offset(
+                source, line_starts, node.slice.lineno, node.slice.col_offset
+            )
+            end = line_starts[node.slice.end_lineno - 1] + _char_offset(
+                source, line_starts, node.slice.end_lineno, node.slice.end_col_offset
+            )  # type: ignore[arg-type]
             edits.append((start, end, ", ".join(repr(value) for value in ordered)))
             node.slice.elts.sort(key=lambda item: _key(item.value))  # type: ignore[attr-defined]
     same_lines = True
@@ -78,5 +84,5 @@ def _statements(tree: ast.Module) -> list[ast.stmt]:
 
 def _char_offset(source: str, line_starts: list[int], lineno: int, byte_offset: int) -> int:
     """ast column offsets count UTF-8 bytes; string slicing counts characters."""
-    line = source[line_starts[lineno - 1]:line_starts[lineno]]
+    line = source[line_starts[lineno - 1] : line_starts[lineno]]
     return len(line.encode("utf-8")[:byte_offset].decode("utf-8", "ignore"))

@@ -44,9 +44,13 @@ def split(source: str, file_header: str, tree: ast.Module | None = None) -> Mode
         elif (rebuilt := rebuilt_class(node)) in classes:
             rebuilds.setdefault(rebuilt, []).append(node)
         else:  # the code generator wrote something this step does not know how to place
-            raise OutputError(f"internal error: unexpected statement in the generated models: {ast.unparse(node)[:120]}")
+            raise OutputError(
+                f"internal error: unexpected statement in the generated models: {ast.unparse(node)[:120]}"
+            )
     uses = {name: names_in([node, *rebuilds.get(name, [])]) for name, node in classes.items()}
-    groups = _strongly_connected(list(classes), {name: sorted(uses[name] & classes.keys() - {name}) for name in classes})
+    groups = _strongly_connected(
+        list(classes), {name: sorted(uses[name] & classes.keys() - {name}) for name in classes}
+    )
 
     module_of: dict[str, str] = {}
     # `models/__init__.py` imports these names: a submodule of the same name would replace them.
@@ -68,14 +72,15 @@ def split(source: str, file_header: str, tree: ast.Module | None = None) -> Mode
         for name in group:
             node = classes[name]
             first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-            text += ["\n\n", *lines[first - 1:node.end_lineno]]
+            text += ["\n\n", *lines[first - 1 : node.end_lineno]]
         rebuild = [stmt for name in group for stmt in rebuilds.get(name, [])]
         if rebuild:
-            text += ["\n\n", *("".join(lines[s.lineno - 1:s.end_lineno]) for s in rebuild)]
+            text += ["\n\n", *("".join(lines[s.lineno - 1 : s.end_lineno]) for s in rebuild)]
         sources[module] = "".join(text).rstrip("\n") + "\n"
     imported = {  # relative ones one level up, as seen from `models/__init__.py`
         alias.asname or alias.name: ("." * (node.level + 1 if node.level else 0) + node.module, alias.name)
-        for node in imports if isinstance(node, ast.ImportFrom) and node.module
+        for node in imports
+        if isinstance(node, ast.ImportFrom) and node.module
         for alias in node.names
     }
     return ModelModules(imported=imported, sources=sources, module_of=module_of)

@@ -72,8 +72,13 @@ class CodegenProcess:
     def _start(self) -> subprocess.Popen[str]:
         if self._proc is None:
             self._proc = subprocess.Popen(
-                children.command(WORKER), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                env=children.environment(), text=True, encoding="utf-8",
+                children.command(WORKER),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                env=children.environment(),
+                text=True,
+                encoding="utf-8",
             )
         return self._proc
 
@@ -105,7 +110,11 @@ class CodegenProcess:
         proc = self._start()
         assert proc.stdout is not None
         answer = read_result(proc.stdout)
-        return answer if answer is not None else {"error": f"the model generator process failed: {last_error(proc, self._stderr)}"}
+        return (
+            answer
+            if answer is not None
+            else {"error": f"the model generator process failed: {last_error(proc, self._stderr)}"}
+        )
 
 
 class MergeError(Exception):
@@ -162,8 +171,11 @@ def merge(first: str, second: str, fixed: set[str]) -> str:
         merged.order.append(new)
         merged.text[new] = _renamed(part.text[name], renames)
     rebuilt = {n for n, _ in merged.rebuilds}
-    merged.rebuilds += [(renames.get(n, n), _renamed(text, renames)) for n, text in part.rebuilds
-                        if n in needed and (n in renames or n not in rebuilt)]
+    merged.rebuilds += [
+        (renames.get(n, n), _renamed(text, renames))
+        for n, text in part.rebuilds
+        if n in needed and (n in renames or n not in rebuilt)
+    ]
     imports = _merged_imports(merged.imports + part.imports)
     imported = {(a.asname or a.name).split(".")[0] for node in imports for a in node.names}
     if imported & merged.text.keys():
@@ -178,7 +190,7 @@ def _read(source: str) -> _Part:
     part = _Part()
     lines = source.splitlines(keepends=True)
     for node in ast.parse(source).body:
-        text = "".join(lines[node.lineno - 1:node.end_lineno]).rstrip() + "\n"  # the last line may lack a newline
+        text = "".join(lines[node.lineno - 1 : node.end_lineno]).rstrip() + "\n"  # the last line may lack a newline
         if isinstance(node, ast.ClassDef) and node.decorator_list:
             raise MergeError("a decorated class")  # not written by the code generator's templates
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -205,13 +217,17 @@ def _renamed(text: str, renames: dict[str, str]) -> str:
         if isinstance(node, ast.ClassDef):
             if node.name in renames:
                 start = lines[node.lineno - 1].index(b"class ", node.col_offset) + len(b"class ")
-                edits.append((node.lineno, start, start + len(node.name.encode("utf-8")), renames[node.name].encode("utf-8")))
+                edits.append(
+                    (node.lineno, start, start + len(node.name.encode("utf-8")), renames[node.name].encode("utf-8"))
+                )
         elif isinstance(node, ast.Name):
             if node.id in renames:
                 edits.append((node.lineno, node.col_offset, node.end_col_offset, renames[node.id].encode("utf-8")))
         elif node.value in renames and node.lineno == node.end_lineno:
-            quote = lines[node.lineno - 1][node.col_offset:node.col_offset + 1]
-            edits.append((node.lineno, node.col_offset, node.end_col_offset, quote + renames[node.value].encode("utf-8") + quote))
+            quote = lines[node.lineno - 1][node.col_offset : node.col_offset + 1]
+            edits.append(
+                (node.lineno, node.col_offset, node.end_col_offset, quote + renames[node.value].encode("utf-8") + quote)
+            )
     for line_no, start, end, replacement in sorted(edits, reverse=True):
         line = lines[line_no - 1]
         lines[line_no - 1] = line[:start] + replacement + line[end:]
@@ -258,5 +274,7 @@ def _merged_imports(nodes: list[ast.Import | ast.ImportFrom]) -> list[ast.Import
         for alias in node.names:
             if not any(a.name == alias.name and a.asname == alias.asname for a in seen):
                 seen.append(alias)
-    return [ast.ImportFrom(module=module, names=aliases, level=level) if kind == "from" else ast.Import(names=aliases)
-            for (kind, module, level), aliases in merged.items()]
+    return [
+        ast.ImportFrom(module=module, names=aliases, level=level) if kind == "from" else ast.Import(names=aliases)
+        for (kind, module, level), aliases in merged.items()
+    ]

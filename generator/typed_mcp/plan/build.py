@@ -14,9 +14,9 @@ from urllib.parse import parse_qsl, urljoin
 from typed_mcp import names
 from typed_mcp.errors import NoOperationsError, SpecError
 from typed_mcp.plan.ir import ApiPlan, Body, Operation, Parameter, Response, SecurityScheme, Skipped
+from typed_mcp.plan.variants import COMPONENT_SCHEMA, Views
 from typed_mcp.spec.normalize import HTTP_METHODS, Document
 from typed_mcp.spec.repairs import implied_type, portable_pattern
-from typed_mcp.plan.variants import COMPONENT_SCHEMA, Views
 
 _STATUS_ORDER = ("200", "201", "202", "203", "206", "2XX", "204", "205", "default")
 _NO_BODY = ("204", "205")
@@ -28,7 +28,9 @@ class Unsupported(Exception):
     """This operation cannot be generated; the message is the reason shown in the report."""
 
 
-def plan(doc: Document, *, package_name: str, module: str, spec_url: str | None = None, tool_prefix: str = "") -> ApiPlan:
+def plan(
+    doc: Document, *, package_name: str, module: str, spec_url: str | None = None, tool_prefix: str = ""
+) -> ApiPlan:
     """`tool_prefix` starts every tool name (see `names.tool_prefix`); it counts within the limits."""
     prefix = names.tool_prefix(tool_prefix)
     data = doc.data
@@ -49,13 +51,22 @@ def plan(doc: Document, *, package_name: str, module: str, spec_url: str | None 
     raw_ops = list(_iter_operations(doc))
     if not raw_ops:
         webhooks = data.get("webhooks")
-        extra = f" (it has {len(webhooks)} webhooks, which are not callable)" if isinstance(webhooks, dict) and webhooks else ""
+        extra = (
+            f" (it has {len(webhooks)} webhooks, which are not callable)"
+            if isinstance(webhooks, dict) and webhooks
+            else ""
+        )
         raise NoOperationsError(f"the document has no operations under 'paths'{extra}", source=doc.origin)
 
     target = max(names.TARGET_TOOL_NAME - len(prefix), names.TARGET_TOOL_NAME // 2)
     tool_names = names.unique_tool_names(
         (
-            (key, names.tool_name_candidates(op.get("operationId") if isinstance(op.get("operationId"), str) else None, method, path, target))
+            (
+                key,
+                names.tool_name_candidates(
+                    op.get("operationId") if isinstance(op.get("operationId"), str) else None, method, path, target
+                ),
+            )
             for key, path, method, _, op in raw_ops
         ),
         limit=names.MAX_TOOL_NAME - len(prefix),
@@ -69,7 +80,9 @@ def plan(doc: Document, *, package_name: str, module: str, spec_url: str | None 
         tool = prefix + tool_names[key]
         try:
             result.operations.append(
-                _operation(doc, key, path, method, path_item, op, tool, root_security, schemes, result, taken_keys, views)
+                _operation(
+                    doc, key, path, method, path_item, op, tool, root_security, schemes, result, taken_keys, views
+                )
             )
         except Unsupported as exc:
             result.skipped.append(Skipped(key, str(exc)))
@@ -86,7 +99,12 @@ def _text(value: Any) -> str | None:
 def _default_base_url(data: dict[str, Any], spec_url: str | None) -> str | None:
     servers = data.get("servers")
     url = "/"
-    if isinstance(servers, list) and servers and isinstance(servers[0], dict) and isinstance(servers[0].get("url"), str):
+    if (
+        isinstance(servers, list)
+        and servers
+        and isinstance(servers[0], dict)
+        and isinstance(servers[0].get("url"), str)
+    ):
         server = servers[0]
         url = server["url"]
         for name, variable in (server.get("variables") or {}).items():
@@ -187,9 +205,7 @@ def _parameters(doc: Document, path: str, path_item: dict[str, Any], op: dict[st
     missing = template_names - {name for name, loc in merged if loc == "path"}
     if missing:
         raise Unsupported(f"path parameter(s) {', '.join(sorted(missing))} not declared")
-    arg_names = names.unique_argument_names(
-        [(name, loc, names.argument_name(name)) for (name, loc) in merged]
-    )
+    arg_names = names.unique_argument_names([(name, loc, names.argument_name(name)) for (name, loc) in merged])
     params = []
     for (name, location), param in merged.items():
         if location == "path" and name not in template_names:
@@ -226,12 +242,15 @@ def _parameter(doc: Document, param: dict[str, Any], location: str, arg_name: st
         arg_name=arg_name,
         required=required,
         annotation=annotation if required or has_default or annotation.endswith(" | None") else f"{annotation} | None",
-        description=_text(param.get("description")) or _text(resolved.get("description") if isinstance(resolved, dict) else None),
+        description=_text(param.get("description"))
+        or _text(resolved.get("description") if isinstance(resolved, dict) else None),
         has_default=has_default,
         default=resolved.get("default") if has_default else None,
         style=style,
         explode=explode,
-        constraints=_applicable(_constraints(_non_null_branch(doc, resolved)), annotation) if isinstance(resolved, dict) else (),
+        constraints=_applicable(_constraints(_non_null_branch(doc, resolved)), annotation)
+        if isinstance(resolved, dict)
+        else (),
     )
 
 
@@ -259,7 +278,11 @@ def _applicable(constraints: tuple[tuple[str, Any], ...], annotation: str) -> tu
     base = annotation.removesuffix(" | None")
     numeric = base in ("int", "float")
     sized = base == "str" or base.startswith("list[")
-    return tuple((k, v) for k, v in constraints if (numeric if k in _NUMERIC else sized if k in ("min_length", "max_length") else True))
+    return tuple(
+        (k, v)
+        for k, v in constraints
+        if (numeric if k in _NUMERIC else sized if k in ("min_length", "max_length") else True)
+    )
 
 
 def _non_null_branch(doc: Document, schema: dict[str, Any]) -> dict[str, Any]:
@@ -274,8 +297,12 @@ def _non_null_branch(doc: Document, schema: dict[str, Any]) -> dict[str, Any]:
 
 
 _CONSTRAINTS = {
-    "minimum": "ge", "maximum": "le", "minLength": "min_length", "maxLength": "max_length",
-    "minItems": "min_length", "maxItems": "max_length",
+    "minimum": "ge",
+    "maximum": "le",
+    "minLength": "min_length",
+    "maxLength": "max_length",
+    "minItems": "min_length",
+    "maxItems": "max_length",
 }
 
 
@@ -293,8 +320,11 @@ def _constraints(schema: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
         elif value is True and ("ge" if argument == "gt" else "le") in found:  # OpenAPI 3.0 spelling
             found[argument] = found.pop("ge" if argument == "gt" else "le")
     types = schema.get("type")
-    is_string = types == "string" or (isinstance(types, list) and [t for t in types if t != "null"] == ["string"]) or (
-        types is None and implied_type(schema) == "string")
+    is_string = (
+        types == "string"
+        or (isinstance(types, list) and [t for t in types if t != "null"] == ["string"])
+        or (types is None and implied_type(schema) == "string")
+    )
     fmt = schema.get("format")
     # A string's format and pattern tell the model (and any client) what to send: `date-time`, an
     # `^AC[0-9a-f]{32}$` account id... The value stays a string, passed on as given: the upstream API
@@ -302,7 +332,11 @@ def _constraints(schema: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     extra: dict[str, Any] = {}
     if is_string and isinstance(fmt, str) and _FORMAT.fullmatch(fmt) and "enum" not in schema:
         extra["format"] = fmt
-    pattern = portable_pattern(schema["pattern"]) if is_string and isinstance(schema.get("pattern"), str) and "enum" not in schema else None
+    pattern = (
+        portable_pattern(schema["pattern"])
+        if is_string and isinstance(schema.get("pattern"), str) and "enum" not in schema
+        else None
+    )
     if pattern is not None:
         extra["pattern"] = pattern
     if extra:
@@ -348,7 +382,11 @@ def python_type(doc: Document, schema: Any, depth: int = 0) -> str:
     elif types == "array":
         item = python_type(doc, schema.get("items"), depth + 1)
         resolved_items, _ = doc.deref(schema.get("items") or {}, "#")
-        hints = dict(_constraints(resolved_items)).get("json_schema_extra") if item == "str" and isinstance(resolved_items, dict) else None
+        hints = (
+            dict(_constraints(resolved_items)).get("json_schema_extra")
+            if item == "str" and isinstance(resolved_items, dict)
+            else None
+        )
         # An item's format or pattern (Cloudflare's `dateEnd: [date-time]`) is a hint for the items too.
         text = f"list[Annotated[str, Field(json_schema_extra={hints!r})]]" if hints else f"list[{item}]"
     elif types == "object" or "properties" in schema:
@@ -397,7 +435,11 @@ def _declared_content_type(doc: Document, path_item: dict[str, Any], op: dict[st
     request body's own media type always wins."""
     declared = None  # the operation's own parameter overrides the path item's
     for param in _declared_parameters(doc, path_item, op):
-        if not (isinstance(param, dict) and param.get("in") == "header" and str(param.get("name", "")).lower() == "content-type"):
+        if not (
+            isinstance(param, dict)
+            and param.get("in") == "header"
+            and str(param.get("name", "")).lower() == "content-type"
+        ):
             continue
         schema, _ = doc.deref(param.get("schema") or {}, "#")
         if not isinstance(schema, dict):
@@ -410,7 +452,14 @@ def _declared_content_type(doc: Document, path_item: dict[str, Any], op: dict[st
 
 
 def _body(
-    doc: Document, path_item: dict[str, Any], op: dict[str, Any], tool: str, result: ApiPlan, taken: set[str], arg_names: set[str], views: Views
+    doc: Document,
+    path_item: dict[str, Any],
+    op: dict[str, Any],
+    tool: str,
+    result: ApiPlan,
+    taken: set[str],
+    arg_names: set[str],
+    views: Views,
 ) -> Body | None:
     raw = op.get("requestBody")
     if raw is None:
@@ -432,7 +481,9 @@ def _body(
         what = "base64-encoded bytes" if encoding == "base64" or base64_text else "text"
         note = f"Request body ({media_type}), as {what}."
         text = f"{description}\n\n{note}" if description else note
-        return Body(arg_name, required, None, media_type, encoding, text, base64_argument=encoding == "base64" or base64_text)
+        return Body(
+            arg_name, required, None, media_type, encoding, text, base64_argument=encoding == "base64" or base64_text
+        )
     schema = views.view((content[media_type] or {}).get("schema", {}), "request")  # without readOnly properties
     key = _schema_key(doc, schema, names.pascal_case(tool) + "Request", result, taken)
     return Body(arg_name, required, key, media_type, encoding, description)
@@ -479,7 +530,12 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
         # updated"): a success too, whose structured result is null.
         empty = tuple(c for c in codes if not contents[c] and c != "default")
         return Response(
-            status=status, kind="json", media_type=media_type, schema_key=key, nullable=_nullable(doc, schema), empty_statuses=empty
+            status=status,
+            kind="json",
+            media_type=media_type,
+            schema_key=key,
+            nullable=_nullable(doc, schema),
+            empty_statuses=empty,
         )
     media_type = next((m for m in content if _MEDIA_TYPE.fullmatch(m)), None)
     if media_type is None:
@@ -550,21 +606,36 @@ def _security_schemes(doc: Document, prefix: str) -> dict[str, SecurityScheme]:
         used_vars.add(base)
         description = _text(scheme.get("description"))
         if kind_raw == "http" and str(scheme.get("scheme", "")).lower() == "basic":
-            schemes[key] = SecurityScheme(key, "basic", (f"{base}_USERNAME", f"{base}_PASSWORD"), description=description)
+            schemes[key] = SecurityScheme(
+                key, "basic", (f"{base}_USERNAME", f"{base}_PASSWORD"), description=description
+            )
         elif kind_raw == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
             schemes[key] = SecurityScheme(key, "bearer", (f"{base}_TOKEN",), description=description)
         elif kind_raw == "oauth2" and isinstance(_client_credentials_url(scheme), str):
             # Client credentials: the server fetches (and renews) its own token; a token set directly wins.
             schemes[key] = SecurityScheme(
-                key, "oauth2", (f"{base}_TOKEN",), description=description,
-                token_url=_client_credentials_url(scheme), client_env=(f"{base}_CLIENT_ID", f"{base}_CLIENT_SECRET"),
+                key,
+                "oauth2",
+                (f"{base}_TOKEN",),
+                description=description,
+                token_url=_client_credentials_url(scheme),
+                client_env=(f"{base}_CLIENT_ID", f"{base}_CLIENT_SECRET"),
             )
         elif kind_raw in ("oauth2", "openIdConnect"):
             # An access token obtained out of band is sent as a bearer token.
             schemes[key] = SecurityScheme(key, "bearer", (f"{base}_TOKEN",), description=description)
-        elif kind_raw == "apiKey" and scheme.get("in") in ("header", "query", "cookie") and isinstance(scheme.get("name"), str):
+        elif (
+            kind_raw == "apiKey"
+            and scheme.get("in") in ("header", "query", "cookie")
+            and isinstance(scheme.get("name"), str)
+        ):
             schemes[key] = SecurityScheme(
-                key, "apiKey", (f"{base}_KEY",), location=scheme["in"], param_name=scheme["name"], description=description
+                key,
+                "apiKey",
+                (f"{base}_KEY",),
+                location=scheme["in"],
+                param_name=scheme["name"],
+                description=description,
             )
     return schemes
 

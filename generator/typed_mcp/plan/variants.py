@@ -49,9 +49,15 @@ class Views:
                 self._affected[key] = self._has(self.doc.resolve_pointer(ref), keyword, seen | {ref})
             return self._affected[key]
         properties = node.get("properties")
-        if isinstance(properties, dict) and any(isinstance(p, dict) and p.get(keyword) is True for p in properties.values()):
+        if isinstance(properties, dict) and any(
+            isinstance(p, dict) and p.get(keyword) is True for p in properties.values()
+        ):
             return True
-        return any(self._has(v, keyword, seen) for k, v in node.items() if k not in ("enum", "const", "default", "example", "required"))
+        return any(
+            self._has(v, keyword, seen)
+            for k, v in node.items()
+            if k not in ("enum", "const", "default", "example", "required")
+        )
 
     # -- the view itself --------------------------------------------------------------------------
 

@@ -55,12 +55,20 @@ def docstring(text: str, indent: str = "    ") -> str:
     """A triple-quoted docstring holding `text` exactly: backslashes and quotes escaped, control
     characters as escapes, so nothing in it can end the string early."""
     body = text.replace("\\", "\\\\").replace('"', '\\"')
-    body = _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", body)
+    body = _UNPRINTABLE.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", body
+    )
     body = body.replace("\r", "\\r")
     lines = body.split("\n")
     if len(lines) == 1:
         return f'"""{body}"""'
-    return '"""' + "\n".join((indent + line) if line.strip() and i else line for i, line in enumerate(lines)) + "\n" + indent + '"""'
+    return (
+        '"""'
+        + "\n".join((indent + line) if line.strip() and i else line for i, line in enumerate(lines))
+        + "\n"
+        + indent
+        + '"""'
+    )
 
 
 def toml_string(text: str) -> str:
@@ -132,7 +140,12 @@ def tool_view(op: Operation, models: Models) -> ToolView:
             styles.append(f"{py_literal(param.wire_name)}: ({py_literal(param.style)}, {py_literal(param.explode)})")
     call = [py_literal(op.method), py_literal(op.path)]
     by_location["query"][:0] = [f"{py_literal(name)}: {py_literal(value)}" for name, value in op.fixed_query]
-    for location, keyword in (("path", "path_params"), ("query", "query"), ("header", "headers"), ("cookie", "cookies")):
+    for location, keyword in (
+        ("path", "path_params"),
+        ("query", "query"),
+        ("header", "headers"),
+        ("cookie", "cookies"),
+    ):
         if by_location[location]:
             call.append(f"{keyword}={{{', '.join(by_location[location])}}}")
     if styles:
@@ -146,7 +159,11 @@ def tool_view(op: Operation, models: Models) -> ToolView:
     response = op.response
     if response.media_type:
         # A JSON response the spec files under */* is still asked for as JSON first.
-        accept = "application/json, */*;q=0.5" if response.kind == "json" and response.media_type == "*/*" else response.media_type
+        accept = (
+            "application/json, */*;q=0.5"
+            if response.kind == "json" and response.media_type == "*/*"
+            else response.media_type
+        )
         if response.json_also:
             accept += f", {response.json_also};q=0.5"
         call.append(f"accept={py_literal(accept)}")
@@ -201,7 +218,9 @@ def tool_imports(view: ToolView, models: Models) -> dict[str, list[str]]:
 # --- the whole package ------------------------------------------------------------------------------
 
 
-def render_package(plan: ApiPlan, models: Models, *, spec_sha256: str, spec_filename: str, package_version: str) -> dict[str, str]:
+def render_package(
+    plan: ApiPlan, models: Models, *, spec_sha256: str, spec_filename: str, package_version: str
+) -> dict[str, str]:
     """Relative path -> file text for the complete project."""
     env = environment()
     tools = [tool_view(op, models) for op in plan.operations]

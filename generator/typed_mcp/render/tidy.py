@@ -20,9 +20,24 @@ def tidy(root: Path, files: dict[str, str | bytes]) -> None:
     if not sources:
         return
     proc = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--fix", "--select", FIXES, "--no-cache", "--quiet", "--exit-zero",
-         "--config", str(root / "pyproject.toml"), "src"],
-        cwd=root, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--fix",
+            "--select",
+            FIXES,
+            "--no-cache",
+            "--quiet",
+            "--exit-zero",
+            "--config",
+            str(root / "pyproject.toml"),
+            "src",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
     )
     if proc.returncode != 0:
         raise ToolchainError(f"internal error: ruff could not tidy the generated sources: {proc.stderr.strip()[-300:]}")

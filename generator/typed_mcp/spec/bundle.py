@@ -114,8 +114,11 @@ class Bundler:
     def _section(self, kind: str) -> tuple[str, ...] | None:
         if self.swagger:
             return {"schema": ("definitions",), "parameter": ("parameters",), "response": ("responses",)}.get(kind)
-        return {"schema": ("components", "schemas"), "parameter": ("components", "parameters"),
-                "response": ("components", "responses")}.get(kind)
+        return {
+            "schema": ("components", "schemas"),
+            "parameter": ("components", "parameters"),
+            "response": ("components", "responses"),
+        }.get(kind)
 
     def _container(self, section: tuple[str, ...]) -> dict[str, Any]:
         node = self.document
@@ -143,13 +146,21 @@ class Bundler:
         if scheme in ("http", "https") or (isinstance(folder, str) and not scheme):
             url = target if scheme else urljoin(str(folder), target)
             if not self.allow_remote:
-                raise SpecError(f"remote $ref {redact_url(url)!r} refused (pass --allow-remote-refs to fetch it)", source=self.origin, pointer=ref)
+                raise SpecError(
+                    f"remote $ref {redact_url(url)!r} refused (pass --allow-remote-refs to fetch it)",
+                    source=self.origin,
+                    pointer=ref,
+                )
             return url, url.rsplit("/", 1)[0] + "/"
         if scheme or target.startswith("/"):
-            raise SpecError(f"$ref {target!r}: only relative file references are allowed", source=self.origin, pointer=ref)
+            raise SpecError(
+                f"$ref {target!r}: only relative file references are allowed", source=self.origin, pointer=ref
+            )
         path = (Path(folder) / unquote(target)).resolve()
         if path.suffix.lower() not in _FILE_SUFFIXES:
-            raise SpecError(f"$ref {target!r}: only .json, .yaml and .yml files can be referenced", source=self.origin, pointer=ref)
+            raise SpecError(
+                f"$ref {target!r}: only .json, .yaml and .yml files can be referenced", source=self.origin, pointer=ref
+            )
         if not path.is_file():
             raise SpecError(f"$ref {target!r}: no such file {path}", source=self.origin, pointer=ref)
         return str(path), path.parent

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from typed_mcp import pointer
+from typed_mcp.errors import SpecError
 from typed_mcp.spec import swagger2
 from typed_mcp.spec.bundle import Bundler, has_external_refs
-from typed_mcp.errors import SpecError
 from typed_mcp.spec.load import LoadedSpec
 
 SUPPORTED = ("3.0.", "3.1.", "3.2.")
@@ -58,7 +58,9 @@ def normalize(spec: LoadedSpec, *, allow_remote_refs: bool = False) -> Document:
         data = Bundler(data, base, spec.origin, allow_remote=allow_remote_refs).bundle()
     if "swagger" in data:
         if str(data.get("swagger")) != "2.0":
-            raise SpecError(f"Swagger {data.get('swagger')} is not supported (2.0 is)", source=spec.origin, pointer="#/swagger")
+            raise SpecError(
+                f"Swagger {data.get('swagger')} is not supported (2.0 is)", source=spec.origin, pointer="#/swagger"
+            )
         try:
             data = swagger2.convert(data)
         except swagger2.ConversionError as exc:
@@ -67,7 +69,9 @@ def normalize(spec: LoadedSpec, *, allow_remote_refs: bool = False) -> Document:
     if not isinstance(version, str):
         raise SpecError("missing the 'openapi' version field: not an OpenAPI 3 document", source=spec.origin)
     if not version.startswith(SUPPORTED):
-        raise SpecError(f"OpenAPI {version} is not supported (3.0, 3.1 and 3.2 are)", source=spec.origin, pointer="#/openapi")
+        raise SpecError(
+            f"OpenAPI {version} is not supported (3.0, 3.1 and 3.2 are)", source=spec.origin, pointer="#/openapi"
+        )
     paths = data.get("paths", {})
     if paths is not None and not isinstance(paths, dict):
         raise SpecError("'paths' must be an object", source=spec.origin, pointer="#/paths")
@@ -89,7 +93,12 @@ def declare_required(node: Any, composed: bool = False) -> None:
     if not isinstance(node, dict):
         return
     properties, required = node.get("properties"), node.get("required")
-    if not composed and isinstance(properties, dict) and isinstance(required, list) and not any(k in node for k in _COMPOSITION):
+    if (
+        not composed
+        and isinstance(properties, dict)
+        and isinstance(required, list)
+        and not any(k in node for k in _COMPOSITION)
+    ):
         for name in required:
             if isinstance(name, str) and name not in properties:
                 properties[name] = {}

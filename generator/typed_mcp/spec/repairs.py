@@ -56,7 +56,9 @@ def repair(schemas: dict[str, Any], resolve: Callable[[str], Any]) -> dict[str, 
 
 def _is_object(schema: dict[str, Any]) -> bool:
     """A schema the code generator makes a class with fields (not a RootModel)."""
-    return isinstance(schema.get("properties"), dict) or (schema.get("type") == "object" and not isinstance(schema.get("additionalProperties"), dict))
+    return isinstance(schema.get("properties"), dict) or (
+        schema.get("type") == "object" and not isinstance(schema.get("additionalProperties"), dict)
+    )
 
 
 def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
@@ -68,8 +70,14 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
         return node
     # Values (examples, defaults, enums) are data, not schemas: left as they are. A map of schemas
     # (`properties`) is not a schema itself: its keys are names (a property may be called `pattern`).
-    out = {key: value if key in _DATA else _walk_map(value, resolve, depth) if key in _MAPS else _walk(value, resolve, depth + 1)
-           for key, value in node.items()}
+    out = {
+        key: value
+        if key in _DATA
+        else _walk_map(value, resolve, depth)
+        if key in _MAPS
+        else _walk(value, resolve, depth + 1)
+        for key, value in node.items()
+    }
     if "default" in out and not _admits(out, out["default"]):
         del out["default"]
     if (implied := implied_type(out)) is not None:
@@ -89,7 +97,11 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
     if isinstance(parts, list) and len(parts) > 1:
         out["allOf"] = _narrow_parts(parts, resolve)
     discriminator = out.get("discriminator")
-    if isinstance(discriminator, dict) and isinstance(discriminator.get("propertyName"), str) and not _pinned(out, resolve):
+    if (
+        isinstance(discriminator, dict)
+        and isinstance(discriminator.get("propertyName"), str)
+        and not _pinned(out, resolve)
+    ):
         del out["discriminator"]
     if isinstance(out.get("required"), list) and "properties" not in out:
         _require_in_branches(out, resolve, depth)
@@ -118,7 +130,11 @@ def _require_in_branches(schema: dict[str, Any], resolve: Callable[[str], Any], 
         for branch in branches:
             target = _deref(branch, resolve)
             declared = target.get("properties") if isinstance(target, dict) else None
-            missing = [n for n in names if isinstance(declared, dict) and n in declared and n not in (target.get("required") or [])]
+            missing = [
+                n
+                for n in names
+                if isinstance(declared, dict) and n in declared and n not in (target.get("required") or [])
+            ]
             if missing:
                 copy = _walk(target, resolve, depth + 1) if "$ref" in branch else dict(branch)
                 branch = {**copy, "required": [*(copy.get("required") or []), *missing]}
@@ -141,7 +157,9 @@ _ANNOTATIONS = ("description", "title", "example", "examples", "deprecated", "re
 _APPLIES_TO = {
     **dict.fromkeys(("minLength", "maxLength", "pattern"), ("string",)),
     **dict.fromkeys(("minItems", "maxItems", "uniqueItems"), ("array",)),
-    **dict.fromkeys(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"), ("integer", "number")),
+    **dict.fromkeys(
+        ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"), ("integer", "number")
+    ),
     **dict.fromkeys(("minProperties", "maxProperties"), ("object",)),
 }
 
@@ -152,7 +170,9 @@ def implied_type(schema: dict[str, Any]) -> str | None:
     schema accept any other type, but no API writes a pattern for a number; with a type, the keywords
     are published and checked, and the tool sends what the API expects. None when the schema has a
     type or says anything more."""
-    if "type" in schema or any(k in schema for k in (*_SHAPE, "properties", "items", "additionalProperties", "enum", "const")):
+    if "type" in schema or any(
+        k in schema for k in (*_SHAPE, "properties", "items", "additionalProperties", "enum", "const")
+    ):
         return None
     kinds = {_APPLIES_TO[k] for k in schema if k in _APPLIES_TO}
     if len(kinds) != 1:
@@ -212,7 +232,11 @@ def _pinned(schema: dict[str, Any], resolve: Callable[[str], Any]) -> bool:
         required = _required(branch, resolve, set())
         prop = _deref(_properties(branch, resolve, set()).get(name), resolve)
         values = prop.get("enum") if isinstance(prop, dict) else None
-        if name not in required or not isinstance(prop, dict) or not ("const" in prop or (isinstance(values, list) and len(values) == 1)):
+        if (
+            name not in required
+            or not isinstance(prop, dict)
+            or not ("const" in prop or (isinstance(values, list) and len(values) == 1))
+        ):
             return False
     return True
 
@@ -241,9 +265,18 @@ def _narrow_parts(parts: list[Any], resolve: Callable[[str], Any]) -> list[Any]:
             narrowed = {}
             for name, prop in part["properties"].items():
                 parent = inherited.get(name)
-                narrowed[name] = (_intersection(parent, prop, resolve) or _override(parent, prop, resolve)) if parent is not None else None
+                narrowed[name] = (
+                    (_intersection(parent, prop, resolve) or _override(parent, prop, resolve))
+                    if parent is not None
+                    else None
+                )
             if any(value is not None for value in narrowed.values()):
-                part = {**part, "properties": {n: narrowed[n] if narrowed[n] is not None else p for n, p in part["properties"].items()}}
+                part = {
+                    **part,
+                    "properties": {
+                        n: narrowed[n] if narrowed[n] is not None else p for n, p in part["properties"].items()
+                    },
+                }
         inherited.update(_properties(part, resolve, set()))
         result.append(part)
     return result
@@ -268,7 +301,12 @@ def _override(parent: Any, child: Any, resolve: Callable[[str], Any]) -> dict[st
     declaration has no structure, so the child's schema is the whole intersection (null stays allowed
     only if both allow it)."""
     parent = _deref(parent, resolve)
-    if not (isinstance(child, dict) and isinstance(parent, dict) and set(parent) <= _BARE and any(k in child for k in _STRUCTURE)):
+    if not (
+        isinstance(child, dict)
+        and isinstance(parent, dict)
+        and set(parent) <= _BARE
+        and any(k in child for k in _STRUCTURE)
+    ):
         return None
     if any(not _bare(parent[k]) for k in ("items", "additionalProperties") if k in parent):
         return None
@@ -311,7 +349,9 @@ def _intersection(parent: Any, child: Any, resolve: Callable[[str], Any]) -> dic
     if not isinstance(child, dict) or not isinstance(child.get("type"), str) or any(k in child for k in _SHAPE):
         return None
     parent = _deref(parent, resolve)
-    union_key = next((k for k in _UNIONS if isinstance(parent.get(k), list)), None) if isinstance(parent, dict) else None
+    union_key = (
+        next((k for k in _UNIONS if isinstance(parent.get(k), list)), None) if isinstance(parent, dict) else None
+    )
     if union_key is None:
         return None
     branches = [_deref(b, resolve) for b in parent[union_key]]

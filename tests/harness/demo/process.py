@@ -107,7 +107,9 @@ class HttpServer:
 
             def _handle(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
-                seen = Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length))
+                seen = Seen(
+                    self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length)
+                )
                 owner.seen.append(seen)
                 route = owner.routes.get(self.path.split("?")[0], owner.default)
                 reply = route(seen) if callable(route) else route or Reply(404, b'{"detail":"no route"}')

@@ -28,7 +28,15 @@ CALLS = [
     ("get_temperatures", {"cities": ["London", "Sydney"]}),
     (
         "create_report",
-        {"body": {"city": "London", "temperature": 21.5, "humidity": 40, "conditions": "clear", "observed_at": "2026-11-30T09:00:00Z"}},
+        {
+            "body": {
+                "city": "London",
+                "temperature": 21.5,
+                "humidity": 40,
+                "conditions": "clear",
+                "observed_at": "2026-11-30T09:00:00Z",
+            }
+        },
     ),
     ("get_report", {"report_id": 1}),
     ("delete_report", {"report_id": 1}),
@@ -46,7 +54,11 @@ async def exercise(src: Path, base_url: str, console: Console) -> None:
             table.add_column(column)
         for tool in tools:
             schema = tool.output_schema
-            shape = "none" if schema is None else ("wrapped {result}" if "result" in schema.get("properties", {}) else "object")
+            shape = (
+                "none"
+                if schema is None
+                else ("wrapped {result}" if "result" in schema.get("properties", {}) else "object")
+            )
             table.add_row(tool.name, tool.title or "", shape)
         console.print(table)
         for name, arguments in CALLS:
@@ -63,7 +75,18 @@ def main() -> None:
         out = Path(temp) / "weather-mcp"
         console.print(f"demo API at {base_url}; generating from {spec_url}")
         subprocess.run(
-            [sys.executable, "-m", "typed_mcp", "generate", spec_url, "--out", str(out), "--package-name", "weather-mcp", "--no-snapshot"],
+            [
+                sys.executable,
+                "-m",
+                "typed_mcp",
+                "generate",
+                spec_url,
+                "--out",
+                str(out),
+                "--package-name",
+                "weather-mcp",
+                "--no-snapshot",
+            ],
             check=True,
         )
         anyio.run(exercise, out / "src", base_url, console)

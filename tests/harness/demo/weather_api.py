@@ -113,18 +113,36 @@ def _authorized(credentials: Annotated[HTTPAuthorizationCredentials, Depends(bea
         raise HTTPException(401, "invalid token")
 
 
-@app.get("/v1/temperature", response_model=int, operation_id="get_temperature", summary="Get the temperature of a city", responses=NOT_FOUND)
+@app.get(
+    "/v1/temperature",
+    response_model=int,
+    operation_id="get_temperature",
+    summary="Get the temperature of a city",
+    responses=NOT_FOUND,
+)
 def get_temperature(city: Annotated[str, Query(description="City name")]) -> JSONResponse:
     """Current temperature in whole degrees Celsius."""
     return JSONResponse(round(_city(city).temperature))
 
 
-@app.get("/v1/weather/{city}", response_model=WeatherData, operation_id="get_weather", summary="Get current weather for a city", responses=NOT_FOUND)
+@app.get(
+    "/v1/weather/{city}",
+    response_model=WeatherData,
+    operation_id="get_weather",
+    summary="Get current weather for a city",
+    responses=NOT_FOUND,
+)
 def get_weather(city: Annotated[str, Path(description="City name")]) -> JSONResponse:
     return JSONResponse(_drift(_city(city).model_dump()))
 
 
-@app.get("/v1/forecast", response_model=list[WeatherData], operation_id="get_forecast", summary="Get a multi-day forecast", responses=NOT_FOUND)
+@app.get(
+    "/v1/forecast",
+    response_model=list[WeatherData],
+    operation_id="get_forecast",
+    summary="Get a multi-day forecast",
+    responses=NOT_FOUND,
+)
 def get_forecast(
     city: Annotated[str, Query(description="City name")],
     days: Annotated[int, Query(ge=1, le=7, description="Number of days")] = 3,
@@ -138,7 +156,12 @@ def get_forecast(
     )
 
 
-@app.get("/v1/temperatures", response_model=dict[str, float], operation_id="get_temperatures", summary="Get temperatures for several cities")
+@app.get(
+    "/v1/temperatures",
+    response_model=dict[str, float],
+    operation_id="get_temperatures",
+    summary="Get temperatures for several cities",
+)
 def get_temperatures(
     cities: Annotated[list[str], Query(description="City names")],
     units: Annotated[Literal["celsius", "fahrenheit"], Query(description="Temperature unit")] = "celsius",
@@ -167,7 +190,13 @@ def create_report(report: ReportIn) -> JSONResponse:
     return JSONResponse(data, status_code=201)
 
 
-@app.get("/v1/reports/{report_id}", response_model=Report, operation_id="get_report", summary="Get a stored report", responses={404: {"model": Problem}})
+@app.get(
+    "/v1/reports/{report_id}",
+    response_model=Report,
+    operation_id="get_report",
+    summary="Get a stored report",
+    responses={404: {"model": Problem}},
+)
 def get_report(report_id: Annotated[int, Path(description="Report identifier")]) -> JSONResponse:
     if report_id not in _reports:
         raise HTTPException(404, "no such report")
