@@ -155,5 +155,7 @@ def test_generated_packages_pass_their_own_lint(spec: str, tmp_path: Path):
     out = tmp_path / "package"
     generate(CORPUS / spec, out, "lint-mcp", "--no-verify")
     assert "[tool.ruff.lint]" in (out / "pyproject.toml").read_text()
-    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=out, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=out, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stdout[-3000:]

@@ -16,6 +16,7 @@ from harness import corpus
 from harness.demo.process import free_port, running
 from support import CORPUS, REPO, run_cli
 from typed_mcp import names
+from typed_mcp.errors import SpecError
 from typed_mcp.plan.build import plan
 from typed_mcp.spec.load import load
 from typed_mcp.spec.normalize import normalize
@@ -122,7 +123,7 @@ def test_prefix_starts_every_name_within_the_limits():
     assert all(n.startswith("prefect_") for n in prefixed.values())
     assert prefixed["GET /flows/{id}"] == "prefect_read_flow"
     assert_targets(prefixed)  # the prefix counts within 64 and 40
-    with pytest.raises(ValueError):
+    with pytest.raises(SpecError, match="tool prefix"):
         tool_names(PREFECT, tool_prefix="9lives")
 
 

@@ -82,12 +82,16 @@ def _success(
             # success without content.
             return _no_content(response.status_code, source)
         if not body.strip():
-            raise UpstreamError(f"upstream returned HTTP {response.status_code} with an empty body where JSON was promised")
+            raise UpstreamError(
+                f"upstream returned HTTP {response.status_code} with an empty body where JSON was promised"
+            )
         if returns is str and wrap and content_type and not _is_json_type(content_type):
             # A string response filed under `*/*` that comes as text: the text is the string.
             data = body.decode(response.encoding or "utf-8", "replace")
             text = json.dumps({"result": data}, ensure_ascii=False)
-            return CallToolResult(content=[TextContent(type="text", text=text)], structured_content={"result": data}, _meta=_meta(source))
+            return CallToolResult(
+                content=[TextContent(type="text", text=text)], structured_content={"result": data}, _meta=_meta(source)
+            )
         if content_type and not _is_json_type(content_type) and "text/plain" not in content_type:
             raise UpstreamError(
                 f"upstream returned {content_type.split(';')[0]} where JSON was promised: {_excerpt(body)[:200]}"
@@ -100,10 +104,14 @@ def _success(
             try:
                 validate_strict(returns, body)
             except ValidationError as exc:
-                raise UpstreamError(format_validation_error(exc, _type_name(returns), ("result",) if wrap else ())) from None
+                raise UpstreamError(
+                    format_validation_error(exc, _type_name(returns), ("result",) if wrap else ())
+                ) from None
         structured = {"result": data} if wrap else data
         text = json.dumps(structured, ensure_ascii=False)
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, _meta=_meta(source))
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=structured, _meta=_meta(source)
+        )
     media = content_type.split(";")[0].strip() or "application/octet-stream"
     if kind == "text" or media.startswith("text/") or _is_json_type(media):  # JSON: another 2xx answer (a 202 note)
         text = body.decode(response.encoding or "utf-8", "replace")
@@ -123,7 +131,9 @@ def _no_content(status: int, source: dict[str, Any]) -> CallToolResult:
     """A success the spec declares without a body (a 204 beside a 200 with JSON): structured
     result null, which the tool's published `{"result": Model | null}` schema allows."""
     text = f"{source['method']} succeeded: HTTP {status}, no content"
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content={"result": None}, _meta=_meta(source))
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content={"result": None}, _meta=_meta(source)
+    )
 
 
 def validate_strict(returns: Any, body: bytes) -> None:
@@ -160,4 +170,3 @@ def validate_strict(returns: Any, body: bytes) -> None:
 
 def _type_name(annotation: Any) -> str:
     return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
-

@@ -4,20 +4,25 @@ import argparse
 import logging
 import sys
 
-from ._about import GENERATOR, SPEC_SHA256, VERSION, API_VERSION
+from ._about import API_VERSION, GENERATOR, SPEC_SHA256, VERSION
 from .upstream import api
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog='weather_mcp', description='MCP server for Weather API')
-    parser.add_argument("--base-url", help="upstream API base URL (default: $WEATHER_MCP_BASE_URL or the spec's server)")
+    parser.add_argument(
+        "--base-url", help="upstream API base URL (default: $WEATHER_MCP_BASE_URL or the spec's server)"
+    )
     parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="streamable-http: address to bind")
     parser.add_argument("--port", type=int, default=8000, help="streamable-http: port to bind")
-    parser.add_argument("--stateless", action="store_true", help="streamable-http: keep no session state (scale out behind a load balancer)")
+    parser.add_argument(
+        "--stateless", action="store_true", help="streamable-http: keep no session state (scale out behind a balancer)"
+    )
     parser.add_argument(
         "--forward-authorization", action="store_true",
-        help="streamable-http: send each MCP client's own Authorization header to the upstream API instead of configured credentials",
+        help="streamable-http: send each MCP client's own Authorization header to the upstream API "
+        "instead of configured credentials",
     )
     parser.add_argument("--version", action="store_true", help="print versions and the spec's sha256, then exit")
     args = parser.parse_args(argv)

@@ -80,7 +80,9 @@ class Server(LowLevelServer):
         )
         self.typed_mcp = _Catalog(CATALOG, self.PAGE_BYTES, forward_authorization_header)
 
-    async def typed_mcp_list_tools(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
+    async def typed_mcp_list_tools(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
         """tools/list: the page the cursor names (the first without one)."""
         return self.typed_mcp.page(params.cursor if params is not None else None)
 
@@ -88,7 +90,8 @@ class Server(LowLevelServer):
         """tools/call: the tool's result; a failure (unknown tool, invalid arguments) is an `isError`
         result with the SDK's message, as `MCPServer` answers it."""
         headers = getattr(ctx.request, "headers", None)  # the HTTP request on streamable HTTP, None on stdio
-        forwarded = headers.get("authorization") if headers is not None and self.typed_mcp.forward_authorization else None
+        forwarding = headers is not None and self.typed_mcp.forward_authorization
+        forwarded = headers.get("authorization") if forwarding else None
         token = FORWARDED_AUTHORIZATION.set(forwarded)
         try:
             result = await self.call_tool(params.name, params.arguments or {})
@@ -143,7 +146,8 @@ class _Catalog:
             tools = [MCPTool.model_validate(tool) for tool in self.tools[start:end]]
             if self.tools and not tools:  # fail closed: never an empty page while there are tools
                 raise MCPError(code=INTERNAL_ERROR, message="tools/list: empty page")
-            result = self.results[start] = ListToolsResult(tools=tools, next_cursor=str(end) if end < len(self.tools) else None)
+            next_cursor = str(end) if end < len(self.tools) else None
+            result = self.results[start] = ListToolsResult(tools=tools, next_cursor=next_cursor)
         return result
 
 
@@ -213,7 +217,9 @@ def build_server(*, forward_authorization_header: bool = False, eager: bool = Fa
     return server
 
 
-def serve(server: Server | MCPServer, transport: str, *, host: str = "127.0.0.1", port: int = 8000, stateless: bool = False) -> None:
+def serve(
+    server: Server | MCPServer, transport: str, *, host: str = "127.0.0.1", port: int = 8000, stateless: bool = False
+) -> None:
     """Serve MCP over stdio or streamable HTTP (with GET /health) until stopped."""
     if isinstance(server, MCPServer):
         if transport == "stdio":

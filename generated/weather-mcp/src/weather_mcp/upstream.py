@@ -2,6 +2,7 @@
 
 from ._about import GENERATOR, VERSION
 from ._runtime import Api, Scheme
+
 api = Api(
     env_prefix='WEATHER_MCP',
     default_base_url='http://127.0.0.1:8000',

@@ -7,7 +7,9 @@ import os
 from dataclasses import dataclass, field
 
 # Set per MCP request by the server when --forward-authorization is on (streamable HTTP).
-FORWARDED_AUTHORIZATION: contextvars.ContextVar[str | None] = contextvars.ContextVar("forwarded_authorization", default=None)
+FORWARDED_AUTHORIZATION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "forwarded_authorization", default=None
+)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,6 @@ class Api(Settings, Credentials):
     _client: httpx.AsyncClient | None = field(default=None, repr=False)
     _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
-
     def client(self) -> httpx.AsyncClient:
         # One pooled client per event loop: a direct caller may run several `asyncio.run`s.
         loop = asyncio.get_running_loop()
@@ -84,14 +83,28 @@ class Api(Settings, Credentials):
             body = _Body(json_body, form_body, multipart_body, text_body, base64_body, content_type)
             credentials = await self._credentials(security)
             request = self._build(
-                method, path, path_params or {}, query or {}, headers or {}, cookies or {}, styles or {}, body, credentials, accept
+                method,
+                path,
+                path_params or {},
+                query or {},
+                headers or {},
+                cookies or {},
+                styles or {},
+                body,
+                credentials,
+                accept,
             )
             source["url"] = _public_url(request.url, self._secret_query_names())
             response = await self._send(request)
             source["status"] = response.status_code
             if response.status_code >= 400:
                 return _error(_http_error(method, path, response, response.content), source)
-            if kind == "json" and wrap and not response.content.strip() and _declared(response.status_code, empty_statuses):
+            if (
+                kind == "json"
+                and wrap
+                and not response.content.strip()
+                and _declared(response.status_code, empty_statuses)
+            ):
                 return _no_content(response.status_code, source)
             return _success(response, response.content, returns, wrap, kind, source)
         except UpstreamError as exc:
@@ -117,12 +130,12 @@ class Api(Settings, Credentials):
     ) -> httpx.Request:
         base = self.effective_base_url
         if not base:
-            raise UpstreamError(
-                f"no base URL for the upstream API: set {self.env_prefix}_BASE_URL or pass --base-url"
-            )
+            raise UpstreamError(f"no base URL for the upstream API: set {self.env_prefix}_BASE_URL or pass --base-url")
         base_url = httpx.URL(base)
         url = base_url.copy_with(path=base_url.path.rstrip("/") + expand_path(path, path_params, styles))
-        query_pairs = [pair for name, value in query.items() for pair in encode_query(name, value, *styles.get(name, (None, None)))]
+        query_pairs = [
+            pair for name, value in query.items() for pair in encode_query(name, value, *styles.get(name, (None, None)))
+        ]
         header_pairs = {name: encode_simple(value) for name, value in headers.items() if value is not None}
         cookie_pairs = {name: encode_simple(value) for name, value in cookies.items() if value is not None}
         if accept:
@@ -186,14 +199,13 @@ class Api(Settings, Credentials):
         except httpx.TimeoutException:
             raise UpstreamError(f"upstream {request.method} timed out after {self.timeout:g}s") from None
         except httpx.ConnectError:
-            raise UpstreamError(f"could not connect to the upstream API at {_origin(request.url)}", retryable=True) from None
+            raise UpstreamError(
+                f"could not connect to the upstream API at {_origin(request.url)}", retryable=True
+            ) from None
         except httpx.HTTPError as exc:
             raise UpstreamError(f"upstream request failed: {type(exc).__name__}") from None
         # Re-decode through httpx so Content-Encoding (gzip, br) is honoured.
-        return httpx.Response(
-            response.status_code, headers=response.headers, content=b"".join(chunks), request=request
-        )
-
+        return httpx.Response(response.status_code, headers=response.headers, content=b"".join(chunks), request=request)
 
 
 def _retry_after(value: str | None, default: float) -> float:
@@ -228,7 +240,11 @@ class _Body:
         return {"content": self._content(headers)}
 
     def _multipart_fields(self) -> dict[str, Any]:
-        fields = self.multipart.model_dump(by_alias=True, exclude_unset=True) if isinstance(self.multipart, BaseModel) else self.multipart
+        fields = (
+            self.multipart.model_dump(by_alias=True, exclude_unset=True)
+            if isinstance(self.multipart, BaseModel)
+            else self.multipart
+        )
         return fields if isinstance(fields, dict) else {}
 
     def _content(self, headers: dict[str, str]) -> bytes | None:

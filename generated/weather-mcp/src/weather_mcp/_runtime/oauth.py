@@ -36,10 +36,15 @@ class Credentials:
         for alternative in alternatives:
             schemes = [self.schemes.get(name) for name in alternative]
             if alternative and all(s is not None and s.configured() for s in schemes):
-                return [(scheme, await self._values(name, scheme)) for name, scheme in zip(alternative, schemes, strict=True)]  # type: ignore[arg-type]
+                return [
+                    (scheme, await self._values(name, scheme))
+                    for name, scheme in zip(alternative, schemes, strict=True)
+                ]  # type: ignore[arg-type]
         if any(len(alternative) == 0 for alternative in alternatives):
             return []  # authentication is optional for this operation
-        needed = [" + ".join(self.schemes[name].needs() for name in alt if name in self.schemes) for alt in alternatives]
+        needed = [
+            " + ".join(self.schemes[name].needs() for name in alt if name in self.schemes) for alt in alternatives
+        ]
         needed = [n for n in needed if n]
         if not needed:
             raise UpstreamError("this operation needs a credential type typed-mcp cannot send")
@@ -62,14 +67,19 @@ class Credentials:
             url = (self.effective_base_url or "").rstrip("/") + "/" + url.lstrip("/")
         try:
             response = await self.client().post(
-                url, data={"grant_type": "client_credentials"}, auth=(client_id, secret), headers={"accept": "application/json"}
+                url,
+                data={"grant_type": "client_credentials"},
+                auth=(client_id, secret),
+                headers={"accept": "application/json"},
             )
             data = response.json() if response.is_success else {}
         except (httpx.HTTPError, ValueError):
             raise UpstreamError(f"could not get an OAuth2 token for {name} from {_origin(httpx.URL(url))}") from None
         token = data.get("access_token") if isinstance(data, dict) else None
         if not isinstance(token, str) or not token:
-            raise UpstreamError(f"the OAuth2 token endpoint for {name} answered HTTP {response.status_code} without an access_token")
+            raise UpstreamError(
+                f"the OAuth2 token endpoint for {name} answered HTTP {response.status_code} without an access_token"
+            )
         lifetime = data.get("expires_in")
         lifetime = float(lifetime) if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool) else 3600.0
         return token, time.monotonic() + max(lifetime - 30.0, 1.0)  # renew a little before it expires
@@ -92,4 +102,3 @@ def _apply_scheme(
 
 def _origin(url: httpx.URL) -> str:
     return f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
-

@@ -90,4 +90,3 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (datetime.date, datetime.time)):  # datetime is a date
         return value.isoformat()
     return value
-
