@@ -49,7 +49,7 @@ endif
 lint: $(STAMP)
 	$(BIN)/ruff check generator tests bench
 	$(BIN)/ruff format --check generator tests bench
-	$(BIN)/ruff check --force-exclude $(OUT)
+	$(BIN)/ruff check --no-cache --force-exclude $(OUT)
 
 ## test: the whole test suite
 test: $(STAMP) $(NODE_STAMP)

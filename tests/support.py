@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.demo.process import HttpServer, Reply, Seen  # noqa: F401 - re-exported for the tests
+from typed_mcp.compare import CACHES
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -67,7 +68,7 @@ def tree_digest(root: Path) -> dict[str, str]:
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
+        if p.is_file() and not CACHES.intersection(p.relative_to(root).parts)
     }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -15,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from support import CORPUS, REPO, generate
+from support import CORPUS, REPO, generate, run_cli
+from typed_mcp.compare import CACHES
 from typed_mcp.errors import ToolchainError
 from typed_mcp.models import build as models
 
@@ -108,7 +110,7 @@ def test_the_installed_wheel_runs_alone(wheel: Path, tmp_path: Path):
     assert run.returncode == 0, run.stderr
     committed = REPO / "generated" / "weather-mcp"
     for path in committed.rglob("*"):
-        if path.is_file() and "__pycache__" not in path.parts:
+        if path.is_file() and not CACHES.intersection(path.relative_to(committed).parts):
             assert (out / path.relative_to(committed)).read_bytes() == path.read_bytes(), path
 
 
@@ -159,3 +161,23 @@ def test_generated_packages_pass_their_own_lint(spec: str, tmp_path: Path):
         [sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=out, capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
+
+
+def test_tool_caches_in_a_committed_package_are_no_drift(tmp_path: Path):
+    """Running ruff, mypy or pytest inside a generated package leaves caches that the drift check ignores."""
+    package = tmp_path / "weather-mcp"
+    shutil.copytree(REPO / "generated" / "weather-mcp", package)
+    for cache in (".ruff_cache", ".mypy_cache", "src/weather_mcp/__pycache__"):
+        (package / cache).mkdir(parents=True, exist_ok=True)
+        (package / cache / "entry").write_text("cached")
+    proc = run_cli(
+        "check", str(REPO / "specs" / "weather-api.json"), "--out", str(package), "--package-name", "weather-mcp"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (package / "stray.txt").write_text("not generated")
+    assert (
+        run_cli(
+            "check", str(REPO / "specs" / "weather-api.json"), "--out", str(package), "--package-name", "weather-mcp"
+        ).returncode
+        == 1
+    )

@@ -16,6 +16,9 @@ from typed_mcp.catalog.listing import catalog_of_package, is_package
 from typed_mcp.options import GenerateOptions
 from typed_mcp.pipeline import generate
 
+# Folders that tools write next to sources (bytecode, linter and test caches): never part of a package.
+CACHES = frozenset({"__pycache__", ".ruff_cache", ".mypy_cache", ".pytest_cache"})
+
 
 @dataclass
 class Drift:
@@ -52,7 +55,7 @@ def tree_changes(old: Path, new: Path) -> list[str]:
         return {
             str(p.relative_to(root)): p.read_bytes()
             for p in root.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts
+            if p.is_file() and not CACHES.intersection(p.relative_to(root).parts)
         }
 
     before, after = files(old), files(new)
