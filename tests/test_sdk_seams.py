@@ -139,6 +139,36 @@ async def test_seam_on_list_tools_gets_the_cursor_and_its_result_reaches_the_cli
 
 
 @pytest.mark.anyio
+async def test_seam_middleware_sees_the_method_and_raw_params_and_its_answer_reaches_the_client():
+    """`Server.middleware`: called as (ctx, call_next) with `ctx.method` and the raw `ctx.params`;
+    `call_next` returns the wire dict; what the middleware returns is what the client gets."""
+    seen = []
+
+    async def on_list_tools(ctx, params):
+        return ListToolsResult(tools=[], next_cursor=None)
+
+    async def splice(ctx, call_next):
+        result = await call_next(ctx)
+        cursor = ctx.params.get("cursor") if isinstance(ctx.params, dict) else None
+        tools = result.get("tools") if isinstance(result, dict) else None
+        seen.append((ctx.method, cursor, type(result).__name__, tools))
+        return {**result, "tools": [TOOL]} if ctx.method == "tools/list" else result
+
+    server = LowLevelServer("seam", on_list_tools=on_list_tools)
+    server.middleware.append(splice)
+    async with Client(server) as client:
+        listed = await client.list_tools(cursor="c1")
+    assert ("tools/list", "c1", "dict", []) in seen
+    assert [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools] == [TOOL]
+
+
+def test_the_generated_server_splices_through_the_middleware():
+    module = server_module()
+    server = module.build_server()
+    assert server.typed_mcp_splice_tools in server.middleware
+
+
+@pytest.mark.anyio
 async def test_seam_on_call_tool_result_reaches_the_client_unchanged():
     async def on_call_tool(ctx, params):
         return CallToolResult(
@@ -202,7 +232,8 @@ async def test_seam_the_request_context_carries_the_http_request_headers():
 # --- fail closed: never an empty page ----------------------------------------------------------------------
 
 # Runs the package's own command line. PAGE forces small pages; with PERTURB the SDK's provisional
-# middleware contract changes as its TODO says it may: middleware sees a model, not the wire dict.
+# middleware contract changes as its TODO says it may: middleware sees a model, not the wire dict (1),
+# or middleware is not called at all (2). Either way every page must hold its tools.
 LAUNCHER = textwrap.dedent("""
     import os, runpy, sys
     if os.environ.get("PERTURB") == "1":
@@ -214,6 +245,10 @@ LAUNCHER = textwrap.dedent("""
 
         serialize = runner.ServerRunner._serialize
         runner.ServerRunner._serialize = lambda self, *args: Wire(**serialize(self, *args))
+    if os.environ.get("PERTURB") == "2":  # the SDK stops calling the server's middleware
+        from mcp.server import runner
+
+        runner.ServerRunner._compose_server_middleware = lambda self, inner: inner
     import weather_mcp.server
     weather_mcp.server.Server.PAGE_BYTES = int(os.environ["PAGE"])
     sys.argv = ["weather_mcp"]
@@ -233,7 +268,7 @@ async def stdio_pages(launcher, env) -> list[list[str]]:
     return pages
 
 
-@pytest.mark.parametrize("perturb", ["0", "1"])
+@pytest.mark.parametrize("perturb", ["0", "1", "2"])
 @pytest.mark.parametrize("page_bytes", [2500, 4 * 1024 * 1024])
 def test_no_tools_page_is_ever_empty(tmp_path, perturb, page_bytes):
     module = server_module()

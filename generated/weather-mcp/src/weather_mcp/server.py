@@ -1,12 +1,14 @@
 """The MCP server: publishes every tool of `tools/` with its schemas, and calls them.
 
 Only the MCP SDK's public API is used: the low-level `Server` (constructor handlers
-`on_list_tools`, `on_call_tool`, `get_tool_input_schema`, its `run`, `create_initialization_options`
-and `streamable_http_app`), `MCPServer.add_tool`/`call_tool`/`list_tools`/`custom_route`/`run`, and the
-`request` of the handler context. Nothing reaches into the SDK's private attributes, so a new SDK
-release either keeps working or fails loudly, never by publishing an empty tool list.
+`on_list_tools`, `on_call_tool`, `get_tool_input_schema`, its `middleware` list, `run`,
+`create_initialization_options` and `streamable_http_app`), `MCPServer.add_tool`/`call_tool`/`list_tools`/
+`custom_route`/`run`, and the `request` of the handler context. Nothing reaches into the SDK's private
+attributes, so a new SDK release either keeps working or fails loudly, never by publishing an empty
+tool list.
 """
 
+import contextvars
 import importlib
 import json
 import logging
@@ -79,12 +81,37 @@ class Server(LowLevelServer):
             get_tool_input_schema=self.typed_mcp_input_schema,
         )
         self.typed_mcp = _Catalog(CATALOG, self.PAGE_BYTES, forward_authorization_header)
+        self.middleware.append(self.typed_mcp_splice_tools)
 
     async def typed_mcp_list_tools(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        """tools/list: the page the cursor names (the first without one)."""
-        return self.typed_mcp.page(params.cursor if params is not None else None)
+        """tools/list: the page the cursor names (the first without one). Inside the splice below, the
+        page's envelope only: the middleware puts the tools in."""
+        cursor = params.cursor if params is not None else None
+        if _SPLICING.get():
+            return self.typed_mcp.envelope(cursor)
+        return self.typed_mcp.page(cursor)
+
+    async def typed_mcp_splice_tools(self, ctx: Any, call_next: Any) -> Any:
+        """Middleware: a tools/list answer is the envelope the SDK shapes for the client's protocol
+        version (cursor, result type, server stamp), with the page's tools put in as the JSON objects
+        they already are. The SDK validates and re-dumps every result it shapes, which for megabytes
+        of schemas costs a third of a second per page; the tools are what the SDK itself listed at
+        generation time, and a test checks, for every protocol version, that this answer equals the
+        SDK's own. Fails closed: when the SDK answers in a form this does not know, the request is
+        answered the SDK's own way, with the whole page."""
+        if ctx.method != "tools/list":
+            return await call_next(ctx)
+        token = _SPLICING.set(True)
+        try:
+            result = await call_next(ctx)
+        finally:
+            _SPLICING.reset(token)
+        cursor = ctx.params.get("cursor") if isinstance(ctx.params, dict) else None
+        if isinstance(result, dict) and result.get("tools") == []:
+            return {**result, "tools": self.typed_mcp.tools_of(cursor)}
+        return await call_next(ctx)
 
     async def typed_mcp_call_tool(self, ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
         """tools/call: the tool's result; a failure (unknown tool, invalid arguments) is an `isError`
@@ -133,22 +160,41 @@ class _Catalog:
         self.sdk = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS)
         self.registered: set[str] = set()
 
-    def page(self, cursor: Any) -> ListToolsResult:
+    def bounds(self, cursor: Any) -> tuple[int, int]:
+        """The page a cursor names: (start, end) indexes of its tools."""
         if cursor is None:
             start = 0
         elif isinstance(cursor, str) and cursor.isdigit() and int(cursor) in self.pages:
             start = int(cursor)
         else:
             raise MCPError(code=INVALID_PARAMS, message="Invalid cursor: use the nextCursor of a tools/list result")
+        return start, self.pages[start]
+
+    def tools_of(self, cursor: Any) -> list[dict[str, Any]]:
+        start, end = self.bounds(cursor)
+        tools = self.tools[start:end]
+        if self.tools and not tools:  # fail closed: never an empty page while there are tools
+            raise MCPError(code=INTERNAL_ERROR, message="tools/list: empty page")
+        return tools
+
+    def envelope(self, cursor: Any) -> ListToolsResult:
+        """The page's result without its tools."""
+        start, end = self.bounds(cursor)
+        return ListToolsResult(tools=[], next_cursor=str(end) if end < len(self.tools) else None)
+
+    def page(self, cursor: Any) -> ListToolsResult:
+        """The page's whole result, validated by the SDK's model."""
+        start, _ = self.bounds(cursor)
         result = self.results.get(start)
         if result is None:
-            end = self.pages[start]
-            tools = [MCPTool.model_validate(tool) for tool in self.tools[start:end]]
-            if self.tools and not tools:  # fail closed: never an empty page while there are tools
-                raise MCPError(code=INTERNAL_ERROR, message="tools/list: empty page")
-            next_cursor = str(end) if end < len(self.tools) else None
-            result = self.results[start] = ListToolsResult(tools=tools, next_cursor=next_cursor)
+            result = self.envelope(cursor)
+            result.tools = [MCPTool.model_validate(tool) for tool in self.tools_of(cursor)]
+            self.results[start] = result
         return result
+
+
+# Set while the splice middleware handles a tools/list request (see `Server.typed_mcp_splice_tools`).
+_SPLICING = contextvars.ContextVar("typed_mcp_splicing", default=False)
 
 
 def _load_catalog(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
