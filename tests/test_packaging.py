@@ -89,24 +89,10 @@ def test_the_installed_wheel_runs_alone(wheel: Path, tmp_path: Path):
     )
     assert script.stdout.strip() == f"typed-mcp {metadata.version('typed-mcp')}", script.stderr
     out = tmp_path / "weather-mcp"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "typed_mcp",
-            "generate",
-            str(REPO / "specs" / "weather-api.json"),
-            "--out",
-            str(out),
-            "--package-name",
-            "weather-mcp",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=300,
-    )
+    run = run_cli(
+        "generate", str(REPO / "specs" / "weather-api.json"), "--out", str(out), "--package-name", "weather-mcp",
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
     assert run.returncode == 0, run.stderr
     committed = REPO / "generated" / "weather-mcp"
     for path in committed.rglob("*"):
