@@ -332,3 +332,34 @@ def test_a_bad_overlay_is_one_line_naming_the_file(tmp_path: Path, text: str, ex
     assert proc.returncode == 1
     assert one_line_error(proc).startswith("error: " + expected.format(overlay=overlay)), proc.stderr
     assert not (tmp_path / "pkg").exists()
+
+
+def test_check_regenerates_with_the_same_curation(curated: Path, tmp_path: Path):
+    """The drift check is given the same --config: no drift; without it, the curated package drifts."""
+    config = curated.parent / "typed-mcp.toml"
+    spec_file = curated.parent / "curated-api.openapi.json"
+    args = ("check", str(spec_file), "--out", str(curated), "--package-name", "curated-api")
+    proc = run_cli(*args, "--config", str(config))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert run_cli(*args).returncode == 1
+
+
+def test_a_config_lists_overlays_and_defines_a_required_scheme(tmp_path: Path):
+    (tmp_path / "fix.yaml").write_text(OVERLAY)
+    config = tmp_path / "typed-mcp.toml"
+    config.write_text(
+        'overlays = ["fix.yaml"]\n\n[auth]\nrequired = true\n\n'
+        '[auth.schemes.key]\ntype = "apiKey"\nin = "header"\nname = "X-Api-Key"\n'
+    )
+    out = tmp_path / "pkg"
+    generate(spec(), out, "keyed-api", "--config", str(config), "--no-verify")
+    data = manifest(out)
+    assert data["tools"]["ping"] == "GET /health"
+    assert [source.get("config") or source.get("overlay") for source in data["curated_by"]] == [
+        "typed-mcp.toml",
+        "fix.yaml",
+    ]
+    assert {"operation": "*", "action": "auth key added (required)", "rule": "config auth"} in data["curation"]
+    tool = (out / "src" / "keyed_api" / "tools" / "ping.py").read_text()
+    assert "security=(('key',),)" in tool
+    assert "KEYED_API_KEY_KEY" in (out / "src" / "keyed_api" / "upstream.py").read_text()
