@@ -363,3 +363,10 @@ def test_a_config_lists_overlays_and_defines_a_required_scheme(tmp_path: Path):
     tool = (out / "src" / "keyed_api" / "tools" / "ping.py").read_text()
     assert "security=(('key',),)" in tool
     assert "KEYED_API_KEY_KEY" in (out / "src" / "keyed_api" / "upstream.py").read_text()
+
+
+def test_the_package_readme_names_the_tools_without_an_output_schema(curated: Path):
+    readme = (curated / "README.md").read_text()
+    assert "- `get_report`: an answer that does not match its model comes as text" in readme
+    assert "- `get_broken`: the JSON as text, not checked" in readme
+    assert "fetch_item`:" not in readme
