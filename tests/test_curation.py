@@ -258,14 +258,25 @@ def test_x_mcp_at_the_three_levels(tmp_path: Path):
     document = spec(**{"x-mcp": {"exclude": True}})  # root: nothing, unless said otherwise below
     document["paths"]["/items"]["x-mcp"] = {"exclude": False}  # path: both /items operations
     document["paths"]["/items"]["post"]["x-mcp"] = {"exclude": True}  # operation beats path
+    document["paths"]["/items/{id}"]["x-mcp"] = {"exclude": True}  # path beats root...
+    document["paths"]["/items/{id}"]["get"]["x-mcp"] = {"exclude": False}  # ...and operation beats path
+    document["paths"]["/report"]["x-mcp"] = {"exclude": False}
     document["paths"]["/health"]["get"]["x-mcp"] = {"exclude": False, "name": "ping", "description": "Is it up?"}
+    document["paths"]["/report"]["get"]["x-mcp"] = {"name": "42 -- !"}  # not a tool name: ignored
     out = tmp_path / "pkg"
-    generate(document, out, "xmcp-api", "--no-verify")
+    proc = generate(document, out, "xmcp-api", "--no-verify")
+    assert "warning: GET /report: x-mcp name '42 -- !' is not a usable tool name: ignored" in proc.stderr
     data = manifest(out)
-    assert data["tools"] == {"list_items": "GET /items", "ping": "GET /health"}
+    assert data["tools"] == {
+        "list_items": "GET /items",
+        "get_item": "GET /items/{id}",
+        "ping": "GET /health",
+        "get_report": "GET /report",
+    }
     rules = {(e["operation"], e["action"]): e["rule"] for e in data["curation"]}
     assert rules[("POST /items", "excluded")] == "x-mcp exclude (operation)"
-    assert rules[("GET /items/{id}", "excluded")] == "x-mcp exclude (root)"
+    assert rules[("DELETE /items/{id}", "excluded")] == "x-mcp exclude (path)"
+    assert rules[("GET /admin/stats", "excluded")] == "x-mcp exclude (root)"
     assert rules[("GET /health", "renamed to ping")] == "x-mcp name"
     assert rules[("GET /health", "description replaced")] == "x-mcp description"
     assert "Is it up?" in (out / "src" / "xmcp_api" / "tools" / "ping.py").read_text()

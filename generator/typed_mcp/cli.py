@@ -149,6 +149,8 @@ def _summary(result: Result, out: Path) -> None:
     )
     for skipped in api.skipped:
         print(f"  skipped {skipped.key}: {skipped.reason}", file=sys.stderr)
+    for warning in api.warnings:
+        print(f"  warning: {warning}", file=sys.stderr)
     excluded = sum(1 for entry in api.curation if entry["action"] == "excluded")
     if api.curation:
         changed = len({e["operation"] for e in api.curation if e["action"] != "excluded" and e["operation"] != "*"})

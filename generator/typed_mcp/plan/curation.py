@@ -213,6 +213,7 @@ class Curation:
         self._order: dict[str, int] = {}  # key -> its place in the spec
         self._ids: dict[str, str] = {}  # operationId -> key
         self._keys: set[str] = set()
+        self._warnings: list[str] = []
 
     def _record(self, operation: str, action: str, rule: str) -> None:
         self.entries.append({"operation": operation, "action": action, "rule": rule})
@@ -262,8 +263,11 @@ class Curation:
         for raw in kept:
             key, op = raw[0], raw[4]
             name = _x_mcp(op).get("name")
-            if isinstance(name, str) and names.snake_case(name):
-                self._names[key] = (names.snake_case(name), "x-mcp name")
+            if isinstance(name, str):
+                if _TOOL_NAME.match(names.snake_case(name)):
+                    self._names[key] = (names.snake_case(name), "x-mcp name")
+                else:
+                    self._warnings.append(f"{key}: x-mcp name {name!r} is not a usable tool name: ignored")
             description = _x_mcp(op).get("description")
             if isinstance(description, str) and description.strip():
                 self._descriptions[key] = description.strip()
@@ -353,6 +357,7 @@ class Curation:
         for name in self.config.headers:
             self._record("*", f"header {name} added", "config headers")
         plan.extra_headers = dict(self.config.headers)
+        plan.warnings += self._warnings
         # In the spec's order of operations (those an overlay removed first, by key); "*" before all.
         order = self._order
         plan.curation = sorted(
