@@ -381,3 +381,33 @@ def test_the_package_readme_names_the_tools_without_an_output_schema(curated: Pa
     assert "- `get_report`: an answer that does not match its model comes as text" in readme
     assert "- `get_broken`: the JSON as text, not checked" in readme
     assert "fetch_item`:" not in readme
+
+
+def test_overlay_updates_merge_objects_and_append_to_arrays(tmp_path: Path):
+    from typed_mcp.spec.load import load
+    from typed_mcp.spec.overlay import apply_overlays
+
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(spec()))
+    first, second = tmp_path / "one.yaml", tmp_path / "two.json"
+    first.write_text(
+        "overlay: 1.0.2\ninfo: {title: t, version: '1'}\nactions:\n"
+        "  - target: $.paths['/health'].get.tags\n    update: [public, ops]\n"
+        "  - target: $\n    update: {info: {description: patched}}\n"
+    )
+    second.write_text(
+        json.dumps(
+            {
+                "overlay": "1.0.0",
+                "info": {"title": "t", "version": "1"},
+                "actions": [{"target": "$.paths['/health'].get.tags[?@ == 'ops']", "remove": True}],
+            }
+        )
+    )
+    loaded = load(str(spec_file))
+    patched, overlays, removed = apply_overlays(loaded, (first, second))
+    assert patched.document["paths"]["/health"]["get"]["tags"] == ["meta", "public"]
+    assert patched.document["info"] == {"title": "Curated", "version": "1", "description": "patched"}
+    assert [o.path.name for o in overlays] == ["one.yaml", "two.json"] and removed == []
+    assert loaded.document["paths"]["/health"]["get"]["tags"] == ["meta"]  # the loaded spec is left as it was
+    assert patched.raw == loaded.raw
