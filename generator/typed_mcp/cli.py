@@ -32,6 +32,16 @@ CACHE_HELP = (
 # Options shared by several commands, spelled once.
 Header = Annotated[list[str], typer.Option("--header", "-H", help="'Name: value' sent when fetching a URL")]
 Cache = Annotated[bool, typer.Option("--cache/--no-cache", help=CACHE_HELP)]
+ConfigFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--config", help="curation config: a typed-mcp.toml, or a pyproject.toml with [tool.typed-mcp] (see README)"
+    ),
+]
+Overlays = Annotated[
+    list[Path],
+    typer.Option("--overlay", help="an OpenAPI Overlay 1.0 document applied to the spec first (repeatable, in order)"),
+]
 ToolPrefix = Annotated[
     str, typer.Option(help="start every tool name with this (e.g. gh: gh_repos_get), for hosts that mix servers")
 ]
@@ -92,6 +102,8 @@ def generate(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print nothing on success")] = False,
     use_cache: Cache = True,
     tool_prefix: ToolPrefix = "",
+    config: ConfigFile = None,
+    overlay: Overlays = [],  # noqa: B006 (typer reads the default; it is never mutated)
 ) -> None:
     """Write a complete MCP server project for SOURCE to OUT (replaced only when everything succeeded)."""
     try:
@@ -109,6 +121,8 @@ def generate(
             version=package_version,
             cache=use_cache,
             tool_prefix=tool_prefix,
+            config=config,
+            overlays=tuple(overlay),
         )
         with err.status("generating", spinner="dots") if err.is_terminal and not quiet else _Null() as status:
 
@@ -126,7 +140,7 @@ def generate(
 
 def _summary(result: Result, out: Path) -> None:
     api = result.plan
-    structured = sum(1 for op in api.operations if op.response.kind == "json")
+    structured = sum(1 for op in api.operations if op.has_output_schema)
     seconds = sum(result.timings.values())
     print(
         f"{api.package_name}: {len(api.operations)} tools ({structured} with outputSchema), "
@@ -135,6 +149,12 @@ def _summary(result: Result, out: Path) -> None:
     )
     for skipped in api.skipped:
         print(f"  skipped {skipped.key}: {skipped.reason}", file=sys.stderr)
+    for warning in api.warnings:
+        print(f"  warning: {warning}", file=sys.stderr)
+    excluded = sum(1 for entry in api.curation if entry["action"] == "excluded")
+    if api.curation:
+        changed = len({e["operation"] for e in api.curation if e["action"] != "excluded" and e["operation"] != "*"})
+        print(f"  curation: {excluded} operation(s) excluded, {changed} changed (see typed-mcp.json)", file=sys.stderr)
 
 
 def _with_suffix(snapshot: Path | None, source: str) -> Path | None:
@@ -163,6 +183,8 @@ def check(
     package_version: Annotated[str | None, typer.Option(help="as given to generate")] = None,
     use_cache: Cache = True,
     tool_prefix: ToolPrefix = "",
+    config: ConfigFile = None,
+    overlay: Overlays = [],  # noqa: B006 (typer reads the default; it is never mutated)
 ) -> None:
     """Exit 0 when SOURCE regenerates exactly the committed package (and snapshot); 1 on drift, with a summary."""
     try:
@@ -175,6 +197,8 @@ def check(
             version=package_version,
             cache=use_cache,
             tool_prefix=tool_prefix,
+            config=config,
+            overlays=tuple(overlay),
         )
         drift = compare.check(options)
     except TypedMcpError as exc:
@@ -188,7 +212,12 @@ def check(
     if drift.catalog_changes is not None:
         changes = drift.catalog_changes
         print(diff.render_text(changes) if changes else "The MCP tool catalog is unchanged (only files differ).")
-    print(f"Regenerate with: typed-mcp generate {source} --out {out}" + (f" --snapshot {snapshot}" if snapshot else ""))
+    curation = (f" --config {config}" if config else "") + "".join(f" --overlay {path}" for path in overlay)
+    print(
+        f"Regenerate with: typed-mcp generate {source} --out {out}"
+        + (f" --snapshot {snapshot}" if snapshot else "")
+        + curation
+    )
     raise typer.Exit(1)
 
 

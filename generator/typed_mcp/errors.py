@@ -20,6 +20,14 @@ class SpecError(TypedMcpError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
+class ConfigError(TypedMcpError):
+    """The curation config (`--config`) is unusable: names the file, the key and the problem."""
+
+    def __init__(self, path: object, key: str, problem: str) -> None:
+        self.path, self.key, self.problem = str(path), key, problem
+        super().__init__(f"{path}: {key}: {problem}" if key else f"{path}: {problem}")
+
+
 class FetchError(TypedMcpError):
     """A live spec could not be fetched (network, status, size, content type)."""
 

@@ -21,3 +21,5 @@ class GenerateOptions:
     version: str | None = None  # the package version; default: the API's info.version as PEP 440
     cache: bool = True  # reuse the models and catalog of an earlier run with the same inputs
     tool_prefix: str = ""  # starts every tool name (hosts that mix servers)
+    config: Path | None = None  # the curation config: typed-mcp.toml, or a pyproject.toml's [tool.typed-mcp]
+    overlays: tuple[Path, ...] = ()  # OpenAPI Overlay documents, applied in order before anything reads the spec

@@ -20,11 +20,13 @@ from typed_mcp.errors import OutputError, SpecError, StrictModeError
 from typed_mcp.models.build import build_models
 from typed_mcp.options import GenerateOptions
 from typed_mcp.plan.build import plan as build_plan
+from typed_mcp.plan.curation import Curation, load_config
 from typed_mcp.plan.ir import ApiPlan
 from typed_mcp.render.package import MCP_REQUIREMENT, render_package
 from typed_mcp.render.tidy import tidy
 from typed_mcp.spec.load import LoadedSpec, load
 from typed_mcp.spec.normalize import Document, normalize
+from typed_mcp.spec.overlay import apply_overlays
 from typed_mcp.write import MANIFEST, staged, write_file_atomically, write_files
 
 _PACKAGE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -93,14 +95,23 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
         timings[name] = round(now - started, 3)
         started = now
 
+    # The config is checked first: a bad one fails before any fetch, and the output stays untouched.
+    config = load_config(options.config) if options.config is not None else None
     step("loading the spec")
     spec = load(options.source, headers=dict(options.headers))
+    overlay_paths = (config.overlay_paths if config is not None else ()) + tuple(options.overlays)
+    spec, overlays, removed = apply_overlays(spec, overlay_paths)
     lap("load")
     doc = normalize(spec, allow_remote_refs=options.allow_remote_refs)
+    curation = Curation(config, [(r.operation, r.rule) for r in removed])
+    curation.add_schemes(doc)
     info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
     name, module = package_names(options.package_name, str(info.get("title") or "api"))
     step("planning tools")
-    api = build_plan(doc, package_name=name, module=module, spec_url=spec.url, tool_prefix=options.tool_prefix)
+    api = build_plan(
+        doc, package_name=name, module=module, spec_url=spec.url, tool_prefix=options.tool_prefix, curation=curation
+    )
+    api.curation_sources += [{"overlay": o.path.name, "sha256": o.sha256} for o in overlays]
     if options.strict and api.skipped:
         first = api.skipped[0]
         raise StrictModeError(
@@ -198,4 +209,7 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str) -> st
         "tools": {op.tool_name: op.key for op in api.operations},
         "skipped": [{"operation": s.key, "reason": s.reason} for s in api.skipped],
     }
+    if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
+        data["curation"] = api.curation
+        data["curated_by"] = api.curation_sources
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

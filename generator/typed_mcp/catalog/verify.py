@@ -150,7 +150,7 @@ class CatalogWorkers:
 def check_catalog(tools: list[dict[str, Any]], plan: ApiPlan) -> None:
     """The catalog lists every planned tool, and every tool with a JSON response has an outputSchema."""
     listed = {tool["name"]: "outputSchema" in tool for tool in tools}
-    expected = {op.tool_name: op.response.kind == "json" for op in plan.operations}
+    expected = {op.tool_name: op.has_output_schema for op in plan.operations}
     if set(listed) != set(expected):
         missing = sorted(set(expected) - set(listed))
         raise VerifyError(
@@ -160,3 +160,6 @@ def check_catalog(tools: list[dict[str, Any]], plan: ApiPlan) -> None:
     lost = sorted(name for name, wants in expected.items() if wants and not listed[name])
     if lost:
         raise VerifyError(f"tool(s) without outputSchema despite a JSON response: {', '.join(lost[:5])}")
+    dropped = sorted(name for name, wants in expected.items() if not wants and listed[name])
+    if dropped:
+        raise VerifyError(f"tool(s) with an outputSchema the plan leaves out: {', '.join(dropped[:5])}")

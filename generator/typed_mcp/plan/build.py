@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urljoin
 
 from typed_mcp import names
 from typed_mcp.errors import NoOperationsError, SpecError
+from typed_mcp.plan.curation import Curation
 from typed_mcp.plan.ir import ApiPlan, Body, Operation, Parameter, Response, SecurityScheme, Skipped
 from typed_mcp.plan.variants import COMPONENT_SCHEMA, Views
 from typed_mcp.spec.normalize import HTTP_METHODS, Document
@@ -29,9 +30,16 @@ class Unsupported(Exception):
 
 
 def plan(
-    doc: Document, *, package_name: str, module: str, spec_url: str | None = None, tool_prefix: str = ""
+    doc: Document,
+    *,
+    package_name: str,
+    module: str,
+    spec_url: str | None = None,
+    tool_prefix: str = "",
+    curation: Curation | None = None,
 ) -> ApiPlan:
-    """`tool_prefix` starts every tool name (see `names.tool_prefix`); it counts within the limits."""
+    """`tool_prefix` starts every tool name (see `names.tool_prefix`); it counts within the limits.
+    `curation` chooses the operations and their names, and finishes the plan (plan/curation.py)."""
     prefix = names.tool_prefix(tool_prefix)
     data = doc.data
     info = data.get("info") if isinstance(data.get("info"), dict) else {}
@@ -57,6 +65,12 @@ def plan(
             else ""
         )
         raise NoOperationsError(f"the document has no operations under 'paths'{extra}", source=doc.origin)
+    if curation is not None:
+        raw_ops = curation.select(doc, raw_ops)
+        if not raw_ops:
+            raise NoOperationsError(
+                "the curation (x-mcp, overlays, config) excludes every operation", source=doc.origin
+            )
 
     target = max(names.TARGET_TOOL_NAME - len(prefix), names.TARGET_TOOL_NAME // 2)
     tool_names = names.unique_tool_names(
@@ -68,10 +82,13 @@ def plan(
                 ),
             )
             for key, path, method, _, op in raw_ops
+            if curation is None or not curation.named(key)
         ),
         limit=names.MAX_TOOL_NAME - len(prefix),
         target=target,
     )
+    if curation is not None:
+        tool_names = curation.tool_names(prefix, tool_names)
     component_names = set((data.get("components") or {}).get("schemas") or {})
     taken_keys = set(component_names)
     views = Views(doc, taken_keys)
@@ -86,6 +103,8 @@ def plan(
             )
         except Unsupported as exc:
             result.skipped.append(Skipped(key, str(exc)))
+    if curation is not None:
+        curation.finish(result)
     if not result.operations:
         reasons = "; ".join(f"{s.key}: {s.reason}" for s in result.skipped[:3])
         raise NoOperationsError(f"no operation could be generated ({reasons})", source=doc.origin)

@@ -67,6 +67,15 @@ class Operation:
     tags: tuple[str, ...] = ()
     deprecated: bool = False
     fixed_query: tuple[tuple[str, str], ...] = ()  # from a spec path like `/search?type=user`
+    # Curation (plan/curation.py): False drops the outputSchema (the JSON answer comes as text);
+    # "text" returns an answer that does not match its model as text with a warning, not an error.
+    output_schema: bool = True
+    output_policy: Literal["error", "text"] = "error"
+
+    @property
+    def has_output_schema(self) -> bool:
+        """The tool publishes an outputSchema (and its answers carry structuredContent)."""
+        return self.response.kind == "json" and self.output_schema and self.output_policy == "error"
 
     @property
     def read_only(self) -> bool:
@@ -115,3 +124,6 @@ class ApiPlan:
     schemas: dict[str, str | dict[str, Any]] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    extra_headers: dict[str, str] = field(default_factory=dict)  # sent with every request (config)
+    curation: list[dict[str, str]] = field(default_factory=list)  # {operation, action, rule}, for typed-mcp.json
+    curation_sources: list[dict[str, str]] = field(default_factory=list)  # the config and overlays used

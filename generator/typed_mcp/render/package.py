@@ -167,8 +167,11 @@ def tool_view(op: Operation, models: Models) -> ToolView:
         if response.json_also:
             accept += f", {response.json_also};q=0.5"
         call.append(f"accept={py_literal(accept)}")
-    structured = response.kind == "json"
-    if structured:
+    # Curation may drop the outputSchema (the JSON comes as text), or keep the model for checking
+    # only (`text` on mismatch: no outputSchema, a mismatching answer comes as text with a warning).
+    checked = response.kind == "json" and op.output_schema
+    structured = op.has_output_schema
+    if checked:
         returns_type = models.annotation(response.schema_key)
         if returns_type == "Any":  # a JSON body without a schema: the SDK publishes no schema for bare Any
             returns_type = "JsonValue"
@@ -181,9 +184,11 @@ def tool_view(op: Operation, models: Models) -> ToolView:
             call.append("wrap=True")
         if response.empty_statuses:
             call.append(f"empty_statuses={py_literal(response.empty_statuses)}")
-        returns = f"Annotated[CallToolResult, {returns_type}]"
+        returns = f"Annotated[CallToolResult, {returns_type}]" if structured else "CallToolResult"
+        if op.output_policy == "text":
+            call.append(f"on_mismatch={py_literal('text')}")
     else:
-        call.append(f"kind={py_literal(response.kind)}")
+        call.append(f"kind={py_literal('text' if response.kind == 'json' else response.kind)}")
         returns = "CallToolResult"
     return ToolView(op=op, signature=required + optional, returns=returns, call_args=call, structured=structured)
 
@@ -209,7 +214,7 @@ def tool_imports(view: ToolView, models: Models) -> dict[str, list[str]]:
     used: set[str] = set()
     if op.body is not None:
         used |= models.names_used(op.body.schema_key)
-    if op.response.kind == "json":
+    if op.response.kind == "json" and op.output_schema:
         used |= models.names_used(op.response.schema_key)
     model_names = sorted(used - _TYPING_NAMES - _BUILTINS - set(pydantic_names))
     return {"typing_imports": typing_names, "pydantic_imports": pydantic_names, "model_imports": model_names}

@@ -45,6 +45,7 @@ class Settings:
     user_agent: str = "typed-mcp"
     base_url: str | None = None  # set by --base-url; wins over the environment
     forward_authorization: bool = False  # send the MCP client's own Authorization header upstream
+    extra_headers: dict[str, str] = field(default_factory=dict)  # sent with every request (typed-mcp config)
 
     @property
     def effective_base_url(self) -> str | None:

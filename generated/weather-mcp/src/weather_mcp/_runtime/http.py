@@ -76,6 +76,7 @@ class Api(Settings, Credentials):
         wrap: bool = False,
         kind: str = "json",
         empty_statuses: tuple[str, ...] = (),
+        on_mismatch: str = "error",
     ) -> CallToolResult:
         """Send one request and build the tool result. Never raises."""
         source: dict[str, Any] = {"method": method}
@@ -106,7 +107,7 @@ class Api(Settings, Credentials):
                 and _declared(response.status_code, empty_statuses)
             ):
                 return _no_content(response.status_code, source)
-            return _success(response, response.content, returns, wrap, kind, source)
+            return _success(response, response.content, returns, wrap, kind, source, on_mismatch)
         except UpstreamError as exc:
             return _error(str(exc), source)
         except Exception as exc:  # last line of defence: a tool call must never crash the server
@@ -140,6 +141,8 @@ class Api(Settings, Credentials):
         cookie_pairs = {name: encode_simple(value) for name, value in cookies.items() if value is not None}
         if accept:
             header_pairs.setdefault("accept", accept)
+        present = {name.lower() for name in header_pairs}
+        header_pairs.update({k: v for k, v in self.extra_headers.items() if k.lower() not in present})
         for scheme, values in credentials:
             _apply_scheme(scheme, values, header_pairs, query_pairs, cookie_pairs)
         encoded = body.encode(header_pairs)

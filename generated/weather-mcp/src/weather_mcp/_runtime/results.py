@@ -70,7 +70,13 @@ def _is_json_type(content_type: str) -> bool:
 
 
 def _success(
-    response: httpx.Response, body: bytes, returns: Any, wrap: bool, kind: str, source: dict[str, Any]
+    response: httpx.Response,
+    body: bytes,
+    returns: Any,
+    wrap: bool,
+    kind: str,
+    source: dict[str, Any],
+    on_mismatch: str = "error",
 ) -> CallToolResult:
     content_type = response.headers.get("content-type", "")
     if kind == "empty":
@@ -104,9 +110,15 @@ def _success(
             try:
                 validate_strict(returns, body)
             except ValidationError as exc:
-                raise UpstreamError(
-                    format_validation_error(exc, _type_name(returns), ("result",) if wrap else ())
-                ) from None
+                message = format_validation_error(exc, _type_name(returns), ("result",) if wrap else ())
+                if on_mismatch != "text":
+                    raise UpstreamError(message) from None
+                # The `text` policy (the tool publishes no outputSchema): the data as it came, as
+                # text, after one warning line naming what does not match; no structuredContent.
+                text = body.decode(response.encoding or "utf-8", "replace")
+                return CallToolResult(
+                    content=[TextContent(type="text", text=f"warning: {message}\n{text}")], _meta=_meta(source)
+                )
         structured = {"result": data} if wrap else data
         text = json.dumps(structured, ensure_ascii=False)
         return CallToolResult(

@@ -1,0 +1,411 @@
+"""Curation that survives regeneration: which operations become tools, under which names and
+descriptions, with which output policy and which extra credentials and headers.
+
+Three sources, applied in this order, each able to override the one before:
+1. the spec's own `x-mcp` extension (operation > path item > root: the most specific `exclude`
+   wins, so `x-mcp: {exclude: true}` at the root excludes every operation except those that say
+   `exclude: false` themselves or on their path item; `name` and `description` on an operation);
+2. OpenAPI Overlay documents (`--overlay`, see `spec/overlay.py`): they patch the document before
+   anything reads it, so they can also add or change `x-mcp`;
+3. the config file (`--config typed-mcp.toml`, or a pyproject.toml's `[tool.typed-mcp]`), here.
+
+Every operation excluded or changed is recorded with the rule that did it (`ApiPlan.curation`,
+written to `typed-mcp.json`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from dataclasses import replace
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from typed_mcp import names
+from typed_mcp.errors import ConfigError, SpecError
+from typed_mcp.plan.ir import ApiPlan, Operation
+from typed_mcp.spec.normalize import HTTP_METHODS, Document
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+_TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+# Set by the HTTP client, content negotiation or [auth]: a credential is never written into the package.
+_RESERVED_HEADERS = {"authorization", "host", "content-length", "content-type", "cookie", "accept"}
+
+
+# --- the config file: a typed schema, unknown keys are errors ---------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Selection(_Strict):
+    """Operations matching rules. In `include`, an operation must match every list given; in
+    `exclude`, any one entry of any list excludes it."""
+
+    tags: list[str] = []  # exact tag names
+    paths: list[str] = []  # globs on the path template (`*` also matches `/`): "/admin/*"
+    methods: list[str] = []  # "GET", "delete" (any case)
+    operation_ids: list[str] = []  # globs on operationId: "*Admin*"
+
+    def given(self) -> bool:
+        return bool(self.tags or self.paths or self.methods or self.operation_ids)
+
+
+class OperationConfig(_Strict):
+    title: str | None = None
+    description: str | None = None
+    # false: no outputSchema and no structuredContent; the JSON answer is returned as text
+    output_schema: bool = True
+    # an answer that does not match its model: an error result, or the data as text with a warning
+    on_mismatch: Literal["error", "text"] = "error"
+
+
+class SchemeConfig(_Strict):
+    """A security scheme the spec does not declare, in OpenAPI's own terms."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    type: Literal["http", "apiKey"]
+    scheme: Literal["basic", "bearer"] | None = None  # type = "http"
+    in_: Literal["header", "query", "cookie"] | None = Field(None, alias="in")  # type = "apiKey"
+    name: str | None = None  # type = "apiKey": the header, query or cookie name
+    description: str | None = None
+
+
+class AuthConfig(_Strict):
+    basic: bool = False  # shorthand for schemes.basic = {type = "http", scheme = "basic"}
+    bearer: bool = False  # shorthand for schemes.bearer = {type = "http", scheme = "bearer"}
+    schemes: dict[str, SchemeConfig] = {}
+    # false (the default): the credentials are sent when configured, and calls go out without them
+    # otherwise; true: a call without them fails before reaching the API
+    required: bool = False
+
+
+class Config(_Strict):
+    overlays: list[str] = []  # overlay files, relative to the config file, applied before --overlay ones
+    include: Selection = Selection()
+    exclude: Selection = Selection()
+    rename: dict[str, str] = {}  # "GET /x" or an operationId -> tool name
+    operations: dict[str, OperationConfig] = {}  # "GET /x" or an operationId -> overrides
+    auth: AuthConfig = AuthConfig()
+    headers: dict[str, str] = {}  # sent with every request (never a credential: see [auth])
+
+
+class LoadedConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    path: Path
+    sha256: str
+    config: Config
+    prefix: str  # "tool.typed-mcp." in a pyproject.toml, for error locations
+
+    @property
+    def overlay_paths(self) -> tuple[Path, ...]:
+        return tuple(self.path.parent / overlay for overlay in self.config.overlays)
+
+
+def load_config(path: Path) -> LoadedConfig:
+    """Read and check a config file; a problem is one ConfigError naming the file and the key."""
+    if not path.is_file():
+        raise ConfigError(path, "", "no such config file")
+    raw = path.read_bytes()
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(path, "", f"invalid TOML: {' '.join(str(exc).split())}") from None
+    prefix = ""
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("typed-mcp") if isinstance(data.get("tool"), dict) else None
+        if not isinstance(table, dict):
+            raise ConfigError(path, "tool.typed-mcp", "no [tool.typed-mcp] table")
+        data, prefix = table, "tool.typed-mcp."
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        key = prefix + ".".join(str(part) for part in error["loc"])
+        problem = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        raise ConfigError(path, key, problem) from None
+    loaded = LoadedConfig(path=path, sha256=hashlib.sha256(raw).hexdigest(), config=config, prefix=prefix)
+    _check_values(loaded)
+    return loaded
+
+
+def _check_values(loaded: LoadedConfig) -> None:
+    config, fail = loaded.config, _failer(loaded)
+    for where, selection in (("include", config.include), ("exclude", config.exclude)):
+        for method in selection.methods:
+            if method.lower() not in HTTP_METHODS:
+                fail(f"{where}.methods", f"{method!r} is not an HTTP method")
+    for key, name in config.rename.items():
+        if not _TOOL_NAME.match(name) or len(name) > names.MAX_TOOL_NAME:
+            fail(
+                f"rename.{_quoted(key)}",
+                f"{name!r} is not a tool name (lower case letters, digits and '_', starting with a letter, "
+                f"at most {names.MAX_TOOL_NAME})",
+            )
+    for name, value in config.headers.items():
+        if not _HEADER_NAME.match(name):
+            fail(f"headers.{_quoted(name)}", "not an HTTP header name")
+        if name.lower() in _RESERVED_HEADERS:
+            fail(f"headers.{_quoted(name)}", "set by typed-mcp itself (credentials go in [auth], read from the env)")
+        if any(c in value for c in "\r\n\x00"):
+            fail(f"headers.{_quoted(name)}", "a header value cannot hold line breaks")
+    for name, scheme in _schemes(config.auth).items():
+        where = f"auth.schemes.{_quoted(name)}"
+        if scheme.type == "http" and scheme.scheme is None:
+            fail(where, "an http scheme needs scheme = 'basic' or 'bearer'")
+        if scheme.type == "apiKey" and (scheme.in_ is None or not scheme.name):
+            fail(where, "an apiKey scheme needs 'in' (header, query or cookie) and 'name'")
+
+
+def _failer(loaded: LoadedConfig):
+    def fail(key: str, problem: str) -> None:
+        raise ConfigError(loaded.path, loaded.prefix + key, problem)
+
+    return fail
+
+
+def _quoted(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else f'"{key}"'
+
+
+def _schemes(auth: AuthConfig) -> dict[str, SchemeConfig]:
+    schemes: dict[str, SchemeConfig] = {}
+    if auth.basic:
+        schemes["basic"] = SchemeConfig(type="http", scheme="basic")
+    if auth.bearer:
+        schemes["bearer"] = SchemeConfig(type="http", scheme="bearer")
+    schemes.update(auth.schemes)
+    return schemes
+
+
+# --- applying it: x-mcp, then the config ------------------------------------------------------------
+
+RawOp = tuple[str, str, str, dict[str, Any], dict[str, Any]]  # key, path, method, path item, operation
+
+
+def _x_mcp(node: Any) -> dict[str, Any]:
+    value = node.get("x-mcp") if isinstance(node, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+class Curation:
+    """One run's curation: built from the config (or none) and the operations overlays removed;
+    `plan.build` asks it which operations to keep and what to call them, then `finish`es the plan."""
+
+    def __init__(self, loaded: LoadedConfig | None = None, removed: list[tuple[str, str]] | None = None) -> None:
+        self.loaded = loaded
+        self.config = loaded.config if loaded is not None else Config()
+        self.entries: list[dict[str, str]] = [
+            {"operation": key, "action": "excluded", "rule": rule} for key, rule in removed or []
+        ]
+        self._names: dict[str, tuple[str, str]] = {}  # key -> (tool name, rule)
+        self._descriptions: dict[str, str] = {}  # key -> x-mcp description
+        self._order: dict[str, int] = {}  # key -> its place in the spec
+        self._ids: dict[str, str] = {}  # operationId -> key
+        self._keys: set[str] = set()
+        self._warnings: list[str] = []
+
+    def _record(self, operation: str, action: str, rule: str) -> None:
+        self.entries.append({"operation": operation, "action": action, "rule": rule})
+
+    def _fail(self, key: str, problem: str) -> None:
+        assert self.loaded is not None
+        _failer(self.loaded)(key, problem)
+
+    # -- the document ------------------------------------------------------------------------------
+
+    def add_schemes(self, doc: Document) -> None:
+        """The config's security schemes, added to the document's own (before planning reads them)."""
+        schemes = _schemes(self.config.auth)
+        if not schemes:
+            return
+        components = doc.data.get("components") if isinstance(doc.data.get("components"), dict) else {}
+        declared = components.get("securitySchemes") if isinstance(components.get("securitySchemes"), dict) else {}
+        added = dict(declared)
+        for name, scheme in schemes.items():
+            if name in declared:
+                self._fail(f"auth.schemes.{_quoted(name)}", f"the spec already declares a security scheme {name!r}")
+            added[name] = scheme.model_dump(by_alias=True, exclude_none=True)
+        doc.data["components"] = {**components, "securitySchemes": added}
+
+    # -- which operations, under which names ---------------------------------------------------------
+
+    def select(self, doc: Document, raw_ops: list[RawOp]) -> list[RawOp]:
+        """The operations that become tools: x-mcp's `exclude`, then the config's include/exclude."""
+        self._keys = {op[0] for op in raw_ops}
+        self._order = {op[0]: i for i, op in enumerate(raw_ops)}
+        self._ids = {op["operationId"]: key for key, _, _, _, op in raw_ops if isinstance(op.get("operationId"), str)}
+        references = [("rename", key) for key in self.config.rename] + [
+            ("operations", key) for key in self.config.operations
+        ]
+        for table, reference in references:
+            if self._resolve(reference) is None:
+                self._fail(
+                    f"{table}.{_quoted(reference)}", "matches no operation (give 'METHOD /path' or an operationId)"
+                )
+        kept = []
+        for raw in raw_ops:
+            rule = self._x_mcp_exclusion(doc.data, raw) or self._config_exclusion(raw)
+            if rule is not None:
+                self._record(raw[0], "excluded", rule)
+            else:
+                kept.append(raw)
+        for raw in kept:
+            key, op = raw[0], raw[4]
+            name = _x_mcp(op).get("name")
+            if isinstance(name, str):
+                if _TOOL_NAME.match(names.snake_case(name)):
+                    self._names[key] = (names.snake_case(name), "x-mcp name")
+                else:
+                    self._warnings.append(f"{key}: x-mcp name {name!r} is not a usable tool name: ignored")
+            description = _x_mcp(op).get("description")
+            if isinstance(description, str) and description.strip():
+                self._descriptions[key] = description.strip()
+        for reference, name in self.config.rename.items():
+            key = self._resolve(reference)
+            if key is not None and any(raw[0] == key for raw in kept):
+                self._names[key] = (name, "config rename")
+        return kept
+
+    def _resolve(self, reference: str) -> str | None:
+        method, _, path = reference.strip().partition(" ")
+        key = f"{method.upper()} {path.strip()}"
+        if key in self._keys:
+            return key
+        return self._ids.get(reference)
+
+    @staticmethod
+    def _x_mcp_exclusion(root: dict[str, Any], raw: RawOp) -> str | None:
+        _, _, _, path_item, op = raw
+        for level, node in (("operation", op), ("path", path_item), ("root", root)):
+            exclude = _x_mcp(node).get("exclude")
+            if isinstance(exclude, bool):
+                return f"x-mcp exclude ({level})" if exclude else None
+        return None
+
+    def _config_exclusion(self, raw: RawOp) -> str | None:
+        key, path, method, _, op = raw
+        tags = [t for t in op.get("tags") or [] if isinstance(t, str)]
+        operation_id = op.get("operationId") if isinstance(op.get("operationId"), str) else None
+        tests = {
+            "tags": lambda values: any(tag in values for tag in tags),
+            "paths": lambda values: any(fnmatchcase(path, glob) for glob in values),
+            "methods": lambda values: method.upper() in {v.upper() for v in values},
+            "operation_ids": lambda values: (
+                operation_id is not None and any(fnmatchcase(operation_id, g) for g in values)
+            ),
+        }
+        include, exclude = self.config.include, self.config.exclude
+        for criterion, test in tests.items():
+            values = getattr(include, criterion)
+            if values and not test(values):
+                return f"config include.{criterion}"
+        for criterion, test in tests.items():
+            values = getattr(exclude, criterion)
+            if values and test(values):
+                return f"config exclude.{criterion}"
+        return None
+
+    def named(self, key: str) -> bool:
+        """The operation is named by x-mcp or the config, not by `names`."""
+        return key in self._names
+
+    def tool_names(self, prefix: str, taken: dict[str, str]) -> dict[str, str]:
+        """The names x-mcp and the config give (without the prefix), checked against each other and
+        against the names `taken` by the other operations; `taken` is updated with them."""
+        owners = {name: key for key, name in taken.items()}
+        for key, (name, rule) in self._names.items():
+            if len(prefix) + len(name) > names.MAX_TOOL_NAME:
+                self._fail_rename(key, rule, f"{prefix}{name!r} is longer than {names.MAX_TOOL_NAME} characters")
+            if name in owners:
+                self._fail_rename(key, rule, f"the tool name {name!r} is also {owners[name]}'s")
+            owners[name] = key
+            taken[key] = name
+            self._record(key, f"renamed to {prefix}{name}", rule)
+        return taken
+
+    def _fail_rename(self, key: str, rule: str, problem: str) -> None:
+        if rule == "config rename":
+            reference = next(r for r in self.config.rename if self._resolve(r) == key)
+            self._fail(f"rename.{_quoted(reference)}", problem)
+        raise SpecError(f"x-mcp name of {key}: {problem}")
+
+    # -- the plan --------------------------------------------------------------------------------------
+
+    def finish(self, plan: ApiPlan) -> None:
+        """Descriptions, titles, output policies and config credentials on the planned operations;
+        the record of it all on the plan, in a deterministic order."""
+        overrides = {self._resolve(reference): value for reference, value in self.config.operations.items()}
+        schemes = tuple(name for name in _schemes(self.config.auth) if name in plan.schemes)
+        operations = []
+        for op in plan.operations:
+            operations.append(self._finish_operation(op, overrides.get(op.key), schemes, plan))
+        plan.operations[:] = operations
+        if schemes:
+            how = "required" if self.config.auth.required else "sent when configured"
+            self._record("*", f"auth {', '.join(schemes)} added ({how})", "config auth")
+        for name in self.config.headers:
+            self._record("*", f"header {name} added", "config headers")
+        plan.extra_headers = dict(self.config.headers)
+        plan.warnings += self._warnings
+        # In the spec's order of operations (those an overlay removed first, by key); "*" before all.
+        order = self._order
+        plan.curation = sorted(
+            self.entries, key=lambda e: (e["operation"] != "*", order.get(e["operation"], -1), e["operation"])
+        )
+        sources = []
+        if self.loaded is not None:
+            sources.append({"config": self.loaded.path.name, "sha256": self.loaded.sha256})
+        plan.curation_sources = sources
+
+    def _finish_operation(
+        self, op: Operation, override: OperationConfig | None, schemes: tuple[str, ...], plan: ApiPlan
+    ) -> Operation:
+        changes: dict[str, Any] = {}
+        description = self._descriptions.get(op.key)
+        if description is not None:
+            changes["description"] = description
+            self._record(op.key, "description replaced", "x-mcp description")
+        if override is not None:
+            where = f"config operations.{_quoted(self._reference(op.key))}"
+            if override.title is not None:
+                changes["title"] = override.title.strip() or None
+                self._record(op.key, "title replaced", f"{where}.title")
+            if override.description is not None:
+                changes["description"] = override.description.strip() or op.key
+                self._record(op.key, "description replaced", f"{where}.description")
+            json_answer = op.response.kind == "json"
+            if not override.output_schema:
+                if json_answer:
+                    changes["output_schema"] = False
+                    self._record(op.key, "outputSchema dropped (JSON as text)", f"{where}.output_schema")
+                else:
+                    plan.warnings.append(f"{op.key}: {where}.output_schema: the operation has no JSON answer")
+            if override.on_mismatch == "text" and override.output_schema:
+                if json_answer:
+                    changes["output_policy"] = "text"
+                    self._record(op.key, "text on mismatch (no outputSchema)", f"{where}.on_mismatch")
+                else:
+                    plan.warnings.append(f"{op.key}: {where}.on_mismatch: the operation has no JSON answer")
+        if schemes:
+            # Each config scheme is one more alternative, tried first; an operation that needed no
+            # credentials still goes out without them unless [auth] says required = true.
+            added = tuple((name,) for name in schemes)
+            if op.security == ():
+                changes["security"] = added if self.config.auth.required else (*added, ())
+            else:
+                changes["security"] = (*added, *(alt for alt in op.security if alt != ("<unsupported>",)))
+        return replace(op, **changes) if changes else op
+
+    def _reference(self, key: str) -> str:
+        return next((r for r in self.config.operations if self._resolve(r) == key), key)
