@@ -2,10 +2,14 @@
 
 import argparse
 import logging
+import os
 import sys
 
 from ._about import API_VERSION, GENERATOR, SPEC_SHA256, VERSION
+from ._runtime.selection import Selection, SelectionError, env_flag, names
 from .upstream import api
+
+ENV = 'WEATHER_MCP'  # the environment variables' prefix
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -24,6 +28,18 @@ def main(argv: list[str] | None = None) -> None:
         help="streamable-http: send each MCP client's own Authorization header to the upstream API "
         "instead of configured credentials",
     )
+    parser.add_argument(
+        "--toolsets", help="serve only these toolsets' tools (comma-separated; $WEATHER_MCP_TOOLSETS)"
+    )
+    parser.add_argument("--tools", help="serve these tools too, or only them (comma-separated; $WEATHER_MCP_TOOLS)")
+    parser.add_argument(
+        "--read-only", action="store_true", default=None,
+        help="serve only read-only tools ($WEATHER_MCP_READ_ONLY=1)",
+    )
+    parser.add_argument(
+        "--discovery", action="store_true", default=None,
+        help="serve three tools instead: search_tools, describe_tool, call_tool ($WEATHER_MCP_DISCOVERY=1)",
+    )
     parser.add_argument("--version", action="store_true", help="print versions and the spec's sha256, then exit")
     args = parser.parse_args(argv)
     if args.version:
@@ -36,7 +52,19 @@ def main(argv: list[str] | None = None) -> None:
     from .server import build_server, serve
 
     api.forward_authorization = args.forward_authorization
-    server = build_server(forward_authorization_header=args.forward_authorization)
+    try:
+        selection = Selection(
+            toolsets=tuple(names(args.toolsets if args.toolsets is not None else os.environ.get(ENV + "_TOOLSETS"))),
+            tools=tuple(names(args.tools if args.tools is not None else os.environ.get(ENV + "_TOOLS"))),
+            read_only=args.read_only or env_flag(os.environ.get(ENV + "_READ_ONLY"), ENV + "_READ_ONLY"),
+            env_prefix=ENV,
+        )
+        discovery = args.discovery or env_flag(os.environ.get(ENV + "_DISCOVERY"), ENV + "_DISCOVERY")
+        server = build_server(
+            forward_authorization_header=args.forward_authorization, selection=selection, discovery=discovery
+        )
+    except SelectionError as exc:  # one line: what is wrong and the valid names
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     # streamable-http: GET /health answers {"status": "ok", ...} for load balancers.
     serve(server, args.transport, host=args.host, port=args.port, stateless=args.stateless)
 
