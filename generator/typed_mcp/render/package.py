@@ -234,6 +234,14 @@ def _words(*texts: str) -> str:
     return " ".join(word.lower() for text in texts for word in _SEARCH_WORD.findall(text))
 
 
+def paragraph(text: str, limit: int = 600) -> str:
+    """The first paragraph of `text` (one line), at most `limit` characters: what the operation does
+    (a summary, when the spec has one), without the notes on scopes and tokens that long descriptions
+    go on with, which would match most queries."""
+    text = " ".join(text.strip().split("\n\n")[0].split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
+
+
 def summary(text: str, limit: int = 160) -> str:
     """The first sentence of `text`'s first paragraph (one line), at most `limit` characters."""
     text = " ".join(text.strip().split("\n\n")[0].split())
@@ -256,7 +264,7 @@ def search_documents(plan: ApiPlan) -> str:
                 "tags": _words(*op.tags),
                 "path": _words(op.path),
                 "params": _words(*params),
-                "description": op.description,
+                "description": paragraph(op.description),
                 "summary": summary(op.description or op.title or ""),
             }
         )

@@ -19,14 +19,38 @@ from typing import Any
 FORMAT = "typed-mcp-search/1"
 COLUMNS = ("name", "title", "tags", "path", "params", "description")  # indexed, in this order
 # bm25 weight of each column: a word of the tool's name or title says more than one of its description.
-WEIGHTS = (8.0, 4.0, 2.0, 3.0, 1.0, 1.0)
+WEIGHTS = (10.0, 3.0, 2.0, 2.0, 0.5, 0.5)
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: `pull_number` and `/repos/{owner}` split into words
-# Words that say nothing about which tool: left out of a query (unless the query has nothing else).
+# Words that say nothing about which tool (English stop words): left out of a query, unless the query
+# has nothing else.
 STOPWORDS = frozenset(
-    "a an and any are as at be by can do does for from get give how i if in is it its me my of on or "
-    "please show some that the their there these this to tool tools use using want what when which "
-    "with you your".split()
+    """a about above after again against am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers him his how i if in into is it its itself just let like me more most must my
+    myself need no nor not now of off on once only or other our ours out over own please same she should
+    so some someone something such than that the their theirs them then there these they this those
+    through to too tool tools under until up us use using very want was way we were what when where which
+    while who whom why will with would you your yours""".split()
 )
+# Query words -> the words APIs use for them (added to the query, so bm25 still ranks): users say
+# "show", "new", "remove", "repo"; operation names and summaries say "list", "create", "delete",
+# "repository". A word in REPLACED is only searched as its synonyms ("logged in" is not about logs).
+SYNONYMS: dict[str, tuple[str, ...]] = {}
+for _target, _words in {
+    "create": "new add make publish post submit leave write open register",
+    "list": "show all see view browse recent every enumerate",
+    "get": "show fetch read view see detail details info retrieve look",
+    "update": "edit change modify rename set",
+    "delete": "remove drop erase destroy",
+    "search": "find lookup query",
+    "authenticated": "logged signed whoami me myself",
+    "user": "logged signed whoami me myself",
+    "pull": "pr prs",
+    "organization": "org orgs",
+}.items():
+    for _word in _words.split():
+        SYNONYMS[_word] = (*SYNONYMS.get(_word, ()), _target)
+REPLACED = frozenset({"logged", "signed", "whoami", "me", "myself"})
 
 
 class SearchUnavailable(RuntimeError):
@@ -78,8 +102,14 @@ def words(text: str) -> list[str]:
 
 
 def match_expression(query: str) -> str | None:
-    """An FTS5 query: any of the query's words (each quoted, so nothing in it is FTS5 syntax),
-    without the stop words when other words remain."""
-    tokens = list(dict.fromkeys(words(query)))
-    terms = [token for token in tokens if token not in STOPWORDS] or tokens
+    """An FTS5 query: any of the query's words and their synonyms (each quoted, so nothing in it is
+    FTS5 syntax), without the stop words when other words remain."""
+    tokens = [token for token in dict.fromkeys(words(query)) if len(token) > 1 or token.isdigit()]
+    meaningful = [token for token in tokens if token not in STOPWORDS or token in SYNONYMS] or tokens
+    terms = []
+    for token in meaningful:
+        if token not in STOPWORDS and token not in REPLACED or token not in SYNONYMS:
+            terms.append(token)
+        terms.extend(SYNONYMS.get(token, ()))
+    terms = list(dict.fromkeys(terms))
     return " OR ".join(f'"{term}"' for term in terms) if terms else None
