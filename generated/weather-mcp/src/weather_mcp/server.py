@@ -165,6 +165,8 @@ class _Catalog:
             chosen = selection.select(tools, TOOLSETS)
             kept = [index for index, tool in enumerate(tools) if tool["name"] in chosen]
             tools, sizes = [tools[index] for index in kept], [sizes[index] for index in kept]
+            if not tools:
+                logger.warning("the selection (toolsets, tools, read-only) leaves no tools to serve")
         self.tools = tools
         self.by_name = {tool["name"]: tool for tool in tools}
         self.discovery = Discovery(self.tools, SEARCH, _definition) if discovery else None
