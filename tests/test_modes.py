@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -295,9 +296,11 @@ def test_typescript_client_in_full_toolset_and_read_only_modes(tagged, demo_url,
 def test_typescript_client_in_discovery_mode(weather_package, demo_url):
     """The strict client accepts every result of the three tools (call_tool's included, with or
     without structuredContent, errors too), and they are the full mode's results."""
-    calls = [*SAME_EVERY_TIME, {"name": "create_report", "arguments": {"body": REPORT}}]
+    ids = [stored_report(demo_url) for _ in range(2)]  # one to delete in each mode: a 204, no structuredContent
+    calls = [*SAME_EVERY_TIME, {"name": "delete_report", "arguments": {"report_id": ids[0]}}]
     args, env = command(weather_package, demo_url)
     full = run_ts_client(args, env, calls)
+    calls[-1] = {"name": "delete_report", "arguments": {"report_id": ids[1]}}
     args, env = command(weather_package, demo_url, "--discovery")
     meta_calls = [
         {"name": "search_tools", "arguments": {"query": "weather forecast"}},
@@ -311,9 +314,16 @@ def test_typescript_client_in_discovery_mode(weather_package, demo_url):
     search, described, missing, *via = run["results"]
     assert search["structuredContent"]["tools"][0]["name"] == "get_forecast"
     assert described["structuredContent"]["name"] == "delete_report" and missing["isError"]
-    for call, a, b in zip(calls[:-1], full["results"][:-1], via[:-1], strict=True):
+    assert not full["results"][-1]["isError"] and full["results"][-1]["structuredContent"] is None
+    for call, a, b in zip(calls, full["results"], via, strict=True):
         assert (b["isError"], b["structuredContent"], b["text"]) == (a["isError"], a["structuredContent"], a["text"])
         assert b["meta"]["typed-mcp/tool"] == call["name"]
+
+
+def stored_report(base_url: str) -> int:
+    reply = httpx.post(f"{base_url}/v1/reports", json=REPORT, headers={"Authorization": "Bearer demo-token"})
+    reply.raise_for_status()
+    return reply.json()["id"]
 
 
 # --- a big API ---------------------------------------------------------------------------------------------

@@ -37,16 +37,18 @@ STOPWORDS = frozenset(
 # "repository". A word in REPLACED is only searched as its synonyms ("logged in" is not about logs).
 SYNONYMS: dict[str, tuple[str, ...]] = {}
 for _target, _words in {
-    "create": "new add make publish post submit leave write open register",
+    "create": "new add make publish post submit leave write register",
     "list": "show all see view browse recent every enumerate",
     "get": "show fetch read view see detail details info retrieve look",
-    "update": "edit change modify rename set",
+    "update": "edit change modify rename set close reopen",
+    "dispatch": "trigger",
     "delete": "remove drop erase destroy",
     "search": "find lookup query",
     "authenticated": "logged signed whoami me myself",
     "user": "logged signed whoami me myself",
     "pull": "pr prs",
     "organization": "org orgs",
+    "org": "organization organizations",
 }.items():
     for _word in _words.split():
         SYNONYMS[_word] = (*SYNONYMS.get(_word, ()), _target)
