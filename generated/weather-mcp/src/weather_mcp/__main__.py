@@ -2,11 +2,10 @@
 
 import argparse
 import logging
-import os
 import sys
 
 from ._about import API_VERSION, GENERATOR, SPEC_SHA256, VERSION
-from ._runtime.selection import Selection, SelectionError, env_flag, names
+from ._runtime.selection import Selection, SelectionError, flag
 from .upstream import api
 
 ENV = 'WEATHER_MCP'  # the environment variables' prefix
@@ -53,13 +52,8 @@ def main(argv: list[str] | None = None) -> None:
 
     api.forward_authorization = args.forward_authorization
     try:
-        selection = Selection(
-            toolsets=tuple(names(args.toolsets if args.toolsets is not None else os.environ.get(ENV + "_TOOLSETS"))),
-            tools=tuple(names(args.tools if args.tools is not None else os.environ.get(ENV + "_TOOLS"))),
-            read_only=args.read_only or env_flag(os.environ.get(ENV + "_READ_ONLY"), ENV + "_READ_ONLY"),
-            env_prefix=ENV,
-        )
-        discovery = args.discovery or env_flag(os.environ.get(ENV + "_DISCOVERY"), ENV + "_DISCOVERY")
+        selection = Selection.from_options(args.toolsets, args.tools, args.read_only, ENV)
+        discovery = flag(args.discovery, ENV + "_DISCOVERY")
         server = build_server(
             forward_authorization_header=args.forward_authorization, selection=selection, discovery=discovery
         )

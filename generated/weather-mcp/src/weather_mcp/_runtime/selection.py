@@ -8,6 +8,7 @@ snake_case, recorded when the package was generated). `--toolsets` and `--tools`
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,12 +36,34 @@ def env_flag(value: str | None, variable: str) -> bool:
     raise SelectionError(f"{variable}={value!r}: use 1/true/yes/on or 0/false/no/off")
 
 
+def option(given: str | None, variable: str) -> list[str]:
+    """A comma-separated command-line option's names, else its environment variable's."""
+    return names(given if given is not None else os.environ.get(variable))
+
+
+def flag(given: bool | None, variable: str) -> bool:
+    """An on/off command-line flag, else its environment variable."""
+    return bool(given) or env_flag(os.environ.get(variable), variable)
+
+
 @dataclass(frozen=True)
 class Selection:
     toolsets: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     read_only: bool = False
     env_prefix: str = ""  # for the messages: the environment variables' names
+
+    @classmethod
+    def from_options(
+        cls, toolsets: str | None, tools: str | None, read_only: bool | None, env_prefix: str
+    ) -> Selection:
+        """From the command line's options, each defaulting to `<env_prefix>_TOOLSETS`, `_TOOLS`, `_READ_ONLY`."""
+        return cls(
+            toolsets=tuple(option(toolsets, f"{env_prefix}_TOOLSETS")),
+            tools=tuple(option(tools, f"{env_prefix}_TOOLS")),
+            read_only=flag(read_only, f"{env_prefix}_READ_ONLY"),
+            env_prefix=env_prefix,
+        )
 
     @property
     def everything(self) -> bool:
