@@ -5,7 +5,10 @@ import logging
 import sys
 
 from ._about import API_VERSION, GENERATOR, SPEC_SHA256, VERSION
+from ._runtime.selection import Selection, SelectionError, flag
 from .upstream import api
+
+ENV = 'WEATHER_MCP'  # the environment variables' prefix
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -24,6 +27,18 @@ def main(argv: list[str] | None = None) -> None:
         help="streamable-http: send each MCP client's own Authorization header to the upstream API "
         "instead of configured credentials",
     )
+    parser.add_argument(
+        "--toolsets", help="serve only these toolsets' tools (comma-separated; $WEATHER_MCP_TOOLSETS)"
+    )
+    parser.add_argument("--tools", help="serve these tools too, or only them (comma-separated; $WEATHER_MCP_TOOLS)")
+    parser.add_argument(
+        "--read-only", action="store_true", default=None,
+        help="serve only read-only tools ($WEATHER_MCP_READ_ONLY=1)",
+    )
+    parser.add_argument(
+        "--discovery", action="store_true", default=None,
+        help="serve three tools instead: search_tools, describe_tool, call_tool ($WEATHER_MCP_DISCOVERY=1)",
+    )
     parser.add_argument("--version", action="store_true", help="print versions and the spec's sha256, then exit")
     args = parser.parse_args(argv)
     if args.version:
@@ -36,7 +51,14 @@ def main(argv: list[str] | None = None) -> None:
     from .server import build_server, serve
 
     api.forward_authorization = args.forward_authorization
-    server = build_server(forward_authorization_header=args.forward_authorization)
+    try:
+        selection = Selection.from_options(args.toolsets, args.tools, args.read_only, ENV)
+        discovery = flag(args.discovery, ENV + "_DISCOVERY")
+        server = build_server(
+            forward_authorization_header=args.forward_authorization, selection=selection, discovery=discovery
+        )
+    except SelectionError as exc:  # one line: what is wrong and the valid names
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     # streamable-http: GET /health answers {"status": "ok", ...} for load balancers.
     serve(server, args.transport, host=args.host, port=args.port, stateless=args.stateless)
 

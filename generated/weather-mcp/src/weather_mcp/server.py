@@ -36,12 +36,15 @@ from starlette.routing import Route
 
 from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOOL_COUNT, VERSION
 from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry
-from .tools import INDEX
+from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, SEARCH_TOOLS, Discovery
+from ._runtime.selection import Selection
+from .tools import INDEX, TOOLSETS
 
 logger = logging.getLogger(__name__)
 
 OPERATION_META = "typed-mcp/operation"  # where a tool's data comes from: its REST operation
 CATALOG = Path(__file__).with_name("catalog.json")  # the tools/list result, written at generation time
+SEARCH = Path(__file__).with_name("search.json")  # discovery mode's search documents, written at generation time
 INSTRUCTIONS = (
     f"Tools for {API_TITLE} (API version {API_VERSION}): each tool is one REST operation. "
     "Structured results are the API's own JSON, validated against the published outputSchema. "
@@ -71,7 +74,13 @@ class Server(LowLevelServer):
 
     PAGE_BYTES = 4 * 1024 * 1024  # a client's message cap is 10 MiB (TypeScript SDK, stdio): stay well below
 
-    def __init__(self, *, forward_authorization_header: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        forward_authorization_header: bool = False,
+        selection: Selection | None = None,
+        discovery: bool = False,
+    ) -> None:
         super().__init__(
             PACKAGE,
             version=VERSION,
@@ -80,7 +89,9 @@ class Server(LowLevelServer):
             on_call_tool=self.typed_mcp_call_tool,
             get_tool_input_schema=self.typed_mcp_input_schema,
         )
-        self.typed_mcp = _Catalog(CATALOG, self.PAGE_BYTES, forward_authorization_header)
+        self.typed_mcp = _Catalog(
+            CATALOG, self.PAGE_BYTES, forward_authorization_header, selection or Selection(), discovery
+        )
         self.middleware.append(self.typed_mcp_splice_tools)
 
     async def typed_mcp_list_tools(
@@ -115,29 +126,48 @@ class Server(LowLevelServer):
 
     async def typed_mcp_call_tool(self, ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
         """tools/call: the tool's result; a failure (unknown tool, invalid arguments) is an `isError`
-        result with the SDK's message, as `MCPServer` answers it."""
+        result with the SDK's message, as `MCPServer` answers it. A tool of the package that the
+        server's selection leaves out is an `isError` result saying how to enable it. In discovery
+        mode only the three discovery tools are served: `call_tool` calls the others."""
         headers = getattr(ctx.request, "headers", None)  # the HTTP request on streamable HTTP, None on stdio
         forwarding = headers is not None and self.typed_mcp.forward_authorization
         forwarded = headers.get("authorization") if forwarding else None
         token = FORWARDED_AUTHORIZATION.set(forwarded)
         try:
-            result = await self.call_tool(params.name, params.arguments or {})
+            catalog = self.typed_mcp
+            arguments = params.arguments or {}
+            if catalog.discovery is not None:
+                if params.name == SEARCH_TOOLS:
+                    return catalog.discovery.search_tools(arguments)
+                if params.name == DESCRIBE_TOOL:
+                    return catalog.discovery.describe_tool(arguments, catalog.refusal)
+                if params.name == CALL_TOOL:
+                    return await catalog.discovery.call_tool(arguments, catalog.refusal, self.typed_mcp_call)
+                refused = catalog.refusal(params.name) or _error(
+                    f"tool {params.name!r}: this server is in discovery mode: call it with {CALL_TOOL}"
+                )
+                return refused
+            return catalog.refusal(params.name) or await self.typed_mcp_call(params.name, arguments)
+        finally:
+            FORWARDED_AUTHORIZATION.reset(token)
+
+    async def typed_mcp_call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        """A tool's result exactly as tools/call answers it in full mode."""
+        try:
+            return await self.call_tool(name, arguments)
         except MCPError:
             raise
         except Exception as exc:
-            logger.info("tool %r failed: %s", params.name, type(exc).__name__)
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
-        finally:
-            FORWARDED_AUTHORIZATION.reset(token)
-        return result
+            logger.info("tool %r failed: %s", name, type(exc).__name__)
+            return _error(str(exc))
 
     def typed_mcp_input_schema(self, name: str) -> dict[str, Any] | None:
-        tool = self.typed_mcp.by_name.get(name)
+        tool = self.typed_mcp.listed_by_name.get(name)
         return tool["inputSchema"] if tool is not None else None
 
     async def list_tools(self) -> list[MCPTool]:
-        """Every tool, as the SDK's `MCPServer.list_tools()` lists them."""
-        return [MCPTool.model_validate(tool) for tool in self.typed_mcp.tools]
+        """Every tool tools/list shows, as the SDK's `MCPServer.list_tools()` lists them."""
+        return [MCPTool.model_validate(tool) for tool in self.typed_mcp.listed]
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         """`MCPServer.call_tool`, registering the tool first if this is its first call."""
@@ -149,11 +179,29 @@ class Server(LowLevelServer):
 
 
 class _Catalog:
-    """The tools of `catalog.json`, cut into pages, and the `MCPServer` that calls them."""
+    """The tools of `catalog.json` that the selection keeps (`tools`), what tools/list shows
+    (`listed`: those tools, or the discovery tools) cut into pages, and the `MCPServer` that calls them."""
 
-    def __init__(self, path: Path, page_bytes: int, forward_authorization: bool) -> None:
-        self.tools, sizes = _load_catalog(path)
-        self.by_name = {tool["name"]: tool for tool in self.tools}
+    def __init__(
+        self, path: Path, page_bytes: int, forward_authorization: bool, selection: Selection, discovery: bool
+    ) -> None:
+        tools, sizes = _load_catalog(path)
+        self.package = {tool["name"]: tool for tool in tools}  # every tool of the package
+        self.selection = selection
+        if not selection.everything:
+            chosen = selection.select(tools, TOOLSETS)
+            kept = [index for index, tool in enumerate(tools) if tool["name"] in chosen]
+            tools, sizes = [tools[index] for index in kept], [sizes[index] for index in kept]
+            if not tools:
+                logger.warning("the selection (toolsets, tools, read-only) leaves no tools to serve")
+        self.tools = tools
+        self.by_name = {tool["name"]: tool for tool in tools}
+        self.discovery = Discovery(self.tools, SEARCH, _definition) if discovery else None
+        if self.discovery is not None:
+            self.listed, sizes = DISCOVERY_TOOLS, [len(json.dumps(tool)) for tool in DISCOVERY_TOOLS]
+        else:
+            self.listed = tools
+        self.listed_by_name = {tool["name"]: tool for tool in self.listed}
         self.pages = _pages(sizes, page_bytes)
         self.results: dict[int, ListToolsResult] = {}
         self.forward_authorization = forward_authorization
@@ -171,16 +219,17 @@ class _Catalog:
         return start, self.pages[start]
 
     def tools_of(self, cursor: Any) -> list[dict[str, Any]]:
+        """The tools of a page, as tools/list shows them."""
         start, end = self.bounds(cursor)
-        tools = self.tools[start:end]
-        if self.tools and not tools:  # fail closed: never an empty page while there are tools
+        tools = self.listed[start:end]
+        if self.listed and not tools:  # fail closed: never an empty page while there are tools
             raise MCPError(code=INTERNAL_ERROR, message="tools/list: empty page")
         return tools
 
     def envelope(self, cursor: Any) -> ListToolsResult:
         """The page's result without its tools."""
         start, end = self.bounds(cursor)
-        return ListToolsResult(tools=[], next_cursor=str(end) if end < len(self.tools) else None)
+        return ListToolsResult(tools=[], next_cursor=str(end) if end < len(self.listed) else None)
 
     def page(self, cursor: Any) -> ListToolsResult:
         """The page's whole result, validated by the SDK's model."""
@@ -191,6 +240,21 @@ class _Catalog:
             result.tools = [MCPTool.model_validate(tool) for tool in self.tools_of(cursor)]
             self.results[start] = result
         return result
+
+    def refusal(self, name: str) -> CallToolResult | None:
+        """The error result for a tool of the package that the selection leaves out; None otherwise."""
+        if name in self.package and name not in self.by_name:
+            return _error(self.selection.not_enabled(name, self.package[name], TOOLSETS))
+        return None
+
+
+def _definition(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool's definition exactly as tools/list publishes it."""
+    return MCPTool.model_validate(tool).model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
 # Set while the splice middleware handles a tools/list request (see `Server.typed_mcp_splice_tools`).
@@ -249,13 +313,25 @@ def _register(server: MCPServer, entry: Any) -> None:
     )
 
 
-def build_server(*, forward_authorization_header: bool = False, eager: bool = False) -> Server | MCPServer:
+def build_server(
+    *,
+    forward_authorization_header: bool = False,
+    eager: bool = False,
+    selection: Selection | None = None,
+    discovery: bool = False,
+) -> Server | MCPServer:
     """The server. `eager=True` is an `MCPServer` with every tool registered up front, the SDK's own
-    way: the reference the catalog is checked against; without a catalog, the server is always eager."""
+    way: the reference the catalog is checked against; without a catalog, the server is always eager.
+    `selection` (toolsets, tools, read-only) and `discovery` need the catalog; an unknown toolset or
+    tool name raises `SelectionError` (one line, listing the valid names)."""
     if not eager and CATALOG.is_file():
-        return Server(forward_authorization_header=forward_authorization_header)
+        return Server(
+            forward_authorization_header=forward_authorization_header, selection=selection, discovery=discovery
+        )
     if forward_authorization_header:  # fail closed: never send configured credentials instead
         raise ValueError("--forward-authorization needs the package's catalog.json (regenerate the package)")
+    if discovery or not (selection or Selection()).everything:
+        raise ValueError("--toolsets, --tools, --read-only and --discovery need the package's catalog.json")
     server = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS)
     for entry in tool_entries():
         _register(server, entry)

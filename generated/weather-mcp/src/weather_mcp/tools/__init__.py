@@ -15,3 +15,7 @@ INDEX = {
     'get_report': 'get_report',
     'delete_report': 'delete_report',
 }
+
+# Toolset -> its tools (`--toolsets`): the operations' tags in snake_case when the package was generated.
+TOOLSETS = {
+}

@@ -1,0 +1,117 @@
+"""Full-text search over the package's tools: SQLite FTS5 ranked with bm25.
+
+The documents (`search.json`) are written when the package is generated: per tool, its name's words,
+title, tags, path words, parameter names, description and a short description for the results.
+The index is built in memory from them when a discovery-mode server starts (about 50 ms for a
+thousand tools), not shipped as an SQLite file: a database file's bytes depend on the SQLite library
+of the machine that generated it, and the package is compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+FORMAT = "typed-mcp-search/1"
+COLUMNS = ("name", "title", "tags", "path", "params", "description")  # indexed, in this order
+# bm25 weight of each column: a word of the tool's name or title says more than one of its description.
+WEIGHTS = (10.0, 3.0, 2.0, 2.0, 0.5, 0.5)
+_WORD = re.compile(r"[^\W_]+")  # letters and digits: `pull_number` and `/repos/{owner}` split into words
+# Words that say nothing about which tool (English stop words): left out of a query, unless the query
+# has nothing else.
+STOPWORDS = frozenset(
+    """a about above after again against am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers him his how i if in into is it its itself just let like me more most must my
+    myself need no nor not now of off on once only or other our ours out over own please same she should
+    so some someone something such than that the their theirs them then there these they this those
+    through to too tool tools under until up us use using very want was way we were what when where which
+    while who whom why will with would you your yours""".split()
+)
+# Query words -> the words APIs use for them (added to the query, so bm25 still ranks): users say
+# "show", "new", "remove", "repo"; operation names and summaries say "list", "create", "delete",
+# "repository". A word in REPLACED is only searched as its synonyms ("logged in" is not about logs).
+SYNONYMS: dict[str, tuple[str, ...]] = {}
+for _target, _words in {
+    "create": "new add make publish post submit leave write register",
+    "list": "show all see view browse recent every enumerate",
+    "get": "show fetch read view see detail details info retrieve look",
+    "update": "edit change modify rename set close reopen",
+    "dispatch": "trigger",
+    "delete": "remove drop erase destroy",
+    "search": "find lookup query",
+    "authenticated": "logged signed whoami me myself",
+    "user": "logged signed whoami me myself",
+    "pull": "pr prs",
+    "organization": "org orgs",
+    "org": "organization organizations",
+}.items():
+    for _word in _words.split():
+        SYNONYMS[_word] = (*SYNONYMS.get(_word, ()), _target)
+REPLACED = frozenset({"logged", "signed", "whoami", "me", "myself"})
+
+
+class SearchUnavailable(RuntimeError):
+    pass
+
+
+def load_documents(path: Path) -> list[dict[str, str]]:
+    data = json.loads(path.read_bytes())
+    if data.get("format") != FORMAT:
+        raise SearchUnavailable(f"{path.name}: not a {FORMAT} file (regenerate the package)")
+    return data["tools"]
+
+
+class SearchIndex:
+    """An in-memory FTS5 index of `documents` (those named in `only`, when given)."""
+
+    def __init__(self, documents: Iterable[Mapping[str, str]], only: set[str] | None = None) -> None:
+        self.db = sqlite3.connect(":memory:", check_same_thread=False)
+        try:
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(COLUMNS)}, tokenize='porter unicode61')"
+            )
+        except sqlite3.OperationalError as exc:  # an SQLite built without FTS5
+            raise SearchUnavailable(f"discovery mode needs SQLite with FTS5: {exc}") from None
+        self.docs = [doc for doc in documents if only is None or doc["tool"] in only]
+        self.db.executemany(
+            f"INSERT INTO docs (rowid, {', '.join(COLUMNS)}) VALUES (?, {', '.join('?' for _ in COLUMNS)})",
+            [(number, *(doc[column] for column in COLUMNS)) for number, doc in enumerate(self.docs)],
+        )
+        self.db.commit()
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        self._query = f"SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, {weights}), rowid LIMIT ?"
+
+    def search(self, query: str, limit: int = 10) -> list[dict[str, Any]]:
+        """The best `limit` tools for `query`, best first: [{"name", "title", "description"}]."""
+        expression = match_expression(query)
+        if expression is None or limit < 1:
+            return []
+        rows = self.db.execute(self._query, (expression, limit)).fetchall()
+        return [self.result(self.docs[row[0]]) for row in rows]
+
+    @staticmethod
+    def result(doc: Mapping[str, str]) -> dict[str, Any]:
+        return {"name": doc["tool"], "title": doc["title"] or None, "description": doc["summary"]}
+
+
+def words(text: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 query: any of the query's words and their synonyms (each quoted, so nothing in it is
+    FTS5 syntax), without the stop words when other words remain."""
+    tokens = [token for token in dict.fromkeys(words(query)) if len(token) > 1 or token.isdigit()]
+    meaningful = [token for token in tokens if token not in STOPWORDS or token in SYNONYMS] or tokens
+    terms = []
+    for token in meaningful:
+        if token not in STOPWORDS and token not in REPLACED or token not in SYNONYMS:
+            terms.append(token)
+        terms.extend(SYNONYMS.get(token, ()))
+    terms = list(dict.fromkeys(terms))
+    return " OR ".join(f'"{term}"' for term in terms) if terms else None

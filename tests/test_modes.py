@@ -1,0 +1,369 @@
+"""Runtime toolsets (--toolsets, --tools, --read-only) and discovery mode (--discovery), through real
+clients (the MCP Python SDK's and the strict TypeScript SDK's) over stdio, against the live demo API.
+
+The demo's spec has no tags, so the toolset tests use a package generated from it with two tags added
+(`Weather Data` on the weather reads, `Station Reports` on the reports)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp import Client, StdioServerParameters
+
+from harness.node_tools import INVALID_PARAMS, INVALID_REQUEST, run_ts_client
+from support import CORPUS, REPO, generate
+
+pytestmark = pytest.mark.anyio
+
+WEATHER_SPEC = REPO / "specs" / "weather-api.json"
+COMMITTED = REPO / "generated" / "weather-mcp"
+TOKEN_ENV = "WEATHER_MCP_HTTP_BEARER_TOKEN"
+ALL = [
+    "get_temperature",
+    "get_weather",
+    "get_forecast",
+    "get_temperatures",
+    "create_report",
+    "get_report",
+    "delete_report",
+]
+WEATHER_DATA = ["get_temperature", "get_weather", "get_forecast", "get_temperatures"]
+STATION_REPORTS = ["create_report", "get_report", "delete_report"]
+READ_ONLY = [*WEATHER_DATA, "get_report"]
+DISCOVERY = ["search_tools", "describe_tool", "call_tool"]
+REPORT = {
+    "city": "London",
+    "temperature": 21.5,
+    "humidity": 40,
+    "conditions": "clear",
+    "observed_at": "2026-11-30T09:00:00Z",
+}
+# Calls whose results are the same every time (the upstream's reads, its errors, argument errors).
+SAME_EVERY_TIME = [
+    {"name": "get_temperature", "arguments": {"city": "London"}},
+    {"name": "get_weather", "arguments": {"city": "Paris"}},
+    {"name": "get_forecast", "arguments": {"city": "Tokyo", "days": 2}},
+    {"name": "get_temperatures", "arguments": {"cities": ["London", "Paris"]}},
+    {"name": "get_report", "arguments": {"report_id": 987654}},  # 404: an isError result
+    {"name": "delete_report", "arguments": {"report_id": 987654}},
+    {"name": "get_forecast", "arguments": {"city": "Tokyo", "days": 99}},  # invalid: the SDK's validation error
+    {"name": "get_weather", "arguments": {}},  # a required argument missing
+]
+
+
+@pytest.fixture(scope="module")
+def tagged(tmp_path_factory) -> Path:
+    spec = json.loads(WEATHER_SPEC.read_text())
+    for path, item in spec["paths"].items():
+        for operation in item.values():
+            operation["tags"] = ["Station Reports"] if path.startswith("/v1/reports") else ["Weather Data"]
+    out = tmp_path_factory.mktemp("tagged") / "weather-mcp"
+    generate(spec, out, "weather-mcp")
+    return out
+
+
+def command(package: Path, base_url: str | None, *flags: str) -> tuple[list[str], dict[str, str]]:
+    args = [sys.executable, "-m", "weather_mcp", *(["--base-url", base_url] if base_url else []), *flags]
+    return args, {"PYTHONPATH": str(package / "src"), TOKEN_ENV: "demo-token"}
+
+
+def stdio(package: Path, base_url: str | None, *flags: str, **env: str) -> StdioServerParameters:
+    args, extra = command(package, base_url, *flags)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("WEATHER_MCP_")}
+    return StdioServerParameters(command=args[0], args=args[1:], env={**clean, **extra, **env})
+
+
+def dump(result: Any) -> dict[str, Any]:
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def without_tool_meta(result: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in result.get("_meta", {}).items() if k != "typed-mcp/tool"}
+    return {**result, "_meta": meta}
+
+
+def masked(result: dict[str, Any]) -> dict[str, Any]:
+    """A create_report result without what differs between two reports: their id and arrival time."""
+    out = json.loads(json.dumps(result))
+    for value in [out.get("structuredContent") or {}]:
+        for key in ("id", "received_at"):
+            value.pop(key, None)
+    out["content"] = [{**c, "text": "<masked>"} for c in out["content"]]
+    return out
+
+
+# --- the package records its toolsets ---------------------------------------------------------------
+
+
+def test_toolsets_are_the_tags_in_snake_case(tagged):
+    namespace: dict[str, Any] = {}
+    exec((tagged / "src/weather_mcp/tools/__init__.py").read_text(), namespace)
+    assert namespace["TOOLSETS"] == {"station_reports": tuple(STATION_REPORTS), "weather_data": tuple(WEATHER_DATA)}
+    namespace = {}
+    exec((COMMITTED / "src/weather_mcp/tools/__init__.py").read_text(), namespace)
+    assert namespace["TOOLSETS"] == {}  # the demo's spec has no tags
+
+
+# --- selection: which tools are listed, and what the others answer ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "listed"),
+    [
+        ((), {}, ALL),
+        (("--toolsets", "weather_data"), {}, WEATHER_DATA),
+        (("--toolsets", "station_reports", "--tools", "get_weather"), {}, ["get_weather", *STATION_REPORTS]),
+        (("--tools", "get_report,delete_report"), {}, ["get_report", "delete_report"]),
+        (("--read-only",), {}, READ_ONLY),
+        (("--toolsets", "station_reports", "--read-only"), {}, ["get_report"]),
+        ((), {"WEATHER_MCP_TOOLSETS": "station_reports"}, STATION_REPORTS),
+        ((), {"WEATHER_MCP_TOOLS": "get_forecast"}, ["get_forecast"]),
+        ((), {"WEATHER_MCP_READ_ONLY": "true"}, READ_ONLY),
+        (("--toolsets", "weather_data"), {"WEATHER_MCP_TOOLSETS": "station_reports"}, WEATHER_DATA),  # the flag wins
+    ],
+)
+async def test_the_selection_is_what_tools_list_shows(tagged, demo_url, flags, env, listed):
+    async with Client(stdio(tagged, demo_url, *flags, **env)) as client:
+        tools = (await client.list_tools()).tools
+        assert [t.name for t in tools] == listed  # in the order of the spec
+        result = await client.call_tool(
+            listed[-1], {"report_id": 987654} if "report" in listed[-1] else {"city": "Oslo"}
+        )
+        assert "not enabled" not in result.content[0].text
+
+
+async def test_an_unselected_tool_is_a_clear_error(tagged, demo_url):
+    async with Client(stdio(tagged, demo_url, "--toolsets", "weather_data")) as client:
+        result = await client.call_tool("create_report", {"body": REPORT})
+        assert result.is_error and result.structured_content is None
+        assert result.content[0].text == (
+            "tool 'create_report' is not enabled on this server: start the server with --tools create_report "
+            "(or WEATHER_MCP_TOOLS) or --toolsets station_reports (or WEATHER_MCP_TOOLSETS)"
+        )
+        unknown = await client.call_tool("no_such_tool", {})
+        assert unknown.is_error and "no_such_tool" in unknown.content[0].text
+    async with Client(stdio(tagged, demo_url, "--read-only")) as client:
+        result = await client.call_tool("delete_report", {"report_id": 1})
+        assert result.is_error
+        assert result.content[0].text == (
+            "tool 'delete_report' is not enabled on this server: it is not read-only: "
+            "start the server without --read-only (or WEATHER_MCP_READ_ONLY)"
+        )
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "message"),
+    [
+        (
+            ("--toolsets", "weather,station_reports"),
+            {},
+            "unknown toolset 'weather' (did you mean weather_data?); valid toolsets: station_reports, weather_data",
+        ),
+        (
+            ("--tools", "get_wether"),
+            {},
+            "unknown tool 'get_wether' (did you mean get_weather?); valid tools: " + ", ".join(ALL),
+        ),
+        ((), {"WEATHER_MCP_TOOLSETS": "nope"}, "unknown toolset 'nope'; valid toolsets: station_reports, weather_data"),
+        ((), {"WEATHER_MCP_DISCOVERY": "maybe"}, "WEATHER_MCP_DISCOVERY='maybe': use 1/true/yes/on or 0/false/no/off"),
+    ],
+)
+def test_an_unknown_name_fails_at_start_with_one_line(tagged, flags, env, message):
+    args, extra = command(tagged, None, *flags)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("WEATHER_MCP_")}
+    proc = subprocess.run(
+        args, env={**clean, **extra, **env}, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"weather_mcp: error: {message}\n"
+
+
+# --- discovery mode ------------------------------------------------------------------------------------
+
+
+async def test_discovery_serves_three_small_tools_and_describes_each_tool_as_full_mode_lists_it(
+    weather_package, demo_url
+):
+    async with Client(stdio(weather_package, demo_url)) as client:
+        full = {t.name: dump(t) for t in (await client.list_tools()).tools}
+    async with Client(stdio(weather_package, demo_url, "--discovery")) as client:
+        listed = (await client.list_tools()).tools
+        assert [t.name for t in listed] == DISCOVERY
+        assert len(json.dumps([dump(t) for t in listed])) < 4096
+        assert listed[2].output_schema is None  # call_tool returns other tools' results, any of them
+        for name, definition in full.items():
+            described = await client.call_tool("describe_tool", {"name": name})
+            assert not described.is_error and described.structured_content == definition
+        missing = await client.call_tool("describe_tool", {"name": "get_wether"})
+        assert missing.is_error and "unknown tool 'get_wether'" in missing.content[0].text
+        direct = await client.call_tool("get_weather", {"city": "Paris"})  # listed tools only
+        assert direct.is_error and "call it with call_tool" in direct.content[0].text
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("forecast for the next few days", "get_forecast"),
+        ("submit a station report", "create_report"),
+        ("remove a stored report", "delete_report"),
+        ("temperature in several cities", "get_temperatures"),
+        ("current weather in Paris", "get_weather"),
+    ],
+)
+async def test_search_finds_the_tool(weather_package, demo_url, query, expected):
+    async with Client(stdio(weather_package, demo_url, "--discovery")) as client:
+        result = await client.call_tool("search_tools", {"query": query, "limit": 3})
+    assert not result.is_error
+    found = result.structured_content["tools"]
+    assert found[0]["name"] == expected, found
+    assert set(found[0]) == {"name", "title", "description"} and len(found[0]["description"]) <= 160
+
+
+async def test_search_arguments_and_fts5_syntax(weather_package, demo_url):
+    async with Client(stdio(weather_package, demo_url, "--discovery")) as client:
+        for query in ['"', "NEAR(a b) OR *", "AND", "", "the of a"]:  # nothing in a query is FTS5 syntax
+            result = await client.call_tool("search_tools", {"query": query})
+            assert not result.is_error and isinstance(result.structured_content["tools"], list), query
+        bad = await client.call_tool("search_tools", {"query": "x", "limit": 0})
+        assert bad.is_error and "limit" in bad.content[0].text
+
+
+async def test_call_tool_returns_exactly_what_the_tool_returns(weather_package, demo_url):
+    """Each call through call_tool in discovery mode and directly in full mode, against the demo API."""
+    async with Client(stdio(weather_package, demo_url)) as client:
+        direct = [dump(await client.call_tool(c["name"], c["arguments"])) for c in SAME_EVERY_TIME]
+        created = dump(await client.call_tool("create_report", {"body": REPORT}))
+    async with Client(stdio(weather_package, demo_url, "--discovery")) as client:
+        via = [dump(await client.call_tool("call_tool", c)) for c in SAME_EVERY_TIME]
+        via_created = dump(
+            await client.call_tool("call_tool", {"name": "create_report", "arguments": {"body": REPORT}})
+        )
+    assert [r.get("isError", False) for r in direct] == [False] * 4 + [True] * 4
+    for call, a, b in zip(SAME_EVERY_TIME, direct, via, strict=True):
+        assert b["_meta"]["typed-mcp/tool"] == call["name"]
+        assert without_tool_meta(b) == {**a, "_meta": a.get("_meta", {})}, call
+    assert not created.get("isError") and via_created["_meta"]["typed-mcp/tool"] == "create_report"
+    assert masked(without_tool_meta(via_created)) == masked(created)
+
+
+async def test_discovery_covers_the_selected_tools_only(tagged, demo_url):
+    async with Client(stdio(tagged, demo_url, "--discovery", "--toolsets", "station_reports")) as client:
+        found = await client.call_tool("search_tools", {"query": "weather temperature forecast report", "limit": 10})
+        assert {t["name"] for t in found.structured_content["tools"]} <= set(STATION_REPORTS)
+        refused = await client.call_tool("call_tool", {"name": "get_weather", "arguments": {"city": "Paris"}})
+        assert refused.is_error and refused.content[0].text.startswith("tool 'get_weather' is not enabled")
+        described = await client.call_tool("describe_tool", {"name": "get_weather"})
+        assert described.is_error and "--toolsets weather_data" in described.content[0].text
+        ok = await client.call_tool("call_tool", {"name": "get_report", "arguments": {"report_id": 987654}})
+        assert ok.is_error and "404" in ok.content[0].text  # the tool's own answer: the upstream's 404
+
+
+# --- the strict TypeScript client, in every mode ---------------------------------------------------------------
+
+
+def strict_failures(run: dict[str, Any]) -> list[Any]:
+    return [
+        (r["name"], r["errorCode"], r["error"])
+        for r in run["results"]
+        if r["errorCode"] in (INVALID_PARAMS, INVALID_REQUEST)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("flags", "listed"),
+    [((), ALL), (("--toolsets", "weather_data"), WEATHER_DATA), (("--read-only",), READ_ONLY)],
+)
+def test_typescript_client_in_full_toolset_and_read_only_modes(tagged, demo_url, flags, listed):
+    calls = [*SAME_EVERY_TIME, {"name": "create_report", "arguments": {"body": REPORT}}]
+    args, env = command(tagged, demo_url, *flags)
+    run = run_ts_client(args, env, calls, dump_tools=True)
+    assert [t["name"] for t in run["tool_list"]] == listed
+    assert strict_failures(run) == []
+    for call, result in zip(calls, run["results"], strict=True):
+        assert result["ok"], result
+        if call["name"] not in listed:
+            assert result["isError"] and "is not enabled on this server" in result["text"]
+
+
+def test_typescript_client_in_discovery_mode(weather_package, demo_url):
+    """The strict client accepts every result of the three tools (call_tool's included, with or
+    without structuredContent, errors too), and they are the full mode's results."""
+    ids = [stored_report(demo_url) for _ in range(2)]  # one to delete in each mode: a 204, no structuredContent
+    calls = [*SAME_EVERY_TIME, {"name": "delete_report", "arguments": {"report_id": ids[0]}}]
+    args, env = command(weather_package, demo_url)
+    full = run_ts_client(args, env, calls)
+    calls[-1] = {"name": "delete_report", "arguments": {"report_id": ids[1]}}
+    args, env = command(weather_package, demo_url, "--discovery")
+    meta_calls = [
+        {"name": "search_tools", "arguments": {"query": "weather forecast"}},
+        {"name": "describe_tool", "arguments": {"name": "delete_report"}},
+        {"name": "describe_tool", "arguments": {"name": "nope"}},
+        *({"name": "call_tool", "arguments": call} for call in calls),
+    ]
+    run = run_ts_client(args, env, meta_calls, dump_tools=True)
+    assert [t["name"] for t in run["tool_list"]] == DISCOVERY and run["listed_bytes"] < 4096
+    assert strict_failures(run) == [] and all(r["ok"] for r in run["results"]), run["results"]
+    search, described, missing, *via = run["results"]
+    assert search["structuredContent"]["tools"][0]["name"] == "get_forecast"
+    assert described["structuredContent"]["name"] == "delete_report" and missing["isError"]
+    assert not full["results"][-1]["isError"] and full["results"][-1]["structuredContent"] is None
+    for call, a, b in zip(calls, full["results"], via, strict=True):
+        assert (b["isError"], b["structuredContent"], b["text"]) == (a["isError"], a["structuredContent"], a["text"])
+        assert b["meta"]["typed-mcp/tool"] == call["name"]
+
+
+def stored_report(base_url: str) -> int:
+    reply = httpx.post(f"{base_url}/v1/reports", json=REPORT, headers={"Authorization": "Bearer demo-token"})
+    reply.raise_for_status()
+    return reply.json()["id"]
+
+
+# --- a big API ---------------------------------------------------------------------------------------------
+
+GITHUB = CORPUS / "github__api.github.com.json"
+DEV_TASKS = REPO / "bench" / "search_tasks" / "dev-github.json"
+
+
+@pytest.fixture(scope="module")
+def github_package(tmp_path_factory) -> Path:
+    if not GITHUB.is_file():
+        pytest.skip(f"no corpus at {CORPUS}")
+    out = tmp_path_factory.mktemp("github") / "github-mcp"
+    generate(GITHUB, out, "github-mcp", "--no-verify")
+    return out
+
+
+@pytest.mark.slow
+def test_github_discovery_listing_stays_under_4_kb_and_search_finds_tools(github_package):
+    env = {"PYTHONPATH": str(github_package / "src")}
+    run = run_ts_client(
+        [sys.executable, "-m", "github_mcp", "--discovery"],
+        env,
+        [
+            {"name": "search_tools", "arguments": {"query": "merge a pull request", "limit": 5}},
+            {"name": "describe_tool", "arguments": {"name": "pulls_merge"}},
+        ],
+        dump_tools=True,
+    )
+    assert run["tools"] == 3 and run["listed_bytes"] < 4096, run["listed_bytes"]
+    assert len(json.dumps(run["tool_list"]).encode()) < 4096
+    assert strict_failures(run) == [] and all(r["ok"] and not r["isError"] for r in run["results"])
+    assert "pulls_merge" in [t["name"] for t in run["results"][0]["structuredContent"]["tools"]]
+    assert run["results"][1]["structuredContent"]["inputSchema"]["required"] == ["owner", "repo", "pull_number"]
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "search_quality.py"), str(github_package), str(DEV_TASKS)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    top5 = int(re.search(r"top-5 (\d+)/10", proc.stdout).group(1))
+    assert top5 >= 9, proc.stdout  # the dev set's figure when this test was written
