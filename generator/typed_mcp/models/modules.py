@@ -20,6 +20,11 @@ from typed_mcp import names
 from typed_mcp.errors import OutputError
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Building the first model of a group of mutually recursive models, pydantic descends through the
+# others one after another, some 20 Python frames for each: a group of Stripe's size (hundreds of
+# models, every one reachable from every other) needs more than Python's default 1,000.
+DEEP_GROUP = 40
+FRAMES_PER_MODEL = 20
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,9 @@ def split(source: str, file_header: str, tree: ast.Module | None = None) -> Mode
         for name in sorted(used & classes.keys() - set(group)):
             siblings.setdefault(module_of[name], []).append(name)
         body = [_import_line(node, used) for node in imports]
+        deep = len(group) > DEEP_GROUP and any(name in rebuilds for name in group)
+        if deep:
+            body.insert(0, "import sys\n")
         body += [f"from .{other} import {', '.join(found)}\n" for other, found in sorted(siblings.items())]
         text = [file_header, "\n", *(line for line in body if line)]
         for name in group:
@@ -75,7 +83,11 @@ def split(source: str, file_header: str, tree: ast.Module | None = None) -> Mode
             text += ["\n\n", *lines[first - 1 : node.end_lineno]]
         rebuild = [stmt for name in group for stmt in rebuilds.get(name, [])]
         if rebuild:
-            text += ["\n\n", *("".join(lines[s.lineno - 1 : s.end_lineno]) for s in rebuild)]
+            text += ["\n\n"]
+            if deep:  # pydantic builds the first model of the group through a chain of all the others
+                limit = 1000 + FRAMES_PER_MODEL * len(group)
+                text += [f"sys.setrecursionlimit(max(sys.getrecursionlimit(), {limit}))\n"]
+            text += ["".join(lines[s.lineno - 1 : s.end_lineno]) for s in rebuild]
         sources[module] = "".join(text).rstrip("\n") + "\n"
     imported = {  # relative ones one level up, as seen from `models/__init__.py`
         alias.asname or alias.name: ("." * (node.level + 1 if node.level else 0) + node.module, alias.name)
