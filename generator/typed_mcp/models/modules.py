@@ -77,17 +77,16 @@ def split(source: str, file_header: str, tree: ast.Module | None = None) -> Mode
             body.insert(0, "import sys\n")
         body += [f"from .{other} import {', '.join(found)}\n" for other, found in sorted(siblings.items())]
         text = [file_header, "\n", *(line for line in body if line)]
+        if deep:  # pydantic builds the first model of the group through a chain of all the others
+            limit = 1000 + FRAMES_PER_MODEL * len(group)
+            text += ["\n", f"sys.setrecursionlimit(max(sys.getrecursionlimit(), {limit}))\n"]
         for name in group:
             node = classes[name]
             first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
             text += ["\n\n", *lines[first - 1 : node.end_lineno]]
         rebuild = [stmt for name in group for stmt in rebuilds.get(name, [])]
         if rebuild:
-            text += ["\n\n"]
-            if deep:  # pydantic builds the first model of the group through a chain of all the others
-                limit = 1000 + FRAMES_PER_MODEL * len(group)
-                text += [f"sys.setrecursionlimit(max(sys.getrecursionlimit(), {limit}))\n"]
-            text += ["".join(lines[s.lineno - 1 : s.end_lineno]) for s in rebuild]
+            text += ["\n\n", *("".join(lines[s.lineno - 1 : s.end_lineno]) for s in rebuild)]
         sources[module] = "".join(text).rstrip("\n") + "\n"
     imported = {  # relative ones one level up, as seen from `models/__init__.py`
         alias.asname or alias.name: ("." * (node.level + 1 if node.level else 0) + node.module, alias.name)
