@@ -43,12 +43,23 @@ class Trimmed:
     full_bytes: int  # inputSchema + outputSchema before trimming
 
 
-class _Sizes:
+class Sizes:
     """Compact JSON sizes of schema objects, remembered by identity: `$defs` entries shared by many
     tools (the catalog worker hands the same objects to each) are measured once."""
 
     def __init__(self) -> None:
         self._known: dict[int, tuple[Any, int]] = {}
+        self._refs: dict[int, tuple[Any, list[str]]] = {}
+
+    def refs(self, value: Any) -> list[str]:
+        """The `$defs` names `value` refers to (remembered by identity, as sizes are)."""
+        known = self._refs.get(id(value))
+        if known is None or known[0] is not value:
+            found: list[str] = []
+            _refs(value, found)
+            known = (value, found)
+            self._refs[id(value)] = known
+        return known[1]
 
     def of(self, value: Any) -> int:
         if not isinstance(value, dict):
@@ -85,11 +96,12 @@ def _refs(node: Any, found: list[str]) -> None:
             stack.extend(reversed(item))
 
 
-def levels(schema: dict[str, Any]) -> dict[str, int]:
+def levels(schema: dict[str, Any], sizes: Sizes | None = None) -> dict[str, int]:
     """Each `$defs` entry reachable from the root -> its distance in references (1: the root uses it)."""
+    sizes = sizes or Sizes()
     defs = schema.get("$defs") if isinstance(schema.get("$defs"), dict) else {}
     found: list[str] = []
-    _refs(schema, found)
+    _refs({key: value for key, value in schema.items() if key != "$defs"}, found)
     level: dict[str, int] = {}
     frontier = [name for name in dict.fromkeys(found) if name in defs]
     depth = 1
@@ -100,9 +112,7 @@ def levels(schema: dict[str, Any]) -> dict[str, int]:
                 level[name] = depth
         for name in frontier:
             if level[name] == depth:
-                nested: list[str] = []
-                _refs(defs[name], nested)
-                following += [n for n in nested if n in defs and n not in level]
+                following += [n for n in sizes.refs(defs[name]) if n in defs and n not in level]
         frontier = list(dict.fromkeys(following))
         depth += 1
     return level
@@ -142,13 +152,13 @@ def _cut(node: Any, keep: set[str], defs: dict[str, Any]) -> Any:
     return out if changed else node
 
 
-def trim(schema: Any, depth: int) -> Any:
+def trim(schema: Any, depth: int, level: dict[str, int] | None = None) -> Any:
     """`schema` keeping the definitions within `depth` references of its root; deeper ones become
-    placeholders. `$defs` stays at the root and every `$ref` stays local."""
+    placeholders. `$defs` stays at the root and every `$ref` stays local. (`level`: its `levels()`.)"""
     if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
         return schema
     defs = schema["$defs"]
-    level = levels(schema)
+    level = levels(schema) if level is None else level
     keep = {name for name, distance in level.items() if distance <= depth}
     root = _cut({key: value for key, value in schema.items() if key != "$defs"}, keep, defs)
     kept = {name: _cut(value, keep, defs) for name, value in defs.items() if name in keep}
@@ -157,23 +167,24 @@ def trim(schema: Any, depth: int) -> Any:
     return root
 
 
-def _depth_of(schema: Any) -> int:
+def _levels(schema: Any, sizes: Sizes) -> dict[str, int]:
     if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
-        return 0
-    return max(levels(schema).values(), default=0)
+        return {}
+    return levels(schema, sizes)
 
 
-def fit(input_schema: Any, output_schema: Any, budget: int = BUDGET, sizes: _Sizes | None = None) -> Trimmed:
+def fit(input_schema: Any, output_schema: Any, budget: int = BUDGET, sizes: Sizes | None = None) -> Trimmed:
     """The tool's schemas within `budget` bytes: unchanged when they fit, else both trimmed at the
     largest depth that fits (depth 0 when none does: the root's own structure is always kept)."""
-    sizes = sizes or _Sizes()
+    sizes = sizes or Sizes()
     full = sizes.schema(input_schema) + sizes.schema(output_schema)
     if full <= budget:
         return Trimmed(input_schema, output_schema, None, full)
-    deepest = max(_depth_of(input_schema), _depth_of(output_schema))
-    chosen = (trim(input_schema, 0), trim(output_schema, 0), 0)
+    inputs, outputs = _levels(input_schema, sizes), _levels(output_schema, sizes)
+    deepest = max([0, *inputs.values(), *outputs.values()])
+    chosen = (trim(input_schema, 0, inputs), trim(output_schema, 0, outputs), 0)
     for depth in range(1, deepest + 1):
-        trial = (trim(input_schema, depth), trim(output_schema, depth))
+        trial = (trim(input_schema, depth, inputs), trim(output_schema, depth, outputs))
         if size(trial[0]) + size(trial[1]) > budget:
             break
         chosen = (*trial, depth)
@@ -185,7 +196,7 @@ class Trimmer:
 
     def __init__(self, budget: int = BUDGET) -> None:
         self.budget = budget
-        self.sizes = _Sizes()
+        self.sizes = Sizes()
 
     def tool(self, tool: dict[str, Any]) -> tuple[dict[str, Any], Trimmed]:
         """A tools/list entry (a JSON object) within the budget, and how it was trimmed."""

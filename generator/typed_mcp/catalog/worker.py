@@ -42,6 +42,7 @@ class _Pool:
     def __init__(self, module: str) -> None:
         self.module = module
         self.ready: dict[tuple[Any, ...], tuple[dict[type, str], dict[str, Any]]] = {}
+        self.refs = budget.Sizes()  # the references of each definition, found once
 
     def schema(self, kind: Any, options: tuple[tuple[str, Any], ...]) -> dict[str, Any] | None:
         """The schema of the model class `kind` as `TypeAdapter(kind).json_schema(**options)` gives it,
@@ -54,9 +55,7 @@ class _Pool:
         closure: dict[str, None] = {}
         queue = [name]
         while queue:
-            found: list[str] = []
-            budget._refs(defs[queue.pop()], found)
-            for other in found:
+            for other in self.refs.refs(defs[queue.pop()]):
                 if other not in closure and other in defs:
                     closure[other] = None
                     queue.append(other)
