@@ -226,3 +226,27 @@ def test_corpus_specs_fit_the_budget(spec, tmp_path):
     generate(path, out, "budget-pkg", "--no-verify")
     tools = catalog_tools(out, "budget_pkg")
     assert tools and over_budget(tools) == {}
+
+
+def test_the_report_is_a_table_on_a_terminal_and_quiet_with_q(tmp_path, monkeypatch):
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from support import REPO, run_cli
+    from typed_mcp import cli
+
+    catalog = (REPO / "generated" / "weather-mcp" / "src" / "weather_mcp" / "catalog.json").read_text()
+    screen = io.StringIO()
+    monkeypatch.setattr(cli, "err", Console(file=screen, force_terminal=True, width=120, highlight=False))
+    cli._budget(
+        SimpleNamespace(plan=SimpleNamespace(module="weather_mcp"), files={"src/weather_mcp/catalog.json": catalog})
+    )
+    shown = screen.getvalue()
+    assert "tokens (bytes/4)" in shown and "biggest tools" in shown and "create_report" in shown and "┃" in shown
+    assert "advice" not in shown  # 7 tools: far below what clients take
+    quiet = run_cli(
+        "generate", str(REPO / "specs" / "weather-api.json"), "--out", str(tmp_path / "w"), "--no-snapshot", "-q"
+    )
+    assert quiet.returncode == 0 and quiet.stderr == ""

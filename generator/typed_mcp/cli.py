@@ -149,7 +149,8 @@ def _budget(result: Result) -> None:
         for line in figures.lines():
             print(line, file=sys.stderr)
         return
-    table = Table(title=figures.lines()[0], title_justify="left", show_edge=False)
+    err.print(figures.lines()[0], soft_wrap=True)
+    table = Table(show_edge=False)
     table.add_column("biggest tools")
     table.add_column("bytes", justify="right")
     table.add_column("~tokens", justify="right")
