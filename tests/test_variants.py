@@ -680,3 +680,26 @@ def test_a_typeless_schema_with_one_kind_of_keywords_has_that_type(tmp_path):
 
     refused = anyio.run(call, {"body": {"id": "abc"}})
     assert refused.is_error and "id" in refused.content[0].text and "pattern" in refused.content[0].text
+
+
+def test_views_follow_long_chains_and_cycles_of_references():
+    """Stripe's resources refer to each other in chains hundreds of schemas long: deciding whether a
+    view differs walks them without recursion, and a cycle never hides a property further on."""
+    from typed_mcp.plan.variants import Views
+    from typed_mcp.spec.normalize import Document
+
+    count = 3000
+    schemas = {
+        f"S{i}": {"type": "object", "properties": {"next": {"$ref": f"#/components/schemas/S{i + 1}"}}}
+        for i in range(count)
+    }
+    schemas[f"S{count}"] = {"type": "object", "properties": {"secret": {"type": "string", "writeOnly": True}}}
+    # A -> B -> A, and only A reaches the writeOnly property: B's view differs too.
+    schemas["A"] = {"properties": {"b": {"$ref": "#/components/schemas/B"}, "c": {"$ref": "#/components/schemas/S0"}}}
+    schemas["B"] = {"properties": {"a": {"$ref": "#/components/schemas/A"}}}
+    doc = Document(data={"components": {"schemas": schemas}}, origin="t", version="3.0.0")
+    views = Views(doc, set(schemas))
+    assert views._has({"$ref": "#/components/schemas/A"}, "writeOnly")
+    assert views._has({"$ref": "#/components/schemas/B"}, "writeOnly")
+    assert not views._has({"$ref": "#/components/schemas/A"}, "readOnly")
+    assert views.view({"$ref": "#/components/schemas/S0"}, "request") == {"$ref": "#/components/schemas/S0"}

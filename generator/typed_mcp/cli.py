@@ -8,9 +8,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from typed_mcp import __version__, compare
-from typed_mcp.catalog import diff
+from typed_mcp.catalog import budget, diff
 from typed_mcp.errors import SpecError, TypedMcpError
 from typed_mcp.options import GenerateOptions
 from typed_mcp.pipeline import Result, package_names
@@ -136,6 +137,7 @@ def generate(
         return
     if not quiet:
         _summary(result, out)
+        _budget(result)
 
 
 def _summary(result: Result, out: Path) -> None:
@@ -155,6 +157,28 @@ def _summary(result: Result, out: Path) -> None:
     if api.curation:
         changed = len({e["operation"] for e in api.curation if e["action"] != "excluded" and e["operation"] != "*"})
         print(f"  curation: {excluded} operation(s) excluded, {changed} changed (see typed-mcp.json)", file=sys.stderr)
+
+
+def _budget(result: Result) -> None:
+    """The token budget of the catalog: its size, the biggest tools, advice when it is too big."""
+    catalog = result.files.get(f"src/{result.plan.module}/catalog.json")
+    if not isinstance(catalog, str):
+        return
+    figures = budget.report(catalog)
+    if not err.is_terminal:
+        for line in figures.lines():
+            print(line, file=sys.stderr)
+        return
+    err.print(figures.lines()[0], soft_wrap=True)
+    table = Table(show_edge=False)
+    table.add_column("biggest tools")
+    table.add_column("bytes", justify="right")
+    table.add_column("~tokens", justify="right")
+    for name, count in figures.biggest:
+        table.add_row(name, f"{count:,}", f"{budget.approximate_tokens(count):,}")
+    err.print(table)
+    if (advice := figures.advice()) is not None:
+        err.print(f"[bold yellow]advice:[/] {advice}", markup=True, soft_wrap=True)
 
 
 def _with_suffix(snapshot: Path | None, source: str) -> Path | None:

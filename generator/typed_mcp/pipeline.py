@@ -14,6 +14,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from typed_mcp import __version__, cache, names
+from typed_mcp.catalog.budget import BUDGET
 from typed_mcp.catalog.pack import pack
 from typed_mcp.catalog.verify import GC_THRESHOLD, CatalogWorkers, check_catalog
 from typed_mcp.errors import OutputError, SpecError, StrictModeError
@@ -128,7 +129,9 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
             tidy(staging, files)
             path = f"src/{api.module}/catalog.json"
             files[path] = _catalog(api, files, staging / "src", workers, options.verify, step)
-            write_files(staging, {path: files[path]})
+            # The manifest records which tools the schema budget trimmed: known once they are listed.
+            files[MANIFEST] = manifest(api, spec, spec_name(spec, options), version_of(api, options), files[path])
+            write_files(staging, {path: files[path], MANIFEST: files[MANIFEST]})
     if options.snapshot is not None:
         write_file_atomically(options.snapshot, spec.raw)
     lap("catalog and write")
@@ -149,10 +152,11 @@ def _package_files(
     models = build_models(doc, api, cores_free=cores_free)
     lap("models")
     step(f"rendering {len(api.operations)} tools")
-    spec_name = options.snapshot.name if options.snapshot else Path(spec.origin).name
-    version = package_version(options.version or api.api_version)
+    version = version_of(api, options)
     files: dict[str, str | bytes] = dict(
-        render_package(api, models, spec_sha256=spec.sha256, spec_filename=spec_name, package_version=version)
+        render_package(
+            api, models, spec_sha256=spec.sha256, spec_filename=spec_name(spec, options), package_version=version
+        )
     )
     # Model modules are cut from source the models step parsed: only the rendered files are checked.
     cut = {f"src/{api.module}/models/{name}.py" for name in models.modules.sources}
@@ -164,7 +168,7 @@ def _package_files(
                 raise OutputError(
                     f"internal error: generated {relative} line {exc.lineno} does not compile: {exc.msg}"
                 ) from None
-    files[MANIFEST] = manifest(api, spec, spec_name, version)
+    files[MANIFEST] = manifest(api, spec, spec_name(spec, options), version)
     lap("render")
     return files
 
@@ -179,7 +183,7 @@ def _catalog(
 ) -> str:
     """`catalog.json` for the package whose sources are `files`, written out under `src`; checked."""
     sources = sorted((path, content) for path, content in files.items() if path.startswith("src/"))
-    entry = cache.key("catalog", *(part for path, content in sources for part in (path, content)))
+    entry = cache.key("catalog", f"budget {BUDGET}", *(part for path, content in sources for part in (path, content)))
     packed = cache.get(entry)
     if packed is not None:
         step("the tool catalog of these exact sources is cached")
@@ -190,13 +194,22 @@ def _catalog(
     tools = workers.tools(src, api.module, [op.tool_name for op in api.operations])
     if verify:
         check_catalog(tools, api)
-    packed = pack(tools)
+    packed = pack(tools, trimmed=workers.trimmed, budget=BUDGET)
     cache.put(entry, packed)
     return packed
 
 
-def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str) -> str:
-    """What was generated from what: read by the drift check and by people. No timestamps."""
+def spec_name(spec: LoadedSpec, options: GenerateOptions) -> str:
+    return options.snapshot.name if options.snapshot else Path(spec.origin).name
+
+
+def version_of(api: ApiPlan, options: GenerateOptions) -> str:
+    return package_version(options.version or api.api_version)
+
+
+def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catalog: str | bytes | None = None) -> str:
+    """What was generated from what: read by the drift check and by people. No timestamps. With the
+    `catalog`, the schema budget and the tools it trimmed (tool -> depth of references kept)."""
     data = {
         "generator": f"typed-mcp {__version__}",
         "sdk": MCP_REQUIREMENT,  # the MCP SDK minor the package was generated and tested with
@@ -212,4 +225,7 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str) -> st
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
         data["curation"] = api.curation
         data["curated_by"] = api.curation_sources
+    if catalog is not None:
+        trimmed = json.loads(catalog).get("budget", {}).get("trimmed", {})
+        data["schema_budget"] = {"bytes": BUDGET, "trimmed": trimmed}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -13,6 +13,7 @@ import anyio
 from mcp import Client
 
 from harness.corpus import schema_problems
+from typed_mcp.catalog import budget
 from typed_mcp.catalog.listing import list_all_tools
 from typed_mcp.children import print_result
 
@@ -29,10 +30,13 @@ def listing(module: str) -> dict[str, Any]:
             tools = await list_all_tools(client)
             elapsed = time.perf_counter() - begin
         dumped = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
-        # The precomputed catalog must be exactly what the SDK publishes when it registers every tool.
+        # The precomputed catalog must be exactly what the SDK publishes when it registers every tool,
+        # within the schema budget.
+        trimmer = budget.Trimmer()
         async with Client(build_server(eager=True)) as client:
             eager = [
-                t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await client.list_tools()).tools
+                trimmer.tool(t.model_dump(mode="json", by_alias=True, exclude_none=True))[0]
+                for t in (await client.list_tools()).tools
             ]
         problems = [
             f"{t.name}: {p}"

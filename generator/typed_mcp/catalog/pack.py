@@ -9,7 +9,7 @@ FORMAT = "typed-mcp-catalog/1"
 _COMPACT = {"ensure_ascii": False, "separators": (",", ":")}
 
 
-def pack(tools: list[dict[str, Any]]) -> str:
+def pack(tools: list[dict[str, Any]], trimmed: dict[str, int] | None = None, budget: int | None = None) -> str:
     """`catalog.json`: the tools/list result, with every `$defs` entry stored once.
 
     Pydantic makes each schema self-contained, so a model used by 300 tools is repeated 300 times
@@ -17,7 +17,8 @@ def pack(tools: list[dict[str, Any]]) -> str:
     a shared schema, an integer where a schema (an object or a boolean) would be, so it can never be
     mistaken for one; the server puts the same object back in every place, which keeps the file, its
     parse time and the server's memory small. `sizes` (bytes of each tool's JSON) let the server cut
-    pages without serializing anything.
+    pages without serializing anything. `budget` records the tools the schema budget trimmed (tool ->
+    depth of references kept), when there are some.
     """
     shared: list[Any] = []
     index: dict[str, int] = {}
@@ -36,4 +37,7 @@ def pack(tools: list[dict[str, Any]]) -> str:
                     defs[name] = number
                 tool[key] = {**schema, "$defs": defs}
         packed.append(tool)
-    return json.dumps({"format": FORMAT, "sizes": sizes, "shared": shared, "tools": packed}, **_COMPACT) + "\n"
+    data: dict[str, Any] = {"format": FORMAT, "sizes": sizes, "shared": shared, "tools": packed}
+    if trimmed:
+        data["budget"] = {"bytes": budget, "trimmed": trimmed}
+    return json.dumps(data, **_COMPACT) + "\n"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from typed_mcp import children
+from typed_mcp.catalog.budget import BUDGET
 from typed_mcp.children import last_error, read_result, stop
 from typed_mcp.errors import TypedMcpError
 from typed_mcp.plan.ir import ApiPlan
@@ -79,15 +80,19 @@ class CatalogWorkers:
         for err in self._stderr:
             err.close()
 
-    def tools(self, src: Path, module: str, names: list[str], *, timeout: float = 1200) -> list[dict[str, Any]]:
+    def tools(
+        self, src: Path, module: str, names: list[str], *, timeout: float = 1200, budget: int = BUDGET
+    ) -> list[dict[str, Any]]:
         """The tools/list result for `names` (in that order) of the package `module` in `src`, as JSON
-        objects. Once per set of workers: they keep the package imported."""
+        objects, each tool's schemas within `budget` bytes (`trimmed`: tool -> depth of references
+        kept, for those that were cut). Once per set of workers: they keep the package imported."""
+        self.trimmed: dict[str, int] = {}
         if not names:
             return []
         self.start()
         deadline = time.monotonic() + timeout
         chunks = [names[i : i + CHUNK] for i in range(0, len(names), CHUNK)]
-        results: list[list[dict[str, Any]] | None] = [None] * len(chunks)
+        results: list[dict[str, Any] | None] = [None] * len(chunks)
         # Each worker walks its own contiguous share of the tools (neighbours share models, so it
         # imports fewer of them); one that runs out takes chunks from the far end of the largest share.
         share = -(-len(chunks) // len(self._procs))
@@ -97,7 +102,7 @@ class CatalogWorkers:
         working: dict[int, int] = {}  # worker -> chunk
         with selectors.DefaultSelector() as selector:
             for worker, proc in enumerate(self._procs):
-                self._send(worker, {"src": str(src), "module": module})
+                self._send(worker, {"src": str(src), "module": module, "budget": budget})
                 selector.register(proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
                 self._next(worker, pending, chunks, working)
             while working:
@@ -109,7 +114,9 @@ class CatalogWorkers:
                     results[working.pop(worker)] = self._result(worker)
                     self.chunks_done[worker] += 1
                     self._next(worker, pending, chunks, working)
-        return [tool for chunk in results for tool in chunk or []]
+        for chunk in results:  # in the order of the tools, whichever worker listed them
+            self.trimmed.update((chunk or {}).get("trimmed", {}))
+        return [tool for chunk in results for tool in (chunk or {}).get("tools", [])]
 
     def _result(self, worker: int) -> Any:
         # Read up to the result line, not just one line: lines the SDK may log before it would

@@ -22,14 +22,77 @@ import pydantic
 import pydantic.json_schema
 from mcp.server import MCPServer
 
+from typed_mcp.catalog import budget
 from typed_mcp.children import print_result
 
+POOL_DEFS = 200  # a schema with more definitions than this: derive every model's schema once, in one pass
 
-def _faster_schemas() -> None:
-    """Two shortcuts that change how fast schemas are made, never what they are (the catalog tests
+
+class _Pool:
+    """Every model's JSON schema of the package, derived in one pass and shared by the tools.
+
+    pydantic derives a tool's output schema over the model's whole closure of referenced models; on
+    an API where each closure is most of the API (Stripe's expandable fields), that is a second of
+    CPU and half a megabyte for every tool. Once a closure that big is seen, `models_json_schema`
+    derives all the package's models together (the same definitions, under the same names, since
+    every model class has its own name), and a tool's schema is its model's definition plus the
+    closure of definitions it refers to: the shared objects themselves, never copied, so that the
+    budget (`budget.Trimmer`) measures each of them once and the worker never holds a full catalog."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+        self.ready: dict[tuple[Any, ...], tuple[dict[type, str], dict[str, Any]]] = {}
+        self.refs = budget.Sizes()  # the references of each definition, found once
+
+    def schema(self, kind: Any, options: tuple[tuple[str, Any], ...]) -> dict[str, Any] | None:
+        """The schema of the model class `kind` as `TypeAdapter(kind).json_schema(**options)` gives it,
+        or None when it is not one of the package's models or the pool is not built for `options`."""
+        built = self.ready.get(options)
+        if built is None or kind not in built[0]:
+            return None
+        names, defs = built
+        name = names[kind]
+        closure: dict[str, None] = {}
+        queue = [name]
+        while queue:
+            for other in self.refs.refs(defs[queue.pop()]):
+                if other not in closure and other in defs:
+                    closure[other] = None
+                    queue.append(other)
+        if name in closure:  # recursive: pydantic keeps the root a reference (the SDK inlines it)
+            return {"$defs": {key: defs[key] for key in closure}, "$ref": f"#/$defs/{name}"}
+        schema = dict(defs[name])
+        if closure:
+            schema["$defs"] = {key: defs[key] for key in closure}
+        return schema
+
+    def build(self, options: tuple[tuple[str, Any], ...]) -> None:
+        if options in self.ready:
+            return
+        models = importlib.import_module(self.module + ".models")
+        classes = [getattr(models, name) for name in models.__all__]
+        classes = [cls for cls in classes if isinstance(cls, type) and issubclass(cls, pydantic.BaseModel)]
+        settings = dict(options)
+        mode = settings.pop("mode", "validation")
+        schemas, top = pydantic.json_schema.models_json_schema(
+            [(cls, mode) for cls in classes],
+            by_alias=settings.pop("by_alias", True),
+            schema_generator=settings.pop("schema_generator", pydantic.json_schema.GenerateJsonSchema),
+            **settings,
+        )
+        names = {}
+        for (cls, _), root in schemas.items():
+            ref = root.get("$ref") if len(root) == 1 else None
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                names[cls] = ref[len("#/$defs/") :]
+        self.ready[options] = (names, top.get("$defs", {}))
+
+
+def _faster_schemas(pool: _Pool) -> None:
+    """Shortcuts that change how fast schemas are made, never what they are (the catalog tests
     compare with what the eager server lists through a Client): pydantic encodes every `None`
     default through a new TypeAdapter, and the SDK derives the output schema of a model again for
-    each tool that returns it."""
+    each tool that returns it (and, where closures are most of the API, over all of it: `_Pool`)."""
     encode_default = pydantic.json_schema.GenerateJsonSchema.encode_default
     pydantic.json_schema.GenerateJsonSchema.encode_default = (  # type: ignore[method-assign]
         lambda self, dft: None if dft is None else encode_default(self, dft)
@@ -38,14 +101,20 @@ def _faster_schemas() -> None:
 
     def memo_json_schema(self: pydantic.TypeAdapter[Any], **options: Any) -> dict[str, Any]:
         try:
-            key = (self._type, tuple(sorted(options.items())))
+            settings = tuple(sorted(options.items()))
+            key = (self._type, settings)
             hash(key)
         except (AttributeError, TypeError):
             return json_schema(self, **options)
         if getattr(self, "_config", None) is not None:
             return json_schema(self, **options)
         if key not in schemas:
-            schemas[key] = json.dumps(json_schema(self, **options))
+            pooled = pool.schema(self._type, settings)
+            if pooled is not None:
+                return pooled  # shared definitions: the SDK copies the root, and changes nothing below
+            schemas[key] = json.dumps(derived := json_schema(self, **options))
+            if len(derived.get("$defs") or ()) > POOL_DEFS:
+                pool.build(settings)
         return json.loads(schemas[key])  # a copy: the caller may change it
 
     pydantic.TypeAdapter.json_schema = memo_json_schema  # type: ignore[method-assign]
@@ -53,16 +122,25 @@ def _faster_schemas() -> None:
 
 def main() -> None:
     gc.set_threshold(int(sys.argv[1]), 50, 1000)
-    _faster_schemas()
     where = json.loads(sys.stdin.readline())
+    pool = _Pool(where["module"])
+    _faster_schemas(pool)
     sys.path.insert(0, where["src"])
     package = importlib.import_module(where["module"] + ".server")
+    trimmer = budget.Trimmer(where.get("budget", budget.BUDGET))
     for line in sys.stdin:
         server = MCPServer(name="catalog")
         for name in json.loads(line):
             package._register(server, package.tool_entry(name))  # exactly as the package's eager server registers it
-        tools = anyio.run(server.list_tools)
-        print_result([tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools])
+        tools, depths = [], {}
+        for tool in anyio.run(server.list_tools):
+            # Within the budget before the tool is dumped: a trimmed tool is never serialized whole.
+            done = budget.fit(tool.input_schema, tool.output_schema, trimmer.budget, trimmer.sizes)
+            if done.depth is not None:
+                depths[tool.name] = done.depth
+                tool = tool.model_copy(update={"input_schema": done.input_schema, "output_schema": done.output_schema})
+            tools.append(tool.model_dump(mode="json", by_alias=True, exclude_none=True))
+        print_result({"tools": tools, "trimmed": depths})
 
 
 if __name__ == "__main__":

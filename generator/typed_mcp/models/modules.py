@@ -20,6 +20,11 @@ from typed_mcp import names
 from typed_mcp.errors import OutputError
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Building the first model of a group of mutually recursive models, pydantic descends through the
+# others one after another, some 20 Python frames for each: a group of Stripe's size (hundreds of
+# models, every one reachable from every other) needs more than Python's default 1,000.
+DEEP_GROUP = 40
+FRAMES_PER_MODEL = 20
 
 
 @dataclass(frozen=True)
@@ -67,8 +72,14 @@ def split(source: str, file_header: str, tree: ast.Module | None = None) -> Mode
         for name in sorted(used & classes.keys() - set(group)):
             siblings.setdefault(module_of[name], []).append(name)
         body = [_import_line(node, used) for node in imports]
+        deep = len(group) > DEEP_GROUP and any(name in rebuilds for name in group)
+        if deep:
+            body.insert(0, "import sys\n")
         body += [f"from .{other} import {', '.join(found)}\n" for other, found in sorted(siblings.items())]
         text = [file_header, "\n", *(line for line in body if line)]
+        if deep:  # pydantic builds the first model of the group through a chain of all the others
+            limit = 1000 + FRAMES_PER_MODEL * len(group)
+            text += ["\n", f"sys.setrecursionlimit(max(sys.getrecursionlimit(), {limit}))\n"]
         for name in group:
             node = classes[name]
             first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])

@@ -29,35 +29,61 @@ class Views:
     def view(self, schema: Any, role: str) -> Any:
         """`schema` as seen in `role`; the same object when nothing in it differs."""
         keyword, _ = ROLES[role]
-        if not self._has(schema, keyword, set()):
+        if not self._has(schema, keyword):
             return schema
         return self._strip(schema, role)
 
     # -- does anything below carry the keyword? --------------------------------------------------
 
-    def _has(self, node: Any, keyword: str, seen: set[str]) -> bool:
-        if isinstance(node, list):
-            return any(self._has(item, keyword, seen) for item in node)
-        if not isinstance(node, dict):
-            return False
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            key = (ref, keyword)
-            if key not in self._affected:
-                if ref in seen:
-                    return False  # a cycle: decided by the other members
-                self._affected[key] = self._has(self.doc.resolve_pointer(ref), keyword, seen | {ref})
-            return self._affected[key]
-        properties = node.get("properties")
-        if isinstance(properties, dict) and any(
-            isinstance(p, dict) and p.get(keyword) is True for p in properties.values()
-        ):
+    def _has(self, node: Any, keyword: str) -> bool:
+        """Does `node`, or any schema it refers to, carry `keyword` on a property? Iterative (a chain of
+        references hundreds of schemas long, as in Stripe's API, would exhaust Python's stack), and
+        exact on cycles: a reference is affected when any schema it reaches carries the keyword."""
+        direct, refs = self._own(node, keyword)
+        if direct:
             return True
-        return any(
-            self._has(v, keyword, seen)
-            for k, v in node.items()
-            if k not in ("enum", "const", "default", "example", "required")
-        )
+        queue, visited = list(refs), set(refs)
+        while queue:
+            ref = queue.pop()
+            known = self._affected.get((ref, keyword))
+            if known is not None:
+                if known:
+                    return True
+                continue
+            direct, more = self._own(self.doc.resolve_pointer(ref), keyword)
+            if direct:
+                self._affected[(ref, keyword)] = True
+                return True
+            for other in more:
+                if other not in visited:
+                    visited.add(other)
+                    queue.append(other)
+        for ref in visited:  # nothing reachable carries it: every reference visited is unaffected too
+            self._affected[(ref, keyword)] = False
+        return False
+
+    def _own(self, node: Any, keyword: str) -> tuple[bool, list[str]]:
+        """(does `node` carry `keyword` itself, without following references; the references in it)."""
+        refs: list[str] = []
+        stack = [node]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, list):
+                stack.extend(item)
+                continue
+            if not isinstance(item, dict):
+                continue
+            ref = item.get("$ref")
+            if isinstance(ref, str):
+                refs.append(ref)
+                continue
+            properties = item.get("properties")
+            if isinstance(properties, dict) and any(
+                isinstance(p, dict) and p.get(keyword) is True for p in properties.values()
+            ):
+                return True, refs
+            stack.extend(v for k, v in item.items() if k not in ("enum", "const", "default", "example", "required"))
+        return False, refs
 
     # -- the view itself --------------------------------------------------------------------------
 
@@ -69,7 +95,7 @@ class Views:
             return node
         ref = node.get("$ref")
         if isinstance(ref, str):
-            if not self._has(node, keyword, set()):
+            if not self._has(node, keyword):
                 return node
             return {**node, "$ref": self._component(ref, role)}
         out: dict[str, Any] = {}

@@ -1,0 +1,269 @@
+"""The schema budget: each tool's published schemas (inputSchema + outputSchema) fit in `BUDGET` bytes.
+
+A tool whose schemas refer to most of the API (Stripe's expandable fields, `anyOf: [id, $ref
+Customer]`, make every response's closure nearly the whole API) keeps its declared structure down to
+a depth of references; what lies deeper is published as an open schema that names its model
+(`{"type": "object", "description": "Customer (not expanded here)"}`). That schema accepts more than
+the model, never less: the server still validates every answer with the full model, so whatever it
+sends, a client checking the published schema accepts. The depth is the largest that fits, chosen per
+tool, the same for both schemas; the result depends only on the schemas (same input, same bytes).
+
+`report()` gives the figures `typed-mcp generate` prints: the catalog's bytes and approximate tokens
+(bytes / 4), the biggest tools, and advice when the whole catalog is more than clients take.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+# 64 KiB for a tool's inputSchema + outputSchema together: about 16 k tokens, a few percent of a
+# model's context for the one tool an agent is about to call. Every corpus spec but Stripe's shape
+# fits whole (GitHub's biggest tool, before trimming, is about 50 KB); the synthetic payments API's
+# tools are 500 KB each untrimmed and keep 3 levels of references within it.
+BUDGET = 64 * 1024
+CLIENT_TOKENS = 100_000  # beyond this, a client's context (or its tool-list cap) will not take the whole catalog
+_COMPACT = {"ensure_ascii": False, "separators": (",", ":")}
+_DEFS = "#/$defs/"
+
+
+def size(value: Any) -> int:
+    """Bytes of `value` as compact JSON (UTF-8), as `catalog.json` measures tools."""
+    return len(json.dumps(value, **_COMPACT).encode())
+
+
+@dataclass
+class Trimmed:
+    """A tool's schemas within the budget: `depth` of references kept (None: nothing trimmed)."""
+
+    input_schema: Any
+    output_schema: Any
+    depth: int | None
+    full_bytes: int  # inputSchema + outputSchema before trimming
+
+
+class Sizes:
+    """Compact JSON sizes of schema objects, remembered by identity: `$defs` entries shared by many
+    tools (the catalog worker hands the same objects to each) are measured once."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Any, int]] = {}
+        self._refs: dict[int, tuple[Any, list[str]]] = {}
+
+    def refs(self, value: Any) -> list[str]:
+        """The `$defs` names `value` refers to (remembered by identity, as sizes are)."""
+        known = self._refs.get(id(value))
+        if known is None or known[0] is not value:
+            found: list[str] = []
+            _refs(value, found)
+            known = (value, found)
+            self._refs[id(value)] = known
+        return known[1]
+
+    def of(self, value: Any) -> int:
+        if not isinstance(value, dict):
+            return size(value)
+        known = self._known.get(id(value))
+        if known is None or known[0] is not value:
+            known = (value, size(value))
+            self._known[id(value)] = known
+        return known[1]
+
+    def schema(self, schema: Any) -> int:
+        """The size of a schema with its `$defs`, each definition measured once."""
+        if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
+            return size(schema) if schema is not None else 0
+        defs = schema["$defs"]
+        rest = size({key: value for key, value in schema.items() if key != "$defs"})
+        if not defs:
+            return rest + len(',"$defs":{}')
+        inner = sum(size(name) + 1 + self.of(value) for name, value in defs.items()) + len(defs) - 1
+        return rest + len(',"$defs":{}') + inner
+
+
+def _refs(node: Any, found: list[str]) -> None:
+    """The local `$defs` names `node` refers to, in document order (iterative: schemas nest deep)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            ref = item.get("$ref")
+            if isinstance(ref, str) and ref.startswith(_DEFS):
+                found.append(ref[len(_DEFS) :])
+            stack.extend(reversed([v for k, v in item.items() if k not in ("$defs", "enum", "const", "default")]))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+
+
+def levels(schema: dict[str, Any], sizes: Sizes | None = None) -> dict[str, int]:
+    """Each `$defs` entry reachable from the root -> its distance in references (1: the root uses it)."""
+    sizes = sizes or Sizes()
+    defs = schema.get("$defs") if isinstance(schema.get("$defs"), dict) else {}
+    found: list[str] = []
+    _refs({key: value for key, value in schema.items() if key != "$defs"}, found)
+    level: dict[str, int] = {}
+    frontier = [name for name in dict.fromkeys(found) if name in defs]
+    depth = 1
+    while frontier:
+        following: list[str] = []
+        for name in frontier:
+            if name not in level:
+                level[name] = depth
+        for name in frontier:
+            if level[name] == depth:
+                following += [n for n in sizes.refs(defs[name]) if n in defs and n not in level]
+        frontier = list(dict.fromkeys(following))
+        depth += 1
+    return level
+
+
+def _placeholder(node: dict[str, Any], name: str, target: Any) -> dict[str, Any]:
+    """`node` (a `$ref` to `name`) as an open schema naming the model: it accepts every value the
+    model accepts (an object, when the model is certainly one), and more."""
+    out = {key: value for key, value in node.items() if key != "$ref"}
+    note = f"{name} (not expanded here)"
+    out["description"] = f"{out['description']} [{note}]" if isinstance(out.get("description"), str) else note
+    if isinstance(target, dict) and target.get("type") == "object" and "type" not in out:
+        out["type"] = "object"
+    return out
+
+
+def _cut(node: Any, keep: set[str], defs: dict[str, Any]) -> Any:
+    """`node` with every reference to a definition outside `keep` replaced by its placeholder; shared
+    subtrees without such references are returned as they are (never changed)."""
+    if isinstance(node, list):
+        items = [_cut(item, keep, defs) for item in node]
+        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_DEFS) and ref[len(_DEFS) :] not in keep:
+        name = ref[len(_DEFS) :]
+        return _placeholder(node, name, defs.get(name))
+    out, changed = {}, False
+    for key, value in node.items():
+        if key in ("$defs", "enum", "const", "default"):
+            out[key] = value
+            continue
+        new = _cut(value, keep, defs)
+        changed = changed or new is not value
+        out[key] = new
+    return out if changed else node
+
+
+def trim(schema: Any, depth: int, level: dict[str, int] | None = None) -> Any:
+    """`schema` keeping the definitions within `depth` references of its root; deeper ones become
+    placeholders. `$defs` stays at the root and every `$ref` stays local. (`level`: its `levels()`.)"""
+    if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
+        return schema
+    defs = schema["$defs"]
+    level = levels(schema) if level is None else level
+    keep = {name for name, distance in level.items() if distance <= depth}
+    root = _cut({key: value for key, value in schema.items() if key != "$defs"}, keep, defs)
+    kept = {name: _cut(value, keep, defs) for name, value in defs.items() if name in keep}
+    if kept:
+        root["$defs"] = kept
+    return root
+
+
+def _levels(schema: Any, sizes: Sizes) -> dict[str, int]:
+    if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
+        return {}
+    return levels(schema, sizes)
+
+
+def fit(input_schema: Any, output_schema: Any, budget: int = BUDGET, sizes: Sizes | None = None) -> Trimmed:
+    """The tool's schemas within `budget` bytes: unchanged when they fit, else both trimmed at the
+    largest depth that fits (depth 0 when none does: the root's own structure is always kept)."""
+    sizes = sizes or Sizes()
+    full = sizes.schema(input_schema) + sizes.schema(output_schema)
+    if full <= budget:
+        return Trimmed(input_schema, output_schema, None, full)
+    inputs, outputs = _levels(input_schema, sizes), _levels(output_schema, sizes)
+    deepest = max([0, *inputs.values(), *outputs.values()])
+    chosen = (trim(input_schema, 0, inputs), trim(output_schema, 0, outputs), 0)
+    for depth in range(1, deepest + 1):
+        trial = (trim(input_schema, depth, inputs), trim(output_schema, depth, outputs))
+        if size(trial[0]) + size(trial[1]) > budget:
+            break
+        chosen = (*trial, depth)
+    return Trimmed(chosen[0], chosen[1], chosen[2], full)
+
+
+class Trimmer:
+    """Trims tool after tool (as the catalog worker lists them), measuring shared definitions once."""
+
+    def __init__(self, budget: int = BUDGET) -> None:
+        self.budget = budget
+        self.sizes = Sizes()
+
+    def tool(self, tool: dict[str, Any]) -> tuple[dict[str, Any], Trimmed]:
+        """A tools/list entry (a JSON object) within the budget, and how it was trimmed."""
+        done = fit(tool.get("inputSchema"), tool.get("outputSchema"), self.budget, self.sizes)
+        if done.depth is None:
+            return tool, done
+        tool = dict(tool)
+        tool["inputSchema"] = done.input_schema
+        if "outputSchema" in tool:
+            tool["outputSchema"] = done.output_schema
+        return tool, done
+
+
+# -- the report ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    tools: int
+    catalog_bytes: int  # the tools/list result: every tool's JSON
+    biggest: list[tuple[str, int]]  # the ten biggest tools (name, bytes), biggest first
+    trimmed: dict[str, int] = field(default_factory=dict)  # tool -> depth of references kept
+    budget: int = BUDGET
+
+    @property
+    def tokens(self) -> int:
+        return approximate_tokens(self.catalog_bytes)
+
+    def advice(self) -> str | None:
+        if self.tokens <= CLIENT_TOKENS:
+            return None
+        return (
+            f"the whole catalog is ~{self.tokens:,} tokens, more than most clients take (~{CLIENT_TOKENS:,}): "
+            "serve a part of it with the server's --toolsets or --read-only flags, or --discovery "
+            "(a few tools that find and describe the others)"
+        )
+
+    def lines(self) -> list[str]:
+        """The report as plain lines."""
+        out = [
+            f"tool catalog: {self.catalog_bytes:,} bytes, ~{self.tokens:,} tokens (bytes/4), {self.tools} tools; "
+            f"schema budget {self.budget:,} bytes per tool, {len(self.trimmed)} trimmed"
+        ]
+        out += [f"  {name}: {count:,} bytes" for name, count in self.biggest]
+        if (advice := self.advice()) is not None:
+            out.append(f"advice: {advice}")
+        return out
+
+
+def approximate_tokens(count: int) -> int:
+    """Tokens of JSON text, roughly: bytes / 4."""
+    return -(-count // 4)
+
+
+def report(catalog: str | dict[str, Any], top: int = 10) -> Report:
+    """The figures of a packed `catalog.json` (its text or parsed)."""
+    data = json.loads(catalog) if isinstance(catalog, str) else catalog
+    sizes = data["sizes"]
+    names = [tool["name"] for tool in data["tools"]]
+    ranked = sorted(zip(names, sizes, strict=True), key=lambda pair: (-pair[1], pair[0]))[:top]
+    # The tools/list result: {"tools":[...]} around the tools, one comma between two.
+    total = sum(sizes) + max(len(sizes) - 1, 0) + len('{"tools":[]}')
+    budget = data.get("budget") or {}
+    return Report(
+        tools=len(names),
+        catalog_bytes=total,
+        biggest=ranked,
+        trimmed=dict(budget.get("trimmed") or {}),
+        budget=int(budget.get("bytes") or BUDGET),
+    )
