@@ -88,6 +88,9 @@ corpus: $(STAMP) $(NODE_STAMP)
 ## bench: the generated GitHub server vs FastMCP from_openapi (own venv in bench/); writes bench/RESULTS.md (~20 min)
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py --runs 3 --markdown bench/RESULTS.md
+	$(BIN)/python bench/modes.py --markdown bench/MODES.md
+	$(BIN)/python bench/search_quality.py bench/.work/modes-github__api.github.com bench/search_tasks/github.json
+	$(BIN)/python bench/search_quality.py bench/.work/modes-cloudflare__openapi bench/search_tasks/cloudflare.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache dist

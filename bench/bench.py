@@ -336,6 +336,7 @@ class RawSession:
     warm_s: list[float] = field(default_factory=list)  # one full listing (all pages)
     request_s: list[float] = field(default_factory=list)  # one tools/list request (one page)
     page_bytes: list[int] = field(default_factory=list)
+    tools: int = 0  # tools listed in the cold listing
 
 
 async def raw_stdio_session(server: ServerSpec, warm_lists: int) -> RawSession:
@@ -383,10 +384,12 @@ async def raw_stdio_session(server: ServerSpec, warm_lists: int) -> RawSession:
 
     async def list_all() -> tuple[list[int], list[float]]:
         sizes, latencies, cursor = [], [], None
+        result.tools = 0
         while True:
             page, size, latency = await request("tools/list", {"cursor": cursor} if cursor else {})
             sizes.append(size)
             latencies.append(latency)
+            result.tools += len(page.get("tools") or [])
             cursor = page.get("nextCursor")
             if not cursor:
                 return sizes, latencies
