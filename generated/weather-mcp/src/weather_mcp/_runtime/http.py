@@ -188,12 +188,7 @@ class Api(Settings, Credentials):
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > limit:
                     raise UpstreamError(f"upstream response is {declared} bytes, over the {limit} byte cap")
-                chunks, size = [], 0
-                async for chunk in response.aiter_raw():
-                    size += len(chunk)
-                    if size > limit:
-                        raise UpstreamError(f"upstream response is over the {limit} byte cap")
-                    chunks.append(chunk)
+                body = await _read_capped(response, limit)
             finally:
                 await response.aclose()
         except httpx.TimeoutException:
@@ -204,8 +199,22 @@ class Api(Settings, Credentials):
             ) from None
         except httpx.HTTPError as exc:
             raise UpstreamError(f"upstream request failed: {type(exc).__name__}") from None
-        # Re-decode through httpx so Content-Encoding (gzip, br) is honoured.
-        return httpx.Response(response.status_code, headers=response.headers, content=b"".join(chunks), request=request)
+        # The body is already decoded: the headers no longer describe an encoding or a length.
+        headers = [(k, v) for k, v in response.headers.multi_items() if k not in ("content-encoding", "content-length")]
+        return httpx.Response(response.status_code, headers=headers, content=body, request=request)
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> bytes:
+    """The body decoded (every Content-Encoding httpx decodes: gzip, deflate, br, zstd), reading
+    stopped as soon as the decoded bytes pass `limit`: the cap counts what is held in memory, so a
+    small compressed body cannot expand without bound."""
+    chunks, size = [], 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise UpstreamError(f"upstream response is over the {limit} byte cap (decoded)")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _retry_after(value: str | None, default: float) -> float:

@@ -1,0 +1,104 @@
+"""The holes of the "Security" issue, each through a real generated server and a real upstream on
+127.0.0.1 (or the real CLI): what a hostile upstream, spec or caller could do, and the defence."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import zlib
+
+import pytest
+from mcp import Client
+
+from support import HttpServer, Reply, generate, import_server
+
+pytestmark = pytest.mark.anyio
+
+PREFIX = "GUARDED"
+
+
+def _op(op_id: str, media: str = "application/json", schema: dict | None = None, **extra) -> dict:
+    schema = schema or {"type": "object"}
+    return {
+        "operationId": op_id,
+        "responses": {"200": {"description": "ok", "content": {media: {"schema": schema}}}},
+        **extra,
+    }
+
+
+SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "Guarded", "version": "1"},
+    "servers": [{"url": "http://127.0.0.1:9/v1"}],
+    "paths": {
+        "/text": {"get": _op("get_text", "text/plain", {"type": "string"})},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def server_factory(tmp_path_factory):
+    out = tmp_path_factory.mktemp("guarded") / "guarded"
+    generate(SPEC, out, "guarded")
+    return lambda: import_server(out, "guarded")
+
+
+@pytest.fixture
+def upstream(monkeypatch):
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url + "/v1")
+        yield server
+
+
+async def call(server_factory, name: str, arguments: dict | None = None):
+    async with Client(server_factory()) as client:
+        return await client.call_tool(name, arguments or {})
+
+
+# -- 1. decompression bomb -----------------------------------------------------------------------
+
+
+def _deflate(data: bytes) -> bytes:
+    return zlib.compress(data, 9)
+
+
+def _brotli(data: bytes) -> bytes:
+    return importlib.import_module("brotli").compress(data)
+
+
+def _zstd(data: bytes) -> bytes:
+    return importlib.import_module("zstandard").ZstdCompressor().compress(data)
+
+
+ENCODINGS = [
+    pytest.param("gzip", lambda d: gzip.compress(d, 9), id="gzip"),
+    pytest.param("deflate", _deflate, id="deflate"),
+    pytest.param(
+        "br",
+        _brotli,
+        id="br",
+        marks=pytest.mark.skipif(not importlib.util.find_spec("brotli"), reason="brotli not installed"),
+    ),
+    pytest.param(
+        "zstd",
+        _zstd,
+        id="zstd",
+        marks=pytest.mark.skipif(not importlib.util.find_spec("zstandard"), reason="zstandard not installed"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("encoding", "compress"), ENCODINGS)
+async def test_hole_decompression_bomb_cap_counts_decoded_bytes(
+    server_factory, upstream, monkeypatch, encoding, compress
+):
+    monkeypatch.setenv(f"{PREFIX}_MAX_RESPONSE_BYTES", "1000000")
+    bomb = compress(b"a" * 20_000_000)  # 20 MB of text in a few KB on the wire
+    assert len(bomb) < 100_000
+    upstream.routes["/v1/text"] = Reply(200, bomb, "text/plain", headers={"content-encoding": encoding})
+    result = await call(server_factory, "get_text")
+    assert result.is_error and "over the 1000000 byte cap" in result.content[0].text
+    # Under the cap, the decoded body arrives as it was sent.
+    upstream.routes["/v1/text"] = Reply(200, compress(b"hello"), "text/plain", headers={"content-encoding": encoding})
+    result = await call(server_factory, "get_text")
+    assert not result.is_error and result.content[0].text == "hello"
