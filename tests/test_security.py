@@ -32,6 +32,27 @@ SPEC = {
     "servers": [{"url": "http://127.0.0.1:9/v1"}],
     "paths": {
         "/text": {"get": _op("get_text", "text/plain", {"type": "string"})},
+        "/repos/{owner}/issues": {
+            "get": _op(
+                "list_issues",
+                parameters=[
+                    {"name": "owner", "in": "path", "required": True, "schema": {"type": "string"}},
+                ],
+            )
+        },
+        "/tags/{tags}": {
+            "get": _op(
+                "get_tags",
+                parameters=[
+                    {
+                        "name": "tags",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "array", "items": {"type": "string"}},
+                    },
+                ],
+            )
+        },
     },
 }
 
@@ -102,3 +123,33 @@ async def test_hole_decompression_bomb_cap_counts_decoded_bytes(
     upstream.routes["/v1/text"] = Reply(200, compress(b"hello"), "text/plain", headers={"content-encoding": encoding})
     result = await call(server_factory, "get_text")
     assert not result.is_error and result.content[0].text == "hello"
+
+
+# -- 2. path segments -----------------------------------------------------------------------------
+
+
+async def test_hole_path_segments_reserved_characters_are_encoded(server_factory, upstream):
+    upstream.default = Reply(200, {})
+    sent = {
+        "..;": "..%3B",  # Tomcat/Spring read `..;` as `..`
+        "a/b?c#d e%": "a%2Fb%3Fc%23d%20e%25",
+        "!$&'()*+,;=:@": "%21%24%26%27%28%29%2A%2B%2C%3B%3D%3A%40",
+        "ok-._~9": "ok-._~9",
+        "...": "...",
+    }
+    async with Client(server_factory()) as client:
+        for value, encoded in sent.items():
+            result = await client.call_tool("list_issues", {"owner": value})
+            assert not result.is_error, (value, result.content)
+            assert upstream.seen[-1].raw_path == f"/v1/repos/{encoded}/issues"
+        # An array keeps OpenAPI's literal separators; its items are encoded.
+        assert not (await client.call_tool("get_tags", {"tags": ["a;b", "c"]})).is_error
+        assert upstream.seen[-1].raw_path == "/v1/tags/a%3Bb,c"
+
+
+@pytest.mark.parametrize("value", [".", "..", "%2e", "%2E%2e", ".%2e", "%252e%252E"])
+async def test_hole_path_segments_dot_segments_are_refused(server_factory, upstream, value):
+    upstream.default = Reply(200, {})
+    result = await call(server_factory, "list_issues", {"owner": value})
+    assert result.is_error and "path parameter 'owner'" in result.content[0].text
+    assert upstream.seen == []  # nothing reached the upstream
