@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import json
 import zlib
 
 import pytest
@@ -40,6 +41,16 @@ SPEC = {
                 ],
             )
         },
+        "/headers": {
+            "get": _op(
+                "send_headers",
+                parameters=[
+                    {"name": name, "in": "header", "schema": {"type": "string"}}
+                    for name in ("Host", "Content-Length", "Transfer-Encoding", "Connection", "TE", "Upgrade")
+                    + ("Keep-Alive", "Trailer", "Proxy-Authorization", "Proxy-Connection", "X-Note")
+                ],
+            )
+        },
         "/tags/{tags}": {
             "get": _op(
                 "get_tags",
@@ -58,10 +69,14 @@ SPEC = {
 
 
 @pytest.fixture(scope="module")
-def server_factory(tmp_path_factory):
+def generated(tmp_path_factory):
     out = tmp_path_factory.mktemp("guarded") / "guarded"
-    generate(SPEC, out, "guarded")
-    return lambda: import_server(out, "guarded")
+    return out, generate(SPEC, out, "guarded")
+
+
+@pytest.fixture(scope="module")
+def server_factory(generated):
+    return lambda: import_server(generated[0], "guarded")
 
 
 @pytest.fixture
@@ -153,3 +168,32 @@ async def test_hole_path_segments_dot_segments_are_refused(server_factory, upstr
     result = await call(server_factory, "list_issues", {"owner": value})
     assert result.is_error and "path parameter 'owner'" in result.content[0].text
     assert upstream.seen == []  # nothing reached the upstream
+
+
+# -- 3. dangerous header parameters --------------------------------------------------------------
+
+
+async def test_hole_dangerous_headers_are_never_arguments_nor_sent(generated, server_factory, upstream):
+    out, proc = generated
+    upstream.default = Reply(200, {})
+    async with Client(server_factory()) as client:
+        tool = next(t for t in (await client.list_tools()).tools if t.name == "send_headers")
+        assert set(tool.input_schema["properties"]) == {"x_note"}
+        result = await client.call_tool("send_headers", {"x_note": "hi", "host": "admin.internal"})
+    assert not result.is_error, result.content
+    seen = upstream.seen[-1]
+    assert seen.headers["host"] == upstream.url.removeprefix("http://") and seen.headers["x-note"] == "hi"
+    # Each one left out is reported, with its reason, by the CLI and in the manifest.
+    manifest = json.loads((out / "typed-mcp.json").read_text())
+    for name in ("Host", "Transfer-Encoding", "TE", "Proxy-Authorization", "Proxy-Connection", "Keep-Alive"):
+        note = f"GET /headers: header parameter {name!r} is not sent"
+        assert note in proc.stderr and any(n.startswith(note) for n in manifest["notes"])
+    assert "'X-Note'" not in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["a\r\nX-Injected: 1", "a\nb", "a\rb", "nul\x00", "esc\x1b", "del\x7f"])
+async def test_hole_dangerous_headers_control_characters_are_refused(server_factory, upstream, value):
+    upstream.default = Reply(200, {})
+    result = await call(server_factory, "send_headers", {"x_note": value})
+    assert result.is_error and result.content[0].text.startswith("header parameter 'X-Note' may not contain")
+    assert upstream.seen == []

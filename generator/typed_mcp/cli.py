@@ -135,6 +135,8 @@ def _summary(result: Result, out: Path) -> None:
     )
     for skipped in api.skipped:
         print(f"  skipped {skipped.key}: {skipped.reason}", file=sys.stderr)
+    for warning in api.warnings:
+        print(f"  note {warning}", file=sys.stderr)
 
 
 def _with_suffix(snapshot: Path | None, source: str) -> Path | None:

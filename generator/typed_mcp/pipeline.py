@@ -198,4 +198,6 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str) -> st
         "tools": {op.tool_name: op.key for op in api.operations},
         "skipped": [{"operation": s.key, "reason": s.reason} for s in api.skipped],
     }
+    if api.warnings:  # inputs left out of a tool that is generated (a header that is never sent)
+        data["notes"] = list(api.warnings)
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

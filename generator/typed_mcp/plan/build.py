@@ -22,6 +22,31 @@ _STATUS_ORDER = ("200", "201", "202", "203", "206", "2XX", "204", "205", "defaul
 _NO_BODY = ("204", "205")
 DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
 _IGNORED_HEADERS = {"accept", "content-type", "authorization"}
+# Headers that frame the message, route it or act hop by hop (RFC 9110 7.6.1): the HTTP client owns
+# them, and a caller that set one could reach another virtual host or smuggle a request.
+_FORBIDDEN_HEADERS = {
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "te",
+    "upgrade",
+    "keep-alive",
+    "trailer",
+    "trailers",
+    "expect",
+}
+_HEADER_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def _unsendable_header(name: str) -> str | None:
+    """Why a header parameter is never sent, or None when it may be."""
+    if not _HEADER_TOKEN.fullmatch(name):
+        return "not a valid HTTP header name"
+    lowered = name.lower()
+    if lowered in _FORBIDDEN_HEADERS or lowered.startswith("proxy-"):
+        return "a framing, routing or hop-by-hop header the HTTP client sets itself"
+    return None
 
 
 class Unsupported(Exception):
@@ -150,7 +175,9 @@ def _operation(
     if not request_path.startswith("/") or any(c in request_path for c in "\r\n\\"):
         raise Unsupported(f"path {path!r} is not a plain absolute path")
     fixed_query = tuple(parse_qsl(query_text, keep_blank_values=True))
-    params = _parameters(doc, request_path, path_item, op)
+    dropped: list[str] = []
+    params = _parameters(doc, request_path, path_item, op, dropped)
+    result.warnings.extend(f"{key}: {reason}" for reason in dropped)
     body = _body(doc, path_item, op, tool, result, taken_keys, {p.arg_name for p in params}, views)
     response = _response(doc, op, tool, result, taken_keys, views)
     if method.lower() == "head" and response.kind != "empty":
@@ -190,7 +217,11 @@ def _declared_parameters(doc: Document, path_item: dict[str, Any], op: dict[str,
             yield doc.deref(raw, "#")[0]
 
 
-def _parameters(doc: Document, path: str, path_item: dict[str, Any], op: dict[str, Any]) -> tuple[Parameter, ...]:
+def _parameters(
+    doc: Document, path: str, path_item: dict[str, Any], op: dict[str, Any], dropped: list[str] | None = None
+) -> tuple[Parameter, ...]:
+    """The operation's parameters; a header parameter that is never sent is left out, its reason
+    appended to `dropped`."""
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for param in _declared_parameters(doc, path_item, op):
         if not isinstance(param, dict) or not isinstance(param.get("name"), str):
@@ -200,6 +231,10 @@ def _parameters(doc: Document, path: str, path_item: dict[str, Any], op: dict[st
             raise Unsupported(f"parameter {param['name']!r} is in {location!r}")
         if location == "header" and param["name"].lower() in _IGNORED_HEADERS:
             continue  # OpenAPI: these are set by the content negotiation and auth instead
+        if location == "header" and (reason := _unsendable_header(param["name"])):
+            if dropped is not None:
+                dropped.append(f"header parameter {param['name']!r} is not sent: {reason}")
+            continue
         merged[(param["name"], location)] = param
     template_names = set(re.findall(r"{([^{}]+)}", path))
     missing = template_names - {name for name, loc in merged if loc == "path"}

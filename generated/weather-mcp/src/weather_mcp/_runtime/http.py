@@ -136,7 +136,7 @@ class Api(Settings, Credentials):
         query_pairs = [
             pair for name, value in query.items() for pair in encode_query(name, value, *styles.get(name, (None, None)))
         ]
-        header_pairs = {name: encode_simple(value) for name, value in headers.items() if value is not None}
+        header_pairs = {name: _header_value(name, value) for name, value in headers.items() if value is not None}
         cookie_pairs = {name: encode_simple(value) for name, value in cookies.items() if value is not None}
         if accept:
             header_pairs.setdefault("accept", accept)
@@ -215,6 +215,15 @@ async def _read_capped(response: httpx.Response, limit: int) -> bytes:
             raise UpstreamError(f"upstream response is over the {limit} byte cap (decoded)")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _header_value(name: str, value: Any) -> str:
+    """A header parameter's value; a control character (CR and LF above all: a second header, or a
+    second request) is refused, naming the parameter."""
+    text = encode_simple(value)
+    if any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F for c in text):
+        raise UpstreamError(f"header parameter {name!r} may not contain control characters (CR, LF...)")
+    return text
 
 
 def _retry_after(value: str | None, default: float) -> float:
