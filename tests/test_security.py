@@ -6,11 +6,16 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import sys
 import zlib
 
+import httpx
+import httpx2
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
+from harness.demo.process import free_port, running
 from support import HttpServer, Reply, generate, import_server
 
 pytestmark = pytest.mark.anyio
@@ -197,3 +202,23 @@ async def test_hole_dangerous_headers_control_characters_are_refused(server_fact
     result = await call(server_factory, "send_headers", {"x_note": value})
     assert result.is_error and result.content[0].text.startswith("header parameter 'X-Note' may not contain")
     assert upstream.seen == []
+
+
+# -- 4. credential fallback -----------------------------------------------------------------------
+
+
+async def test_hole_credential_fallback_forwarded_mode_never_sends_env_credentials(weather_package, demo_url):
+    port = free_port()
+    args = [sys.executable, "-m", "weather_mcp", "--base-url", demo_url, "--transport", "streamable-http"]
+    args += ["--port", str(port), "--forward-authorization"]
+    env = {"PYTHONPATH": str(weather_package / "src"), "WEATHER_MCP_HTTP_BEARER_TOKEN": "operator-env-token"}
+    report = {"city": "Paris", "temperature": 18, "humidity": 50, "conditions": "fog"}
+    report["observed_at"] = "2026-11-30T08:00:00+01:00"
+    with running(args, f"http://127.0.0.1:{port}/health", env):
+        async with httpx2.AsyncClient() as http:  # no Authorization header of the client's own
+            async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client:
+                result = await client.call_tool("create_report", {"body": report})
+    seen = httpx.get(f"{demo_url}/_debug/requests").json()[-1]
+    assert seen["authorization"] is None  # neither the client's (it sent none) nor the operator's
+    assert result.is_error and "HTTP 401" in result.content[0].text
+    assert "operator-env-token" not in result.model_dump_json()

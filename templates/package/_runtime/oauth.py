@@ -28,8 +28,12 @@ class Credentials:
     async def _credentials(self, alternatives: tuple[tuple[str, ...], ...]) -> list[tuple[Scheme, list[str]]]:
         """The credentials for the first alternative that is fully configured (fetching an OAuth2
         token when needed), or none when the operation needs none."""
-        forwarded = FORWARDED_AUTHORIZATION.get() if self.forward_authorization else None
-        if forwarded:
+        if self.forward_authorization:
+            # Each caller brings its own credential: one who brings none gets none, never the
+            # operator's configured ones (the upstream answers such a request as it sees fit).
+            forwarded = FORWARDED_AUTHORIZATION.get()
+            if not forwarded:
+                return []
             return [(Scheme("header", ("",), location="header", name="authorization"), [forwarded])]
         if not alternatives:
             return []
