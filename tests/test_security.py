@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from harness.demo.process import free_port, running
-from support import HttpServer, Reply, generate, import_server
+from support import HttpServer, Reply, generate, import_server, run_cli
 
 pytestmark = pytest.mark.anyio
 
@@ -222,3 +222,51 @@ async def test_hole_credential_fallback_forwarded_mode_never_sends_env_credentia
     assert seen["authorization"] is None  # neither the client's (it sent none) nor the operator's
     assert result.is_error and "HTTP 401" in result.content[0].text
     assert "operator-env-token" not in result.model_dump_json()
+
+
+# -- 5. spec fetch redirects -----------------------------------------------------------------------
+
+MINI = {
+    "openapi": "3.0.3",
+    "info": {"title": "Mini", "version": "1"},
+    "paths": {"/ping": {"get": _op("ping")}},
+}
+TOKEN = "glpat-s3cret-header-value"
+
+
+def _one_line(proc) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+def test_hole_spec_redirects_cross_origin_drops_every_header(tmp_path):
+    with HttpServer() as first, HttpServer() as other:  # two ports: two origins
+        other.routes["/openapi.json"] = Reply(200, MINI)
+        first.routes["/moved.json"] = Reply(302, b"", headers={"location": "/openapi.json"})
+        first.routes["/openapi.json"] = Reply(302, b"", headers={"location": f"{other.url}/openapi.json"})
+        headers = ("-H", f"PRIVATE-TOKEN: {TOKEN}", "-H", "Authorization: Bearer a-token", "-H", "X-Custom: c")
+        proc = run_cli("generate", f"{first.url}/moved.json", "--out", str(tmp_path / "o"), "--no-snapshot", *headers)
+        assert proc.returncode == 0, proc.stderr
+        # The same origin gets the headers; the other origin none of them.
+        assert [s.raw_path for s in first.seen] == ["/moved.json", "/openapi.json"]
+        assert all(s.headers.get("private-token") == TOKEN for s in first.seen)
+        (seen,) = other.seen
+        assert not {"private-token", "authorization", "x-custom"} & set(seen.headers)
+        # Redirected back to the first origin, the headers stay dropped.
+        other.routes["/openapi.json"] = Reply(302, b"", headers={"location": f"{first.url}/final.json"})
+        first.routes["/final.json"] = Reply(200, MINI)
+        proc = run_cli("generate", f"{first.url}/openapi.json", "--out", str(tmp_path / "p"), "--no-snapshot", *headers)
+        assert proc.returncode == 0, proc.stderr
+        assert first.seen[-1].raw_path == "/final.json" and "private-token" not in first.seen[-1].headers
+
+
+def test_hole_spec_redirects_loops_and_bad_bodies_are_one_line(tmp_path):
+    with HttpServer() as server:
+        server.routes["/loop.json"] = Reply(302, b"", headers={"location": "/loop.json"})
+        server.routes["/bad.json"] = Reply(200, b"not gzip at all", headers={"content-encoding": "gzip"})
+        loop = run_cli("generate", f"{server.url}/loop.json", "--out", str(tmp_path / "o"), "--no-snapshot")
+        bad = run_cli("generate", f"{server.url}/bad.json", "--out", str(tmp_path / "o"), "--no-snapshot")
+        assert len([s for s in server.seen if s.raw_path == "/loop.json"]) <= 6 * 3  # bounded, retries included
+    assert loop.returncode == 3 and "redirects" in _one_line(loop)
+    assert bad.returncode == 3 and "DecodingError" in _one_line(bad)

@@ -76,37 +76,78 @@ def load(
     return LoadedSpec(document, raw, source, None, path.resolve().parent, fmt)
 
 
+MAX_REDIRECTS = 5
+_REDIRECT_STATUSES = {301, 302, 303, 307, 308}
+
+
 def fetch(url: str, *, headers: dict[str, str], timeout: float, max_bytes: int) -> tuple[bytes, str]:
     """GET a spec with retries on connection errors and 5xx; never prints header values."""
     shown = redact_url(url)
     last_error = ""
-    with httpx.Client(timeout=timeout, follow_redirects=True, headers=headers) as client:
+    with httpx.Client(timeout=timeout, follow_redirects=False) as client:
         for attempt in range(RETRIES):
             if attempt:
                 time.sleep(0.5 * 2 ** (attempt - 1))
             try:
-                with client.stream("GET", url) as response:
-                    if response.status_code in RETRY_STATUSES:
-                        last_error = f"HTTP {response.status_code}"
-                        continue
-                    if not response.is_success:
-                        raise FetchError(f"{shown}: HTTP {response.status_code} {response.reason_phrase}")
-                    declared = response.headers.get("content-length")
-                    if declared and declared.isdigit() and int(declared) > max_bytes:
-                        raise FetchError(f"{shown}: response is {declared} bytes, over the {max_bytes} byte cap")
-                    chunks: list[bytes] = []
-                    size = 0
-                    for chunk in response.iter_bytes():
-                        size += len(chunk)
-                        if size > max_bytes:
-                            raise FetchError(f"{shown}: response is over the {max_bytes} byte cap")
-                        chunks.append(chunk)
-                    return b"".join(chunks), response.headers.get("content-type", "")
+                return _get(client, url, headers, max_bytes)
+            except _Retry as exc:
+                last_error = str(exc)
             except httpx.TimeoutException:
                 last_error = f"timed out after {timeout:g}s"
             except httpx.TransportError as exc:
                 last_error = f"connection failed ({type(exc).__name__})"
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:  # an undecodable body, an unusable Location
+                raise FetchError(f"{shown}: {type(exc).__name__}") from None
     raise FetchError(f"{shown}: {last_error} (tried {RETRIES} times)")
+
+
+class _Retry(Exception):
+    """An answer worth asking again for (a 5xx)."""
+
+
+def _get(client: httpx.Client, url: str, headers: dict[str, str], max_bytes: int) -> tuple[bytes, str]:
+    """One GET, following at most MAX_REDIRECTS redirects. The `-H` headers go to the first URL's
+    origin only: a redirect to another origin (scheme, host or port) is followed without any of
+    them, and they are not sent again for the rest of the chain."""
+    shown = redact_url(url)
+    origin = _origin(httpx.URL(url))
+    for _ in range(MAX_REDIRECTS + 1):
+        target = httpx.URL(url)
+        sent = headers if _origin(target) == origin else {}
+        if not sent:
+            headers = {}  # once off the origin, never again (not even when redirected back)
+        with client.stream("GET", target, headers=sent) as response:
+            if response.status_code in _REDIRECT_STATUSES and response.headers.get("location"):
+                url = str(target.join(response.headers["location"]))
+                if not url.startswith(("http://", "https://")):
+                    raise FetchError(f"{shown}: redirected to a URL that is not http(s)")
+                continue
+            if response.status_code in RETRY_STATUSES:
+                raise _Retry(f"HTTP {response.status_code}")
+            if not response.is_success:
+                raise FetchError(f"{shown}: HTTP {response.status_code} {response.reason_phrase}")
+            return _read(response, shown, max_bytes), response.headers.get("content-type", "")
+    raise FetchError(f"{shown}: more than {MAX_REDIRECTS} redirects")
+
+
+def _read(response: httpx.Response, shown: str, max_bytes: int) -> bytes:
+    """The decoded body, reading stopped once it passes `max_bytes`."""
+    declared = response.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > max_bytes:
+        raise FetchError(f"{shown}: response is {declared} bytes, over the {max_bytes} byte cap")
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            raise FetchError(f"{shown}: response is over the {max_bytes} byte cap")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
 
 
 def _guess_format(name: str, content_type: str, raw: bytes) -> str:
