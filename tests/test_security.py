@@ -270,3 +270,29 @@ def test_hole_spec_redirects_loops_and_bad_bodies_are_one_line(tmp_path):
         assert len([s for s in server.seen if s.raw_path == "/loop.json"]) <= 6 * 3  # bounded, retries included
     assert loop.returncode == 3 and "redirects" in _one_line(loop)
     assert bad.returncode == 3 and "DecodingError" in _one_line(bad)
+
+
+# -- 6. remote refs --------------------------------------------------------------------------------
+
+
+def _with_remote_ref(url: str) -> dict:
+    spec = json.loads(json.dumps(MINI))
+    spec["paths"]["/ping"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] = {"$ref": url}
+    return spec
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "169.254.169.254", "10.0.0.1", "[::1]"])
+def test_hole_remote_refs_private_addresses_are_refused(tmp_path, host):
+    with HttpServer() as server:
+        port = server.url.rsplit(":", 1)[1]
+        server.routes["/openapi.json"] = Reply(200, _with_remote_ref(f"http://{host}:{port}/schemas.json#/Ping"))
+        server.routes["/schemas.json"] = Reply(200, {"Ping": {"type": "object"}})
+        args = ("generate", f"{server.url}/openapi.json", "--no-snapshot", "--allow-remote-refs")
+        proc = run_cli(*args, "--out", str(tmp_path / "o"))
+        assert proc.returncode == 3 and "--allow-private-refs" in _one_line(proc)
+        assert [s.raw_path for s in server.seen] == ["/openapi.json"]  # the ref was never fetched
+        if host == "127.0.0.1":
+            # With the explicit flag, a loopback ref is fetched (the same cap and timeout as the main fetch).
+            proc = run_cli(*args, "--allow-private-refs", "--out", str(tmp_path / "p"))
+            assert proc.returncode == 0, proc.stderr
+            assert server.seen[-1].raw_path == "/schemas.json"

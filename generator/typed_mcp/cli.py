@@ -86,6 +86,9 @@ def generate(
         typer.Option(help="check the generated server's tool listing (every tool, every outputSchema) before writing"),
     ] = True,
     allow_remote_refs: Annotated[bool, typer.Option(help="fetch http(s) $refs (refused by default)")] = False,
+    allow_private_refs: Annotated[
+        bool, typer.Option(help="with --allow-remote-refs: also from loopback, private and link-local addresses")
+    ] = False,
     package_version: Annotated[
         str | None, typer.Option(help="package version (default: info.version as PEP 440)")
     ] = None,
@@ -106,6 +109,7 @@ def generate(
             strict=strict,
             verify=verify,
             allow_remote_refs=allow_remote_refs,
+            allow_private_refs=allow_private_refs,
             version=package_version,
             cache=use_cache,
             tool_prefix=tool_prefix,

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from typed_mcp import names, pointer
 from typed_mcp.errors import SpecError
-from typed_mcp.spec.load import DEFAULT_MAX_BYTES, fetch, parse, redact_url
+from typed_mcp.spec.load import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, fetch, parse, redact_url
 
 _SCHEMA_KEYS = {"schema", "items", "additionalProperties", "not", "additionalItems", "contains", "propertyNames"}
 _SCHEMA_LIST_KEYS = {"allOf", "anyOf", "oneOf", "prefixItems"}
@@ -36,11 +36,20 @@ def has_external_refs(node: Any) -> bool:
 
 
 class Bundler:
-    def __init__(self, document: dict[str, Any], base: Path | str, origin: str, *, allow_remote: bool = False) -> None:
+    def __init__(
+        self,
+        document: dict[str, Any],
+        base: Path | str,
+        origin: str,
+        *,
+        allow_remote: bool = False,
+        allow_private: bool = False,
+    ) -> None:
         self.document = copy.deepcopy(document)
         self.base = base  # the root file's folder, or its URL
         self.origin = origin
         self.allow_remote = allow_remote
+        self.allow_private = allow_private  # remote refs may reach loopback, private and link-local addresses
         self.swagger = "swagger" in document
         self._files: dict[str, dict[str, Any]] = {}
         self._placed: dict[tuple[str, str], str] = {}  # (file, pointer) -> local $ref
@@ -168,7 +177,13 @@ class Bundler:
     def _load(self, file: str) -> dict[str, Any]:
         if file not in self._files:
             if file.startswith(("http://", "https://")):
-                raw, content_type = fetch(file, headers={}, timeout=30.0, max_bytes=DEFAULT_MAX_BYTES)
+                raw, content_type = fetch(
+                    file,
+                    headers={},
+                    timeout=DEFAULT_TIMEOUT,
+                    max_bytes=DEFAULT_MAX_BYTES,
+                    public_only=not self.allow_private,
+                )
                 fmt = "yaml" if "yaml" in content_type or file.endswith((".yaml", ".yml")) else "json"
             else:
                 raw = Path(file).read_bytes()

@@ -7,13 +7,16 @@ their sha256 is what the drift check compares.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
+import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import httpcore
 import httpx
 import yaml
 
@@ -80,11 +83,17 @@ MAX_REDIRECTS = 5
 _REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 
 
-def fetch(url: str, *, headers: dict[str, str], timeout: float, max_bytes: int) -> tuple[bytes, str]:
-    """GET a spec with retries on connection errors and 5xx; never prints header values."""
+def fetch(
+    url: str, *, headers: dict[str, str], timeout: float, max_bytes: int, public_only: bool = False
+) -> tuple[bytes, str]:
+    """GET a spec with retries on connection errors and 5xx; never prints header values.
+    `public_only`: every connection (each redirect hop's) goes to a global address, checked on
+    every address the host name resolves to, and then made to that checked address."""
     shown = redact_url(url)
     last_error = ""
-    with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+    # An environment proxy would make the connection in our place, unchecked: not with public_only.
+    guarded = {"transport": _public_transport(), "trust_env": False} if public_only else {}
+    with httpx.Client(timeout=timeout, follow_redirects=False, **guarded) as client:
         for attempt in range(RETRIES):
             if attempt:
                 time.sleep(0.5 * 2 ** (attempt - 1))
@@ -148,6 +157,45 @@ def _read(response: httpx.Response, shown: str, max_bytes: int) -> bytes:
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     default = {"http": 80, "https": 443}.get(url.scheme)
     return url.scheme, url.host, url.port or default
+
+
+class _PublicOnlyBackend(httpcore.SyncBackend):
+    """Connects only to global addresses: never loopback, private, link-local (169.254.169.254, the
+    cloud metadata service), shared, reserved or multicast ones."""
+
+    def connect_tcp(self, host: str, port: int, *args: Any, **kwargs: Any) -> httpcore.NetworkStream:
+        return super().connect_tcp(public_address(host, port), port, *args, **kwargs)
+
+
+def public_address(host: str, port: int) -> str:
+    """The first address `host` resolves to, when every one of them is global (one private answer
+    among public ones is a DNS trick, not an accident); else a FetchError."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise FetchError(f"{host}: cannot resolve the host name") from None
+    addresses = [str(info[4][0]) for info in infos]
+    for address in addresses:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+            ip = ip.ipv4_mapped
+        if not ip.is_global or ip.is_multicast:
+            raise FetchError(
+                f"{host} resolves to {ip}, a loopback, private or link-local address: refused for a remote $ref "
+                "(pass --allow-private-refs to allow it)"
+            )
+    if not addresses:
+        raise FetchError(f"{host}: cannot resolve the host name")
+    return addresses[0]
+
+
+def _public_transport() -> httpx.HTTPTransport:
+    transport = httpx.HTTPTransport()
+    pool = transport._pool  # httpx gives no public seam for the network backend (pinned by the lock file)
+    if not isinstance(pool, httpcore.ConnectionPool) or not hasattr(pool, "_network_backend"):
+        raise FetchError("this httpx cannot check remote $ref addresses (a toolchain outside the lock file)")
+    pool._network_backend = _PublicOnlyBackend()
+    return transport
 
 
 def _guess_format(name: str, content_type: str, raw: bytes) -> str:

@@ -51,11 +51,13 @@ class Document:
         return node, at
 
 
-def normalize(spec: LoadedSpec, *, allow_remote_refs: bool = False) -> Document:
+def normalize(spec: LoadedSpec, *, allow_remote_refs: bool = False, allow_private_refs: bool = False) -> Document:
     data = spec.document
     if has_external_refs(data):
         base = spec.base_dir if spec.base_dir is not None else (spec.url or "").rsplit("/", 1)[0] + "/"
-        data = Bundler(data, base, spec.origin, allow_remote=allow_remote_refs).bundle()
+        data = Bundler(
+            data, base, spec.origin, allow_remote=allow_remote_refs, allow_private=allow_private_refs
+        ).bundle()
     if "swagger" in data:
         if str(data.get("swagger")) != "2.0":
             raise SpecError(
