@@ -296,3 +296,37 @@ def test_hole_remote_refs_private_addresses_are_refused(tmp_path, host):
             proc = run_cli(*args, "--allow-private-refs", "--out", str(tmp_path / "p"))
             assert proc.returncode == 0, proc.stderr
             assert server.seen[-1].raw_path == "/schemas.json"
+
+
+# -- 7. local refs escape --------------------------------------------------------------------------
+
+
+def test_hole_local_refs_escape_the_spec_folder_is_refused(tmp_path):
+    outside = tmp_path / "home" / ".docker"
+    outside.mkdir(parents=True)
+    (outside / "config.json").write_text(json.dumps({"Secret": {"type": "object", "description": "TOPSECRET-AUTH"}}))
+    folder = tmp_path / "project" / "api"
+    (folder / "schemas").mkdir(parents=True)
+    (folder / "schemas" / "ok.json").write_text(json.dumps({"Ping": {"type": "object"}}))
+    (folder / "schemas" / "link.json").symlink_to(outside / "config.json")  # inside by name, outside for real
+    for ref, ok in (
+        ("schemas/ok.json#/Ping", True),
+        ("../../home/.docker/config.json#/Secret", False),
+        ("schemas/../../../home/.docker/config.json#/Secret", False),
+        ("schemas/link.json#/Secret", False),
+        ("%2E%2E/%2E%2E/home/.docker/config.json#/Secret", False),
+    ):
+        spec = folder / "openapi.json"
+        spec.write_text(json.dumps(_with_remote_ref(ref)))
+        out = tmp_path / "out"
+        proc = run_cli("generate", str(spec), "--out", str(out), "--no-snapshot")
+        if ok:
+            assert proc.returncode == 0, proc.stderr
+            continue
+        assert proc.returncode == 1 and "leaves the spec's folder" in _one_line(proc), (ref, proc.stderr)
+        assert "TOPSECRET" not in proc.stderr + proc.stdout
+        assert not any("TOPSECRET" in p.read_text(errors="replace") for p in out.rglob("*") if p.is_file())
+    # A wider root the user names lets the same ref in.
+    spec.write_text(json.dumps(_with_remote_ref("../../home/.docker/config.json#/Secret")))
+    proc = run_cli("generate", str(spec), "--out", str(tmp_path / "wide"), "--no-snapshot", "--ref-root", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr

@@ -89,6 +89,9 @@ def generate(
     allow_private_refs: Annotated[
         bool, typer.Option(help="with --allow-remote-refs: also from loopback, private and link-local addresses")
     ] = False,
+    ref_root: Annotated[
+        Path | None, typer.Option(help="local $refs may not leave this folder (default: the spec file's folder)")
+    ] = None,
     package_version: Annotated[
         str | None, typer.Option(help="package version (default: info.version as PEP 440)")
     ] = None,
@@ -110,6 +113,7 @@ def generate(
             verify=verify,
             allow_remote_refs=allow_remote_refs,
             allow_private_refs=allow_private_refs,
+            ref_root=ref_root,
             version=package_version,
             cache=use_cache,
             tool_prefix=tool_prefix,

@@ -96,7 +96,12 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
     step("loading the spec")
     spec = load(options.source, headers=dict(options.headers))
     lap("load")
-    doc = normalize(spec, allow_remote_refs=options.allow_remote_refs, allow_private_refs=options.allow_private_refs)
+    doc = normalize(
+        spec,
+        allow_remote_refs=options.allow_remote_refs,
+        allow_private_refs=options.allow_private_refs,
+        ref_root=options.ref_root,
+    )
     info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
     name, module = package_names(options.package_name, str(info.get("title") or "api"))
     step("planning tools")

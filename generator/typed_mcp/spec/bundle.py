@@ -44,12 +44,15 @@ class Bundler:
         *,
         allow_remote: bool = False,
         allow_private: bool = False,
+        root: Path | None = None,
     ) -> None:
         self.document = copy.deepcopy(document)
         self.base = base  # the root file's folder, or its URL
         self.origin = origin
         self.allow_remote = allow_remote
         self.allow_private = allow_private  # remote refs may reach loopback, private and link-local addresses
+        # Local refs stay inside this folder (real paths: a symlink cannot lead out of it).
+        self.root = (root or (base if isinstance(base, Path) else None) or Path.cwd()).resolve()
         self.swagger = "swagger" in document
         self._files: dict[str, dict[str, Any]] = {}
         self._placed: dict[tuple[str, str], str] = {}  # (file, pointer) -> local $ref
@@ -166,6 +169,12 @@ class Bundler:
                 f"$ref {target!r}: only relative file references are allowed", source=self.origin, pointer=ref
             )
         path = (Path(folder) / unquote(target)).resolve()
+        if not path.is_relative_to(self.root):
+            raise SpecError(
+                f"$ref {target!r} leaves the spec's folder {self.root} (pass --ref-root to widen it)",
+                source=self.origin,
+                pointer=ref,
+            )
         if path.suffix.lower() not in _FILE_SUFFIXES:
             raise SpecError(
                 f"$ref {target!r}: only .json, .yaml and .yml files can be referenced", source=self.origin, pointer=ref
