@@ -330,3 +330,45 @@ def test_hole_local_refs_escape_the_spec_folder_is_refused(tmp_path):
     spec.write_text(json.dumps(_with_remote_ref("../../home/.docker/config.json#/Secret")))
     proc = run_cli("generate", str(spec), "--out", str(tmp_path / "wide"), "--no-snapshot", "--ref-root", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
+
+
+# -- 8. secrets written out ------------------------------------------------------------------------
+
+SECRETS = ("us3r-s3cret", "pa55-s3cret", "access-s3cret", "token-s3cret", "key-s3cret")
+
+
+def _leaks(proc, *folders) -> list[str]:
+    """Where any of SECRETS appears: the CLI's output, or a file under `folders`."""
+    found = [f"cli: {s}" for s in SECRETS if s in proc.stdout + proc.stderr]
+    for folder in folders:
+        for path in (p for p in folder.rglob("*") if p.is_file()):
+            text = path.read_bytes().decode("utf-8", "replace")
+            found += [f"{path}: {s}" for s in SECRETS if s in text]
+    return found
+
+
+def test_hole_secrets_written_out_source_url_credentials_reach_no_output(tmp_path):
+    spec = json.loads(json.dumps(MINI))
+    spec["servers"] = [{"url": "/api/v3"}]  # relative: the base URL comes from the spec's URL
+    spec["paths"]["/ping"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] = {
+        "$ref": "parts.json#/Ping"
+    }
+    with HttpServer() as server:
+        server.routes["/specs/openapi.json"] = Reply(200, spec)
+        server.routes["/specs/parts.json"] = Reply(200, {"Ping": {"type": "object"}})
+        host = server.url.removeprefix("http://")
+        url = f"http://{SECRETS[0]}:{SECRETS[1]}@{host}/specs/openapi.json"
+        url += f"?access_token={SECRETS[2]}&token={SECRETS[3]}&api_key={SECRETS[4]}"
+        out, snapshot = tmp_path / "out", tmp_path / "snap" / "spec.json"
+        refs = ("--allow-remote-refs", "--allow-private-refs")
+        proc = run_cli("generate", url, "--out", str(out), "--snapshot", str(snapshot), *refs)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads((out / "typed-mcp.json").read_text())["tools"] == {"ping": "GET /ping"}
+        assert f"http://{host}/api/v3'" in (out / "src" / "mini_mcp" / "upstream.py").read_text()
+        assert _leaks(proc, out, snapshot.parent) == []
+        # Failures say where, without the credentials either.
+        server.routes["/specs/parts.json"] = Reply(200, b"{not json")
+        broken = run_cli("generate", url, "--out", str(tmp_path / "o2"), "--no-snapshot", *refs)
+        missing = run_cli("generate", url.replace("openapi", "nothing"), "--out", str(tmp_path / "o3"), "--no-snapshot")
+    assert broken.returncode == 1 and "parts.json" in broken.stderr and _leaks(broken) == []
+    assert missing.returncode == 3 and "HTTP 404" in missing.stderr and _leaks(missing) == []

@@ -15,6 +15,7 @@ from typed_mcp import names
 from typed_mcp.errors import NoOperationsError, SpecError
 from typed_mcp.plan.ir import ApiPlan, Body, Operation, Parameter, Response, SecurityScheme, Skipped
 from typed_mcp.plan.variants import COMPONENT_SCHEMA, Views
+from typed_mcp.spec.load import redact_url
 from typed_mcp.spec.normalize import HTTP_METHODS, Document
 from typed_mcp.spec.repairs import implied_type, portable_pattern
 
@@ -138,7 +139,9 @@ def _default_base_url(data: dict[str, Any], spec_url: str | None) -> str | None:
     if url.startswith(("http://", "https://")):
         return url.rstrip("/") or url
     if spec_url:
-        return urljoin(spec_url, url).rstrip("/")
+        # Relative to where the spec was fetched, never with that URL's user info, query or fragment:
+        # they may hold a credential (`https://user:token@host/`, `?access_token=`).
+        return urljoin(redact_url(spec_url), url).rstrip("/")
     return None
 
 

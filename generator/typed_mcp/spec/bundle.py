@@ -197,7 +197,7 @@ class Bundler:
             else:
                 raw = Path(file).read_bytes()
                 fmt = "yaml" if file.endswith((".yaml", ".yml")) else "json"
-            self._files[file] = parse(raw, origin=file, fmt=fmt)
+            self._files[file] = parse(raw, origin=_shown(file), fmt=fmt)
         return self._files[file]
 
 
@@ -205,4 +205,9 @@ def _resolve(document: Any, ref: str, file: str) -> Any:
     try:
         return pointer.get(document, ref)
     except KeyError:
-        raise SpecError("$ref points at nothing", source=file, pointer=ref) from None
+        raise SpecError("$ref points at nothing", source=_shown(file), pointer=ref) from None
+
+
+def _shown(file: str) -> str:
+    """A file or URL as a message may show it: a URL without user info, query or fragment."""
+    return redact_url(file) if file.startswith(("http://", "https://")) else file
