@@ -372,3 +372,36 @@ def test_hole_secrets_written_out_source_url_credentials_reach_no_output(tmp_pat
         missing = run_cli("generate", url.replace("openapi", "nothing"), "--out", str(tmp_path / "o3"), "--no-snapshot")
     assert broken.returncode == 1 and "parts.json" in broken.stderr and _leaks(broken) == []
     assert missing.returncode == 3 and "HTTP 404" in missing.stderr and _leaks(missing) == []
+
+
+# -- 9. code from the manifest ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("module", "evil_marker"),  # an identifier, but not the package under src/: never imported
+        ("module", "mini_mcp.server; import os"),
+        ("module", "__import__('os')"),
+        ("module", "../../evil_marker"),
+        ("module", 7),
+        ("module", "class"),
+        ("version", "1.0\n\x1b[2Jwarning: all good"),
+        (None, None),  # not JSON at all
+    ],
+)
+def test_hole_code_from_the_manifest_crafted_values_are_one_line_errors(tmp_path, key, value):
+    package = tmp_path / "pkg"
+    generate(MINI, package, "mini-mcp")
+    evil = tmp_path / "path" / "evil_marker"
+    evil.mkdir(parents=True)
+    marker = tmp_path / "PWNED"
+    (evil / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    manifest = package / "typed-mcp.json"
+    if key is None:
+        manifest.write_text("{not json")
+    else:
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), key: value}))
+    proc = run_cli("diff", str(package), str(package), env={"PYTHONPATH": str(tmp_path / "path")})
+    assert proc.returncode == 1 and "typed-mcp.json" in _one_line(proc)
+    assert not marker.exists()
