@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import re
 import sys
 import zlib
 
@@ -405,3 +406,90 @@ def test_hole_code_from_the_manifest_crafted_values_are_one_line_errors(tmp_path
     proc = run_cli("diff", str(package), str(package), env={"PYTHONPATH": str(tmp_path / "path")})
     assert proc.returncode == 1 and "typed-mcp.json" in _one_line(proc)
     assert not marker.exists()
+
+
+# -- 10. spec text edge cases ----------------------------------------------------------------------
+
+RESERVED = [
+    "Any",
+    "Field",
+    "Literal",
+    "CallToolResult",
+    "None",
+    "str",
+    "list",
+    "BaseModel",
+    "OpenModel",
+    "True",
+    "AwareDatetime",
+]
+
+
+def _edge_spec() -> dict:
+    spec = json.loads(json.dumps(MINI))
+    spec["info"]["title"] = "Edge"
+    spec["info"]["description"] = "Click [here](https://evil.example/p) ![t](https://evil.example/t.png) \\[x](y)"
+    spec["servers"] = [{"url": "http://127.0.0.1:9"}]
+    spec["components"] = {
+        "schemas": {name: {"type": "object", "properties": {"v": {"type": "string"}}} for name in RESERVED}
+    }
+    get = spec["paths"]["/ping"]["get"]
+    get["summary"] = "lone \ud800 surrogate, see [docs](javascript:alert(1))"
+    get["responses"]["200"]["content"]["application/json"]["schema"] = {
+        "type": "object",
+        "properties": {f"f{i}": {"$ref": f"#/components/schemas/{name}"} for i, name in enumerate(RESERVED)},
+    }
+    spec["paths"]["/ping"]["post"] = _op(
+        "post_ping",
+        schema={"$ref": "#/components/schemas/Any"},
+        parameters=[
+            {"name": "request_body", "in": "query", "schema": {"type": "string"}},
+            {"name": "body", "in": "query", "schema": {"type": "string"}},
+        ],
+        requestBody={
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/None"}}},
+        },
+    )
+    return spec
+
+
+async def test_hole_spec_text_edge_cases_generate_and_serve(tmp_path, monkeypatch):
+    out = tmp_path / "edge"
+    path = tmp_path / "edge.json"
+    path.write_text(json.dumps(_edge_spec()))  # json.dumps writes the lone surrogate as \ud800
+    proc = run_cli("generate", str(path), "--out", str(out), "--package-name", "edge-mcp", "--no-snapshot")
+    assert proc.returncode == 0, proc.stderr
+    readme = (out / "README.md").read_text()
+    assert "\ufffd surrogate" in readme
+    assert not re.search(r"(?<!\\)\]\(", readme) and not re.search(r"(?<!\\)!\[", readme)  # no live link or image
+    with HttpServer() as server:
+        monkeypatch.setenv("EDGE_MCP_BASE_URL", server.url)
+        server.routes["/ping"] = Reply(200, {f"f{i}": {"v": name} for i, name in enumerate(RESERVED)})
+        async with Client(import_server(out, "edge_mcp")) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert "\ufffd" in tools["ping"].description
+            got = await client.call_tool("ping", {})
+            assert not got.is_error and got.structured_content["f4"] == {"v": "None"}
+            assert set(tools["post_ping"].input_schema["properties"]) == {"request_body", "body", "request_body_2"}
+            server.routes["/ping"] = Reply(200, {"v": "ok"})
+            args = {"request_body": "q1", "body": "q2", "request_body_2": {"v": "sent"}}
+            posted = await client.call_tool("post_ping", args)
+    assert not posted.is_error, posted.content
+    seen = server.seen[-1]
+    assert seen.raw_path == "/ping?request_body=q1&body=q2" and json.loads(seen.body) == {"v": "sent"}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("nan.json", '{"openapi": "3.0.3", "x": NaN}', "NaN is not a JSON number"),
+        ("inf.json", '{"openapi": "3.0.3", "x": -Infinity}', "-Infinity is not a JSON number"),
+        ("big.json", '{"openapi": "3.0.3", "x": 1e400}', "1e400 is not a JSON number"),
+        ("nan.yaml", "openapi: 3.0.3\nx: .nan\n", "nan is not a number"),
+    ],
+)
+def test_hole_spec_text_edge_cases_non_finite_numbers_are_one_line_errors(tmp_path, name, text, expected):
+    (tmp_path / name).write_text(text)
+    proc = run_cli("generate", str(tmp_path / name), "--out", str(tmp_path / "o"), "--no-snapshot")
+    assert proc.returncode == 1 and expected in _one_line(proc)

@@ -6,6 +6,7 @@ report; nothing disappears silently.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -38,6 +39,13 @@ _FORBIDDEN_HEADERS = {
     "expect",
 }
 _HEADER_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def _body_names() -> Iterator[str]:
+    """The body argument's name: `body`, or the first of `request_body`, `request_body_2`... that
+    no parameter took."""
+    yield from ("body", "request_body")
+    yield from (f"request_body_{n}" for n in itertools.count(2))
 
 
 def _unsendable_header(name: str) -> str | None:
@@ -506,7 +514,7 @@ def _body(
     content = body.get("content") if isinstance(body, dict) else None
     if not isinstance(content, dict) or not content:
         return None
-    arg_name = "body" if "body" not in arg_names else "request_body"
+    arg_name = next(name for name in _body_names() if name not in arg_names)
     required = body.get("required") is True
     description = _text(body.get("description"))
     media_type, encoding = _body_encoding(content)

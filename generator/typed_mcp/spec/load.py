@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import json
+import math
+import re
 import socket
 import time
 from dataclasses import dataclass
@@ -226,9 +228,13 @@ def parse(raw: bytes, *, origin: str, fmt: str) -> dict[str, Any]:
         raise SpecError(f"not UTF-8 text (byte {exc.start})", source=origin) from None
     if fmt == "json":
         try:
-            document = json.loads(text)
+            document = json.loads(text, parse_constant=_not_json, parse_float=_finite)
         except json.JSONDecodeError as exc:
             raise SpecError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=origin) from None
+        except _NotFinite as exc:
+            raise SpecError(f"invalid JSON: {exc} is not a JSON number", source=origin) from None
+        if _SURROGATE_ESCAPE.search(text):
+            document = _without_lone_surrogates(document)
     else:
         try:
             document = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
@@ -237,16 +243,55 @@ def parse(raw: bytes, *, origin: str, fmt: str) -> dict[str, Any]:
             where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
             problem = getattr(exc, "problem", None) or "cannot parse"
             raise SpecError(f"invalid YAML{where}: {problem}", source=origin) from None
-        document = _string_keys(document)
+        try:
+            document = _string_keys(document)
+        except _NotFinite as exc:
+            raise SpecError(f"{exc} is not a number JSON Schema can hold", source=origin) from None
     if not isinstance(document, dict):
         raise SpecError(f"the document is a {type(document).__name__}, not an object", source=origin)
     return document
 
 
 def _string_keys(value: Any) -> Any:
-    """YAML allows `200:` as an integer key; OpenAPI means the string "200"."""
+    """YAML allows `200:` as an integer key; OpenAPI means the string "200". A non-finite number
+    (`.nan`, `.inf`) is refused: JSON cannot hold one. Lone surrogates (`"\\ud800"`) become U+FFFD."""
     if isinstance(value, dict):
-        return {str(k) if not isinstance(k, str) else k: _string_keys(v) for k, v in value.items()}
+        return {_clean(str(k)): _string_keys(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_string_keys(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _NotFinite(str(value))
+    return _clean(value) if isinstance(value, str) else value
+
+
+class _NotFinite(ValueError):
+    """NaN or an infinity: JSON has no such number, and no schema keyword can use one."""
+
+
+def _not_json(constant: str) -> Any:
+    raise _NotFinite(constant)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400
+        raise _NotFinite(text)
     return value
+
+
+# A \uD800-\uDFFF escape: JSON text may spell a lone surrogate, which no UTF-8 file can hold.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """The document with every lone surrogate (in keys and strings) replaced by U+FFFD."""
+    if isinstance(value, dict):
+        return {_clean(k): _without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    return _clean(value) if isinstance(value, str) else value
