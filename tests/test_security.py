@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 import gzip
+import importlib
 import importlib.util
 import json
+import logging
+import os
 import re
+import subprocess
 import sys
 import zlib
 
+import anyio
 import httpx
 import httpx2
 import pytest
@@ -37,8 +42,18 @@ SPEC = {
     "openapi": "3.0.3",
     "info": {"title": "Guarded", "version": "1"},
     "servers": [{"url": "http://127.0.0.1:9/v1"}],
+    "components": {
+        "securitySchemes": {
+            "bearerAuth": {"type": "http", "scheme": "bearer"},
+            "queryKey": {"type": "apiKey", "in": "query", "name": "api_key"},
+            "machine": {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": "/oauth/token", "scopes": {}}}},
+        }
+    },
     "paths": {
         "/text": {"get": _op("get_text", "text/plain", {"type": "string"})},
+        "/secure": {"get": _op("get_secure", security=[{"bearerAuth": []}])},
+        "/keyed": {"get": _op("get_keyed", security=[{"queryKey": []}])},
+        "/machine": {"get": _op("get_machine", security=[{"machine": []}])},
         "/repos/{owner}/issues": {
             "get": _op(
                 "list_issues",
@@ -493,3 +508,123 @@ def test_hole_spec_text_edge_cases_non_finite_numbers_are_one_line_errors(tmp_pa
     (tmp_path / name).write_text(text)
     proc = run_cli("generate", str(tmp_path / name), "--out", str(tmp_path / "o"), "--no-snapshot")
     assert proc.returncode == 1 and expected in _one_line(proc)
+
+
+# -- 11. runtime hygiene ---------------------------------------------------------------------------
+
+
+def token_endpoint(server: HttpServer, delay: float = 0.0) -> list:
+    issued = []
+
+    def issue(seen):
+        issued.append(seen)
+        return Reply(200, {"access_token": f"tok-{len(issued)}", "expires_in": 3600}, delay=delay)
+
+    server.routes["/v1/oauth/token"] = issue
+    return issued
+
+
+@pytest.fixture
+def machine(monkeypatch, upstream, server_factory):
+    server_factory()  # imports the package: its one `api` starts each test without a token
+    monkeypatch.setenv(f"{PREFIX}_MACHINE_CLIENT_ID", "client-1")
+    monkeypatch.setenv(f"{PREFIX}_MACHINE_CLIENT_SECRET", "client-s3cret")
+    importlib.import_module("guarded.upstream").api._tokens.clear()
+    upstream.routes["/v1/machine"] = Reply(200, {})
+    return upstream
+
+
+async def test_hole_runtime_hygiene_token_refresh_is_serialized(server_factory, machine):
+    issued = token_endpoint(machine, delay=0.5)
+    async with Client(server_factory()) as client:
+        results = []
+
+        async def one():
+            results.append(await client.call_tool("get_machine", {}))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(5):
+                group.start_soon(one)
+    assert len(issued) == 1 and not any(r.is_error for r in results)  # one refresh; the others waited for it
+    assert {s.headers["authorization"] for s in machine.seen if s.raw_path == "/v1/machine"} == {"Bearer tok-1"}
+
+
+@pytest.mark.parametrize("token_url", ["http://192.0.2.1/oauth/token", "http://token.example/t", "ftp://x/t"])
+async def test_hole_runtime_hygiene_token_url_must_be_https(server_factory, machine, monkeypatch, token_url):
+    monkeypatch.setenv(f"{PREFIX}_MACHINE_TOKEN_URL", token_url)
+    result = await call(server_factory, "get_machine")
+    assert result.is_error and "must be https" in result.content[0].text
+    assert machine.seen == []
+
+
+async def test_hole_runtime_hygiene_client_secret_is_not_redirected(server_factory, machine):
+    with HttpServer() as elsewhere:
+        machine.routes["/v1/oauth/token"] = Reply(307, b"", headers={"location": f"{elsewhere.url}/steal"})
+        result = await call(server_factory, "get_machine")
+    assert result.is_error and elsewhere.seen == []  # the secret went to the token URL only
+
+
+async def test_hole_runtime_hygiene_error_excerpts_are_scrubbed(server_factory, upstream, monkeypatch):
+    monkeypatch.setenv(f"{PREFIX}_BEARER_AUTH_TOKEN", "bearer-s3cret-value")
+    monkeypatch.setenv(f"{PREFIX}_QUERY_KEY_KEY", "query-s3cret-value")
+
+    def echo(seen):
+        return Reply(401, {"detail": f"bad credentials: {seen.headers.get('authorization')} {seen.raw_path}"})
+
+    upstream.routes["/v1/secure"] = upstream.routes["/v1/keyed"] = echo
+    async with Client(server_factory()) as client:
+        results = [await client.call_tool(name, {}) for name in ("get_secure", "get_keyed")]
+    for result in results:
+        text = result.model_dump_json()
+        assert result.is_error and "REDACTED" in text and "HTTP 401" in text
+        assert "bearer-s3cret-value" not in text and "query-s3cret-value" not in text
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("RETRIES", "-1"), ("RETRIES", "two"), ("RETRIES", "1.5"), ("TIMEOUT", "-3"), ("TIMEOUT", "0")]
+)
+async def test_hole_runtime_hygiene_bad_numeric_settings_are_clear_errors(
+    generated, server_factory, upstream, monkeypatch, name, value
+):
+    monkeypatch.setenv(f"{PREFIX}_{name}", value)
+    proc = subprocess.run(
+        [sys.executable, "-m", "guarded"],
+        env={**os.environ, "PYTHONPATH": str(generated[0] / "src")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 2 and f"{PREFIX}_{name} must be" in _one_line(proc)
+    upstream.routes["/v1/text"] = Reply(200, "x", "text/plain")
+    result = await call(server_factory, "get_text")  # called in-process: the same message, as an error
+    assert result.is_error and result.content[0].text.startswith(f"{PREFIX}_{name} must be")
+    assert upstream.seen == []
+
+
+def test_hole_runtime_hygiene_logging_configuration_is_left_alone(generated):
+    script = (
+        "import logging; logging.getLogger('httpx').setLevel(logging.DEBUG);"
+        "import guarded.server, guarded.upstream;"
+        "assert logging.getLogger('httpx').level == logging.DEBUG, logging.getLogger('httpx').level;"
+        "assert not logging.getLogger().handlers, logging.getLogger().handlers"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(generated[0] / "src")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+async def test_hole_runtime_hygiene_query_credential_not_logged_at_debug(server_factory, upstream, monkeypatch, caplog):
+    caplog.set_level(logging.DEBUG)
+    logging.getLogger("httpx").setLevel(logging.NOTSET)  # whatever an earlier import did
+    monkeypatch.setenv(f"{PREFIX}_QUERY_KEY_KEY", "query-s3cret-value")
+    upstream.routes["/v1/keyed"] = Reply(200, {})
+    result = await call(server_factory, "get_keyed")
+    assert not result.is_error and upstream.seen[-1].raw_path == "/v1/keyed?api_key=query-s3cret-value"
+    assert "HTTP Request" in caplog.text and "query-s3cret-value" not in caplog.text
+    assert result.meta["typed-mcp/source"]["url"].endswith("/v1/keyed?api_key=REDACTED")
