@@ -366,25 +366,34 @@ def _leaks(proc, *folders) -> list[str]:
 def test_hole_secrets_written_out_source_url_credentials_reach_no_output(tmp_path):
     spec = json.loads(json.dumps(MINI))
     spec["servers"] = [{"url": "/api/v3"}]  # relative: the base URL comes from the spec's URL
-    spec["paths"]["/ping"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] = {
+    with_ref = json.loads(json.dumps(spec))
+    with_ref["paths"]["/ping"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] = {
         "$ref": "parts.json#/Ping"
     }
     with HttpServer() as server:
         server.routes["/specs/openapi.json"] = Reply(200, spec)
+        server.routes["/specs/with-ref.json"] = Reply(200, with_ref)
         server.routes["/specs/parts.json"] = Reply(200, {"Ping": {"type": "object"}})
         host = server.url.removeprefix("http://")
         url = f"http://{SECRETS[0]}:{SECRETS[1]}@{host}/specs/openapi.json"
         url += f"?access_token={SECRETS[2]}&token={SECRETS[3]}&api_key={SECRETS[4]}"
         out, snapshot = tmp_path / "out", tmp_path / "snap" / "spec.json"
-        refs = ("--allow-remote-refs", "--allow-private-refs")
-        proc = run_cli("generate", url, "--out", str(out), "--snapshot", str(snapshot), *refs)
+        proc = run_cli("generate", url, "--out", str(out), "--snapshot", str(snapshot))
         assert proc.returncode == 0, proc.stderr
-        assert json.loads((out / "typed-mcp.json").read_text())["tools"] == {"ping": "GET /ping"}
         assert f"http://{host}/api/v3'" in (out / "src" / "mini_mcp" / "upstream.py").read_text()
         assert _leaks(proc, out, snapshot.parent) == []
-        # Failures say where, without the credentials either.
+        checked = run_cli("check", url, "--out", str(out), "--snapshot", str(snapshot))
+        assert checked.returncode == 0 and "no drift" in checked.stderr and _leaks(checked) == []
+        (out / "README.md").write_text("changed")
+        drifted = run_cli("check", url, "--out", str(out), "--snapshot", str(snapshot))
+        assert drifted.returncode == 1 and "Regenerate with" in drifted.stdout and _leaks(drifted) == []
+        # A remote ref resolved from the spec's URL, and failures: they say where, without the credentials.
+        refs = ("--allow-remote-refs", "--allow-private-refs")
+        ref_url = url.replace("openapi.json", "with-ref.json")
+        fine = run_cli("generate", ref_url, "--out", str(tmp_path / "o1"), "--no-snapshot", *refs)
+        assert fine.returncode == 0 and _leaks(fine, tmp_path / "o1") == []
         server.routes["/specs/parts.json"] = Reply(200, b"{not json")
-        broken = run_cli("generate", url, "--out", str(tmp_path / "o2"), "--no-snapshot", *refs)
+        broken = run_cli("generate", ref_url, "--out", str(tmp_path / "o2"), "--no-snapshot", *refs)
         missing = run_cli("generate", url.replace("openapi", "nothing"), "--out", str(tmp_path / "o3"), "--no-snapshot")
     assert broken.returncode == 1 and "parts.json" in broken.stderr and _leaks(broken) == []
     assert missing.returncode == 3 and "HTTP 404" in missing.stderr and _leaks(missing) == []

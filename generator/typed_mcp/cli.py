@@ -15,7 +15,7 @@ from typed_mcp.errors import SpecError, TypedMcpError
 from typed_mcp.options import GenerateOptions
 from typed_mcp.pipeline import Result, package_names
 from typed_mcp.pipeline import generate as run
-from typed_mcp.spec.load import is_url
+from typed_mcp.spec.load import is_url, redact_url
 
 app = typer.Typer(
     name="typed-mcp",
@@ -147,6 +147,11 @@ def _summary(result: Result, out: Path) -> None:
         print(f"  note {warning}", file=sys.stderr)
 
 
+def _shown(source: str) -> str:
+    """A source as printed: a URL without the user info and query that may hold a credential."""
+    return redact_url(source) if is_url(source) else source
+
+
 def _with_suffix(snapshot: Path | None, source: str) -> Path | None:
     if snapshot is None or snapshot.suffix:
         return snapshot
@@ -191,14 +196,15 @@ def check(
         _fail(exc)
         return
     if not drift.problems:
-        print(f"no drift: {out} matches {source}", file=sys.stderr)
+        print(f"no drift: {out} matches {_shown(source)}", file=sys.stderr)
         return
     for line in drift.problems:
         print(f"drift: {line}")
     if drift.catalog_changes is not None:
         changes = drift.catalog_changes
         print(diff.render_text(changes) if changes else "The MCP tool catalog is unchanged (only files differ).")
-    print(f"Regenerate with: typed-mcp generate {source} --out {out}" + (f" --snapshot {snapshot}" if snapshot else ""))
+    shown = _shown(source)
+    print(f"Regenerate with: typed-mcp generate {shown} --out {out}" + (f" --snapshot {snapshot}" if snapshot else ""))
     raise typer.Exit(1)
 
 
