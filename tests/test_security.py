@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import tracemalloc
 import zlib
 
 import anyio
@@ -159,6 +160,23 @@ async def test_hole_decompression_bomb_cap_counts_decoded_bytes(
     upstream.routes["/v1/text"] = Reply(200, compress(b"hello"), "text/plain", headers={"content-encoding": encoding})
     result = await call(server_factory, "get_text")
     assert not result.is_error and result.content[0].text == "hello"
+
+
+async def test_hole_decompression_bomb_one_small_read_never_expands_in_memory(server_factory, upstream, monkeypatch):
+    """48 KB of gzip is 50 MB of text: arriving in one network read, it is still never held whole."""
+    monkeypatch.setenv(f"{PREFIX}_MAX_RESPONSE_BYTES", "1000000")
+    bomb = gzip.compress(b"a" * 50_000_000, 9)
+    assert len(bomb) < 64 * 1024
+    upstream.routes["/v1/text"] = Reply(200, bomb, "text/plain", headers={"content-encoding": "gzip"})
+    async with Client(server_factory()) as client:
+        tracemalloc.start()
+        try:
+            result = await client.call_tool("get_text", {})
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert result.is_error and "over the 1000000 byte cap" in result.content[0].text
+    assert peak < 20_000_000, peak
 
 
 # -- 2. path segments -----------------------------------------------------------------------------

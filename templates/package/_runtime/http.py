@@ -15,6 +15,7 @@ import email.utils
 import json
 import logging
 import urllib.request
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -222,12 +223,41 @@ async def _read_capped(response: httpx.Response, limit: int) -> bytes:
     """The body decoded (every Content-Encoding httpx decodes: gzip, deflate, br, zstd), reading
     stopped as soon as the decoded bytes pass `limit`: the cap counts what is held in memory, so a
     small compressed body cannot expand without bound."""
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding in _ZLIB_WBITS:
+        return await _inflate_capped(response, encoding, limit)
     chunks, size = [], 0
     async for chunk in response.aiter_bytes():
         size += len(chunk)
         if size > limit:
             raise UpstreamError(f"upstream response is over the {limit} byte cap (decoded)")
         chunks.append(chunk)
+    return b"".join(chunks)
+
+
+_ZLIB_WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
+
+
+async def _inflate_capped(response: httpx.Response, encoding: str, limit: int) -> bytes:
+    """gzip or deflate decoded here, zlib never asked for more than the cap allows (`max_length`):
+    even one small network read of a bomb cannot expand past the cap in memory."""
+    decoder, first = zlib.decompressobj(_ZLIB_WBITS[encoding]), True
+    chunks, size = [], 0
+    async for data in response.aiter_raw():
+        while data and not decoder.eof:
+            try:
+                out = decoder.decompress(data, limit - size + 1)
+            except zlib.error:
+                if first and encoding == "deflate":  # raw deflate, without the zlib wrapper (as httpx reads it)
+                    decoder, first = zlib.decompressobj(-zlib.MAX_WBITS), False
+                    continue
+                raise UpstreamError(f"upstream response is not valid {encoding}") from None
+            first = False
+            size += len(out)
+            if size > limit:
+                raise UpstreamError(f"upstream response is over the {limit} byte cap (decoded)")
+            chunks.append(out)
+            data = decoder.unconsumed_tail
     return b"".join(chunks)
 
 
