@@ -279,7 +279,15 @@ def test_remote_refs_are_refused_unless_allowed(tmp_path: Path):
         refused = run_cli("generate", str(spec), "--out", str(tmp_path / "o"), "--no-snapshot")
         assert refused.returncode == 1 and served == []  # the build fetched nothing
         assert "remote $ref" in one_line_error(refused) and "--allow-remote-refs" in refused.stderr
-        allowed = run_cli("generate", str(spec), "--out", str(tmp_path / "o"), "--no-snapshot", "--allow-remote-refs")
+        allowed = run_cli(
+            "generate",
+            str(spec),
+            "--out",
+            str(tmp_path / "o"),
+            "--no-snapshot",
+            "--allow-remote-refs",
+            "--allow-private-refs",  # the test server is on loopback
+        )
         assert allowed.returncode == 0, allowed.stderr
         assert len(served) == 1
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 from test_corpus import SMALL
 
-from harness import corpus
+from harness import corpus, ref_root_args
 from harness.strict_run import strict_run_against_prism
 from support import CORPUS, REPO, generate
 
@@ -29,7 +29,7 @@ def specs():
 def test_every_tool_against_prism(path, tmp_path):
     name = "prism-" + path.name.split(".")[0].replace("_", "-")[:30].lower()
     out = tmp_path / name
-    generate(path, out, name, "--no-verify")
+    generate(path, out, name, "--no-verify", *ref_root_args(path))
     module = json.loads((out / "typed-mcp.json").read_text())["module"]
     sys.path.insert(0, str(out / "src"))
     api = importlib.import_module(f"{module}.upstream").api

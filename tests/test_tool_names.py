@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import corpus
+from harness import corpus, ref_root
 from harness.demo.process import free_port, running
 from support import CORPUS, REPO, run_cli
 from typed_mcp import names
@@ -29,7 +29,8 @@ APP = REPO / "tests" / "fastapi_names_app.py"
 
 def tool_names(source: Path, **options) -> dict[str, str]:
     """(METHOD /path) -> tool name, from load -> normalize -> plan."""
-    api = plan(normalize(load(str(source))), package_name="x-mcp", module="x_mcp", **options)
+    document = normalize(load(str(source)), ref_root=ref_root(source))
+    api = plan(document, package_name="x-mcp", module="x_mcp", **options)
     return {op.key: op.tool_name for op in api.operations}
 
 

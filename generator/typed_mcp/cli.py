@@ -16,7 +16,7 @@ from typed_mcp.errors import SpecError, TypedMcpError
 from typed_mcp.options import GenerateOptions
 from typed_mcp.pipeline import Result, package_names
 from typed_mcp.pipeline import generate as run
-from typed_mcp.spec.load import is_url
+from typed_mcp.spec.load import is_url, redact_url
 
 app = typer.Typer(
     name="typed-mcp",
@@ -97,6 +97,12 @@ def generate(
         typer.Option(help="check the generated server's tool listing (every tool, every outputSchema) before writing"),
     ] = True,
     allow_remote_refs: Annotated[bool, typer.Option(help="fetch http(s) $refs (refused by default)")] = False,
+    allow_private_refs: Annotated[
+        bool, typer.Option(help="with --allow-remote-refs: also from loopback, private and link-local addresses")
+    ] = False,
+    ref_root: Annotated[
+        Path | None, typer.Option(help="local $refs may not leave this folder (default: the spec file's folder)")
+    ] = None,
     package_version: Annotated[
         str | None, typer.Option(help="package version (default: info.version as PEP 440)")
     ] = None,
@@ -119,6 +125,8 @@ def generate(
             strict=strict,
             verify=verify,
             allow_remote_refs=allow_remote_refs,
+            allow_private_refs=allow_private_refs,
+            ref_root=ref_root,
             version=package_version,
             cache=use_cache,
             tool_prefix=tool_prefix,
@@ -181,6 +189,11 @@ def _budget(result: Result) -> None:
         err.print(f"[bold yellow]advice:[/] {advice}", markup=True, soft_wrap=True)
 
 
+def _shown(source: str) -> str:
+    """A source as printed: a URL without the user info and query that may hold a credential."""
+    return redact_url(source) if is_url(source) else source
+
+
 def _with_suffix(snapshot: Path | None, source: str) -> Path | None:
     if snapshot is None or snapshot.suffix:
         return snapshot
@@ -229,7 +242,7 @@ def check(
         _fail(exc)
         return
     if not drift.problems:
-        print(f"no drift: {out} matches {source}", file=sys.stderr)
+        print(f"no drift: {out} matches {_shown(source)}", file=sys.stderr)
         return
     for line in drift.problems:
         print(f"drift: {line}")
@@ -238,7 +251,7 @@ def check(
         print(diff.render_text(changes) if changes else "The MCP tool catalog is unchanged (only files differ).")
     curation = (f" --config {config}" if config else "") + "".join(f" --overlay {path}" for path in overlay)
     print(
-        f"Regenerate with: typed-mcp generate {source} --out {out}"
+        f"Regenerate with: typed-mcp generate {_shown(source)} --out {out}"
         + (f" --snapshot {snapshot}" if snapshot else "")
         + curation
     )

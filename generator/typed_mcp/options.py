@@ -18,6 +18,8 @@ class GenerateOptions:
     strict: bool = False  # fail when any operation would be skipped
     verify: bool = True  # check the listed catalog against the plan
     allow_remote_refs: bool = False  # fetch http(s) `$ref`s
+    allow_private_refs: bool = False  # ... also from loopback, private and link-local addresses
+    ref_root: Path | None = None  # local `$ref`s stay inside it (default: the spec file's folder)
     version: str | None = None  # the package version; default: the API's info.version as PEP 440
     cache: bool = True  # reuse the models and catalog of an earlier run with the same inputs
     tool_prefix: str = ""  # starts every tool name (hosts that mix servers)

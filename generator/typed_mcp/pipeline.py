@@ -103,7 +103,12 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
     overlay_paths = (config.overlay_paths if config is not None else ()) + tuple(options.overlays)
     spec, overlays, removed = apply_overlays(spec, overlay_paths)
     lap("load")
-    doc = normalize(spec, allow_remote_refs=options.allow_remote_refs)
+    doc = normalize(
+        spec,
+        allow_remote_refs=options.allow_remote_refs,
+        allow_private_refs=options.allow_private_refs,
+        ref_root=options.ref_root,
+    )
     curation = Curation(config, [(r.operation, r.rule) for r in removed])
     curation.add_schemes(doc)
     info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
@@ -225,6 +230,8 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
         data["curation"] = api.curation
         data["curated_by"] = api.curation_sources
+    if api.warnings:  # inputs left out of a tool that is generated (a header that is never sent)
+        data["notes"] = list(api.warnings)
     if catalog is not None:
         trimmed = json.loads(catalog).get("budget", {}).get("trimmed", {})
         data["schema_budget"] = {"bytes": BUDGET, "trimmed": trimmed}

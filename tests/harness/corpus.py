@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness import environment, strict_run
+from harness import environment, ref_root_args, strict_run
 from typed_mcp import pointer
 from typed_mcp.children import result_line
 
@@ -123,6 +123,7 @@ def run_spec(
             "--no-verify",
             "--no-snapshot",
             "-q",
+            *ref_root_args(spec),
             "--no-cache",
         ]
     )

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
+from harness import ref_root
 from harness.arguments import synthesize_arguments
 from harness.demo.process import HttpServer, Reply
 from harness.instances import draw
@@ -181,7 +182,7 @@ def check(
     runtime = importlib.import_module(f"{module}._runtime")
 
     spec = load(spec_path)
-    doc = normalize(spec)
+    doc = normalize(spec, ref_root=ref_root(spec_path))
     api_plan = build_plan(doc, package_name=manifest["package"], module=module, spec_url=spec.url)
     operations = sorted(
         (op for op in api_plan.operations if op.response.kind == "json" and (not tools or op.tool_name in tools)),
@@ -257,7 +258,7 @@ def check(
 @functools.lru_cache(maxsize=4)
 def _document(spec_path: str) -> Any:
 
-    return normalize(load(spec_path))
+    return normalize(load(spec_path), ref_root=ref_root(spec_path))
 
 
 def spec_response_schema(

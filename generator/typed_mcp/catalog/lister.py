@@ -9,7 +9,7 @@ import sys
 import anyio
 from mcp import Client
 
-from typed_mcp.catalog.listing import list_all_tools
+from typed_mcp.catalog.listing import list_all_tools, valid_module
 from typed_mcp.children import print_result
 
 
@@ -21,6 +21,8 @@ async def _listing(module: str) -> list[dict]:
 
 
 def main() -> None:
+    if len(sys.argv) != 2 or not valid_module(sys.argv[1]):
+        sys.exit("usage: python -m typed_mcp.catalog.lister MODULE (a dotted Python identifier)")
     print_result({"tools": anyio.run(_listing, sys.argv[1])})
 
 

@@ -7,6 +7,8 @@ the spec: a spec change that does not change a tool is not a change for MCP clie
 from __future__ import annotations
 
 import json
+import keyword
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -30,8 +32,38 @@ def is_package(path: str | Path) -> bool:
     return (Path(path) / MANIFEST).is_file()
 
 
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,64}")
+
+
 def package_manifest(package_dir: Path) -> dict[str, Any]:
-    return json.loads((package_dir / MANIFEST).read_text(encoding="utf-8"))
+    """A package's manifest, every value that is used checked first: it is a file anyone can edit,
+    and `module` names what a child process imports."""
+    path = package_dir / MANIFEST
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        raise TypedMcpError(f"{path}: not a readable JSON manifest") from None
+    if not isinstance(data, dict):
+        raise TypedMcpError(f"{path}: not a JSON object")
+    module = data.get("module")
+    if not valid_module(module):
+        raise TypedMcpError(f"{path}: 'module' is not a dotted Python identifier")
+    if not (package_dir / "src" / Path(*module.split(".")) / "server.py").is_file():
+        raise TypedMcpError(f"{path}: 'module' names no generated package under {package_dir / 'src'}")
+    version = data.get("version")
+    if version is not None and not (isinstance(version, str) and _VERSION.fullmatch(version)):
+        raise TypedMcpError(f"{path}: 'version' is not a package version")
+    return data
+
+
+def valid_module(module: Any) -> bool:
+    """A dotted Python identifier (no keyword), which is all a generated package's module can be."""
+    return (
+        isinstance(module, str)
+        and _MODULE.fullmatch(module) is not None
+        and not any(keyword.iskeyword(part) for part in module.split("."))
+    )
 
 
 def catalog_of_package(package_dir: Path) -> dict[str, Any]:

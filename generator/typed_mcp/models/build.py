@@ -10,9 +10,11 @@ schemas are generated in two parts at once (model_parts).
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import copy
 import json
+import keyword
 import logging
 import re
 import warnings
@@ -123,15 +125,32 @@ def _escape(name: str) -> str:
     return name.replace("~", "~0").replace("/", "~1")
 
 
+# Names a class may not take: keywords (`None`), builtins, and what generated modules import or
+# define (typing, pydantic, the MCP types): a schema named `Any` or `Field` would shadow it. The runtime's
+# own names are aliased where they are imported instead (see _free_name).
+_RESERVED_CLASS_NAMES = (
+    set(keyword.kwlist)
+    | set(dir(builtins))
+    | {"Annotated", "Any", "Literal", "Optional", "Union", "List", "Dict", "Set", "Tuple", "Type", "TypeAlias"}
+    | {"Field", "JsonValue", "BaseModel", "RootModel", "ConfigDict", "AnyUrl", "UUID", "Enum", "IntEnum", "StrEnum"}
+    | {"Decimal", "CallToolResult", "TypeAdapter"}
+)
+
+
 def _class_names(keys: list[str]) -> dict[str, str]:
-    """Readable, unique class names for schema keys; a clash gets a suffix hashed from the key."""
-    wanted = {key: names.pascal_case(key) for key in keys}
+    """Readable, unique class names for schema keys (a reserved one takes a `Model` suffix); a clash
+    gets a suffix hashed from the key."""
+    wanted = {key: _unreserved(names.pascal_case(key)) for key in keys}
     counts: dict[str, int] = {}
     for name in wanted.values():
         counts[name] = counts.get(name, 0) + 1
     return {
         key: name if counts[name] == 1 else f"{name}{names.short_hash(key, 6).upper()}" for key, name in wanted.items()
     }
+
+
+def _unreserved(name: str) -> str:
+    return f"{name}Model" if name in _RESERVED_CLASS_NAMES else name
 
 
 class _Reach:

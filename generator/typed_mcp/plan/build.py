@@ -6,6 +6,7 @@ report; nothing disappears silently.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,7 @@ from typed_mcp.errors import NoOperationsError, SpecError
 from typed_mcp.plan.curation import Curation
 from typed_mcp.plan.ir import ApiPlan, Body, Operation, Parameter, Response, SecurityScheme, Skipped
 from typed_mcp.plan.variants import COMPONENT_SCHEMA, Views
+from typed_mcp.spec.load import redact_url
 from typed_mcp.spec.normalize import HTTP_METHODS, Document
 from typed_mcp.spec.repairs import implied_type, portable_pattern
 
@@ -23,6 +25,38 @@ _STATUS_ORDER = ("200", "201", "202", "203", "206", "2XX", "204", "205", "defaul
 _NO_BODY = ("204", "205")
 DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
 _IGNORED_HEADERS = {"accept", "content-type", "authorization"}
+# Headers that frame the message, route it or act hop by hop (RFC 9110 7.6.1): the HTTP client owns
+# them, and a caller that set one could reach another virtual host or smuggle a request.
+_FORBIDDEN_HEADERS = {
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "te",
+    "upgrade",
+    "keep-alive",
+    "trailer",
+    "trailers",
+    "expect",
+}
+_HEADER_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def _body_names() -> Iterator[str]:
+    """The body argument's name: `body`, or the first of `request_body`, `request_body_2`... that
+    no parameter took."""
+    yield from ("body", "request_body")
+    yield from (f"request_body_{n}" for n in itertools.count(2))
+
+
+def _unsendable_header(name: str) -> str | None:
+    """Why a header parameter is never sent, or None when it may be."""
+    if not _HEADER_TOKEN.fullmatch(name):
+        return "not a valid HTTP header name"
+    lowered = name.lower()
+    if lowered in _FORBIDDEN_HEADERS or lowered.startswith("proxy-"):
+        return "a framing, routing or hop-by-hop header the HTTP client sets itself"
+    return None
 
 
 class Unsupported(Exception):
@@ -132,7 +166,9 @@ def _default_base_url(data: dict[str, Any], spec_url: str | None) -> str | None:
     if url.startswith(("http://", "https://")):
         return url.rstrip("/") or url
     if spec_url:
-        return urljoin(spec_url, url).rstrip("/")
+        # Relative to where the spec was fetched, never with that URL's user info, query or fragment:
+        # they may hold a credential (`https://user:token@host/`, `?access_token=`).
+        return urljoin(redact_url(spec_url), url).rstrip("/")
     return None
 
 
@@ -169,7 +205,9 @@ def _operation(
     if not request_path.startswith("/") or any(c in request_path for c in "\r\n\\"):
         raise Unsupported(f"path {path!r} is not a plain absolute path")
     fixed_query = tuple(parse_qsl(query_text, keep_blank_values=True))
-    params = _parameters(doc, request_path, path_item, op)
+    dropped: list[str] = []
+    params = _parameters(doc, request_path, path_item, op, dropped)
+    result.warnings.extend(f"{key}: {reason}" for reason in dropped)
     body = _body(doc, path_item, op, tool, result, taken_keys, {p.arg_name for p in params}, views)
     response = _response(doc, op, tool, result, taken_keys, views)
     if method.lower() == "head" and response.kind != "empty":
@@ -209,7 +247,11 @@ def _declared_parameters(doc: Document, path_item: dict[str, Any], op: dict[str,
             yield doc.deref(raw, "#")[0]
 
 
-def _parameters(doc: Document, path: str, path_item: dict[str, Any], op: dict[str, Any]) -> tuple[Parameter, ...]:
+def _parameters(
+    doc: Document, path: str, path_item: dict[str, Any], op: dict[str, Any], dropped: list[str] | None = None
+) -> tuple[Parameter, ...]:
+    """The operation's parameters; a header parameter that is never sent is left out, its reason
+    appended to `dropped`."""
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for param in _declared_parameters(doc, path_item, op):
         if not isinstance(param, dict) or not isinstance(param.get("name"), str):
@@ -219,6 +261,10 @@ def _parameters(doc: Document, path: str, path_item: dict[str, Any], op: dict[st
             raise Unsupported(f"parameter {param['name']!r} is in {location!r}")
         if location == "header" and param["name"].lower() in _IGNORED_HEADERS:
             continue  # OpenAPI: these are set by the content negotiation and auth instead
+        if location == "header" and (reason := _unsendable_header(param["name"])):
+            if dropped is not None:
+                dropped.append(f"header parameter {param['name']!r} is not sent: {reason}")
+            continue
         merged[(param["name"], location)] = param
     template_names = set(re.findall(r"{([^{}]+)}", path))
     missing = template_names - {name for name, loc in merged if loc == "path"}
@@ -487,7 +533,7 @@ def _body(
     content = body.get("content") if isinstance(body, dict) else None
     if not isinstance(content, dict) or not content:
         return None
-    arg_name = "body" if "body" not in arg_names else "request_body"
+    arg_name = next(name for name in _body_names() if name not in arg_names)
     required = body.get("required") is True
     description = _text(body.get("description"))
     media_type, encoding = _body_encoding(content)

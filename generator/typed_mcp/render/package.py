@@ -77,9 +77,11 @@ def toml_string(text: str) -> str:
 
 
 def markdown(text: str) -> str:
-    """Inline Markdown: one line, HTML and table pipes neutralized."""
-    text = " ".join(text.split())
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("`", "\\`")
+    """Inline Markdown: one line, HTML and table pipes neutralized, and no link or image (`[..](..)`,
+    `![..](..)`, `[..]: ..` definitions): brackets are escaped, backslashes first so none can undo it."""
+    text = " ".join(text.split()).replace("\\", "\\\\")
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("`", "\\`")
+    return text.replace("[", "\\[").replace("]", "\\]")
 
 
 def environment() -> jinja2.Environment:

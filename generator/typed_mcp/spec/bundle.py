@@ -16,7 +16,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from typed_mcp import names, pointer
 from typed_mcp.errors import SpecError
-from typed_mcp.spec.load import DEFAULT_MAX_BYTES, fetch, parse, redact_url
+from typed_mcp.spec.load import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, fetch, parse, redact_url
 
 _SCHEMA_KEYS = {"schema", "items", "additionalProperties", "not", "additionalItems", "contains", "propertyNames"}
 _SCHEMA_LIST_KEYS = {"allOf", "anyOf", "oneOf", "prefixItems"}
@@ -36,11 +36,23 @@ def has_external_refs(node: Any) -> bool:
 
 
 class Bundler:
-    def __init__(self, document: dict[str, Any], base: Path | str, origin: str, *, allow_remote: bool = False) -> None:
+    def __init__(
+        self,
+        document: dict[str, Any],
+        base: Path | str,
+        origin: str,
+        *,
+        allow_remote: bool = False,
+        allow_private: bool = False,
+        root: Path | None = None,
+    ) -> None:
         self.document = copy.deepcopy(document)
         self.base = base  # the root file's folder, or its URL
         self.origin = origin
         self.allow_remote = allow_remote
+        self.allow_private = allow_private  # remote refs may reach loopback, private and link-local addresses
+        # Local refs stay inside this folder (real paths: a symlink cannot lead out of it).
+        self.root = (root or (base if isinstance(base, Path) else None) or Path.cwd()).resolve()
         self.swagger = "swagger" in document
         self._files: dict[str, dict[str, Any]] = {}
         self._placed: dict[tuple[str, str], str] = {}  # (file, pointer) -> local $ref
@@ -157,6 +169,12 @@ class Bundler:
                 f"$ref {target!r}: only relative file references are allowed", source=self.origin, pointer=ref
             )
         path = (Path(folder) / unquote(target)).resolve()
+        if not path.is_relative_to(self.root):
+            raise SpecError(
+                f"$ref {target!r} leaves the spec's folder {self.root} (pass --ref-root to widen it)",
+                source=self.origin,
+                pointer=ref,
+            )
         if path.suffix.lower() not in _FILE_SUFFIXES:
             raise SpecError(
                 f"$ref {target!r}: only .json, .yaml and .yml files can be referenced", source=self.origin, pointer=ref
@@ -168,12 +186,18 @@ class Bundler:
     def _load(self, file: str) -> dict[str, Any]:
         if file not in self._files:
             if file.startswith(("http://", "https://")):
-                raw, content_type = fetch(file, headers={}, timeout=30.0, max_bytes=DEFAULT_MAX_BYTES)
+                raw, content_type = fetch(
+                    file,
+                    headers={},
+                    timeout=DEFAULT_TIMEOUT,
+                    max_bytes=DEFAULT_MAX_BYTES,
+                    public_only=not self.allow_private,
+                )
                 fmt = "yaml" if "yaml" in content_type or file.endswith((".yaml", ".yml")) else "json"
             else:
                 raw = Path(file).read_bytes()
                 fmt = "yaml" if file.endswith((".yaml", ".yml")) else "json"
-            self._files[file] = parse(raw, origin=file, fmt=fmt)
+            self._files[file] = parse(raw, origin=_shown(file), fmt=fmt)
         return self._files[file]
 
 
@@ -181,4 +205,9 @@ def _resolve(document: Any, ref: str, file: str) -> Any:
     try:
         return pointer.get(document, ref)
     except KeyError:
-        raise SpecError("$ref points at nothing", source=file, pointer=ref) from None
+        raise SpecError("$ref points at nothing", source=_shown(file), pointer=ref) from None
+
+
+def _shown(file: str) -> str:
+    """A file or URL as a message may show it: a URL without user info, query or fragment."""
+    return redact_url(file) if file.startswith(("http://", "https://")) else file

@@ -7,13 +7,18 @@ their sha256 is what the drift check compares.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
+import math
+import re
+import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import httpcore
 import httpx
 import yaml
 
@@ -76,37 +81,123 @@ def load(
     return LoadedSpec(document, raw, source, None, path.resolve().parent, fmt)
 
 
-def fetch(url: str, *, headers: dict[str, str], timeout: float, max_bytes: int) -> tuple[bytes, str]:
-    """GET a spec with retries on connection errors and 5xx; never prints header values."""
+MAX_REDIRECTS = 5
+_REDIRECT_STATUSES = {301, 302, 303, 307, 308}
+
+
+def fetch(
+    url: str, *, headers: dict[str, str], timeout: float, max_bytes: int, public_only: bool = False
+) -> tuple[bytes, str]:
+    """GET a spec with retries on connection errors and 5xx; never prints header values.
+    `public_only`: every connection (each redirect hop's) goes to a global address, checked on
+    every address the host name resolves to, and then made to that checked address."""
     shown = redact_url(url)
     last_error = ""
-    with httpx.Client(timeout=timeout, follow_redirects=True, headers=headers) as client:
+    # An environment proxy would make the connection in our place, unchecked: not with public_only.
+    guarded = {"transport": _public_transport(), "trust_env": False} if public_only else {}
+    with httpx.Client(timeout=timeout, follow_redirects=False, **guarded) as client:
         for attempt in range(RETRIES):
             if attempt:
                 time.sleep(0.5 * 2 ** (attempt - 1))
             try:
-                with client.stream("GET", url) as response:
-                    if response.status_code in RETRY_STATUSES:
-                        last_error = f"HTTP {response.status_code}"
-                        continue
-                    if not response.is_success:
-                        raise FetchError(f"{shown}: HTTP {response.status_code} {response.reason_phrase}")
-                    declared = response.headers.get("content-length")
-                    if declared and declared.isdigit() and int(declared) > max_bytes:
-                        raise FetchError(f"{shown}: response is {declared} bytes, over the {max_bytes} byte cap")
-                    chunks: list[bytes] = []
-                    size = 0
-                    for chunk in response.iter_bytes():
-                        size += len(chunk)
-                        if size > max_bytes:
-                            raise FetchError(f"{shown}: response is over the {max_bytes} byte cap")
-                        chunks.append(chunk)
-                    return b"".join(chunks), response.headers.get("content-type", "")
+                return _get(client, url, headers, max_bytes)
+            except _Retry as exc:
+                last_error = str(exc)
             except httpx.TimeoutException:
                 last_error = f"timed out after {timeout:g}s"
             except httpx.TransportError as exc:
                 last_error = f"connection failed ({type(exc).__name__})"
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:  # an undecodable body, an unusable Location
+                raise FetchError(f"{shown}: {type(exc).__name__}") from None
     raise FetchError(f"{shown}: {last_error} (tried {RETRIES} times)")
+
+
+class _Retry(Exception):
+    """An answer worth asking again for (a 5xx)."""
+
+
+def _get(client: httpx.Client, url: str, headers: dict[str, str], max_bytes: int) -> tuple[bytes, str]:
+    """One GET, following at most MAX_REDIRECTS redirects. The `-H` headers go to the first URL's
+    origin only: a redirect to another origin (scheme, host or port) is followed without any of
+    them, and they are not sent again for the rest of the chain."""
+    shown = redact_url(url)
+    origin = _origin(httpx.URL(url))
+    for _ in range(MAX_REDIRECTS + 1):
+        target = httpx.URL(url)
+        sent = headers if _origin(target) == origin else {}
+        if not sent:
+            headers = {}  # once off the origin, never again (not even when redirected back)
+        with client.stream("GET", target, headers=sent) as response:
+            if response.status_code in _REDIRECT_STATUSES and response.headers.get("location"):
+                url = str(target.join(response.headers["location"]))
+                if not url.startswith(("http://", "https://")):
+                    raise FetchError(f"{shown}: redirected to a URL that is not http(s)")
+                continue
+            if response.status_code in RETRY_STATUSES:
+                raise _Retry(f"HTTP {response.status_code}")
+            if not response.is_success:
+                raise FetchError(f"{shown}: HTTP {response.status_code} {response.reason_phrase}")
+            return _read(response, shown, max_bytes), response.headers.get("content-type", "")
+    raise FetchError(f"{shown}: more than {MAX_REDIRECTS} redirects")
+
+
+def _read(response: httpx.Response, shown: str, max_bytes: int) -> bytes:
+    """The decoded body, reading stopped once it passes `max_bytes`."""
+    declared = response.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > max_bytes:
+        raise FetchError(f"{shown}: response is {declared} bytes, over the {max_bytes} byte cap")
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            raise FetchError(f"{shown}: response is over the {max_bytes} byte cap")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
+
+
+class _PublicOnlyBackend(httpcore.SyncBackend):
+    """Connects only to global addresses: never loopback, private, link-local (169.254.169.254, the
+    cloud metadata service), shared, reserved or multicast ones."""
+
+    def connect_tcp(self, host: str, port: int, *args: Any, **kwargs: Any) -> httpcore.NetworkStream:
+        return super().connect_tcp(public_address(host, port), port, *args, **kwargs)
+
+
+def public_address(host: str, port: int) -> str:
+    """The first address `host` resolves to, when every one of them is global (one private answer
+    among public ones is a DNS trick, not an accident); else a FetchError."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise FetchError(f"{host}: cannot resolve the host name") from None
+    addresses = [str(info[4][0]) for info in infos]
+    for address in addresses:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+            ip = ip.ipv4_mapped
+        if not ip.is_global or ip.is_multicast:
+            raise FetchError(
+                f"{host} resolves to {ip}, a loopback, private or link-local address: refused for a remote $ref "
+                "(pass --allow-private-refs to allow it)"
+            )
+    if not addresses:
+        raise FetchError(f"{host}: cannot resolve the host name")
+    return addresses[0]
+
+
+def _public_transport() -> httpx.HTTPTransport:
+    transport = httpx.HTTPTransport()
+    pool = transport._pool  # httpx gives no public seam for the network backend (pinned by the lock file)
+    if not isinstance(pool, httpcore.ConnectionPool) or not hasattr(pool, "_network_backend"):
+        raise FetchError("this httpx cannot check remote $ref addresses (a toolchain outside the lock file)")
+    pool._network_backend = _PublicOnlyBackend()
+    return transport
 
 
 def _guess_format(name: str, content_type: str, raw: bytes) -> str:
@@ -137,9 +228,13 @@ def parse(raw: bytes, *, origin: str, fmt: str) -> dict[str, Any]:
         raise SpecError(f"not UTF-8 text (byte {exc.start})", source=origin) from None
     if fmt == "json":
         try:
-            document = json.loads(text)
+            document = json.loads(text, parse_constant=_not_json, parse_float=_finite)
         except json.JSONDecodeError as exc:
             raise SpecError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=origin) from None
+        except _NotFinite as exc:
+            raise SpecError(f"invalid JSON: {exc} is not a JSON number", source=origin) from None
+        if _SURROGATE_ESCAPE.search(text):
+            document = _without_lone_surrogates(document)
     else:
         try:
             document = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
@@ -148,16 +243,55 @@ def parse(raw: bytes, *, origin: str, fmt: str) -> dict[str, Any]:
             where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
             problem = getattr(exc, "problem", None) or "cannot parse"
             raise SpecError(f"invalid YAML{where}: {problem}", source=origin) from None
-        document = _string_keys(document)
+        try:
+            document = _string_keys(document)
+        except _NotFinite as exc:
+            raise SpecError(f"{exc} is not a number JSON Schema can hold", source=origin) from None
     if not isinstance(document, dict):
         raise SpecError(f"the document is a {type(document).__name__}, not an object", source=origin)
     return document
 
 
 def _string_keys(value: Any) -> Any:
-    """YAML allows `200:` as an integer key; OpenAPI means the string "200"."""
+    """YAML allows `200:` as an integer key; OpenAPI means the string "200". A non-finite number
+    (`.nan`, `.inf`) is refused: JSON cannot hold one. Lone surrogates (`"\\ud800"`) become U+FFFD."""
     if isinstance(value, dict):
-        return {str(k) if not isinstance(k, str) else k: _string_keys(v) for k, v in value.items()}
+        return {_clean(str(k)): _string_keys(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_string_keys(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _NotFinite(str(value))
+    return _clean(value) if isinstance(value, str) else value
+
+
+class _NotFinite(ValueError):
+    """NaN or an infinity: JSON has no such number, and no schema keyword can use one."""
+
+
+def _not_json(constant: str) -> Any:
+    raise _NotFinite(constant)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400
+        raise _NotFinite(text)
     return value
+
+
+# A \uD800-\uDFFF escape: JSON text may spell a lone surrogate, which no UTF-8 file can hold.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """The document with every lone surrogate (in keys and strings) replaced by U+FFFD."""
+    if isinstance(value, dict):
+        return {_clean(k): _without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    return _clean(value) if isinstance(value, str) else value

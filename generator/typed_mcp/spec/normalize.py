@@ -6,6 +6,7 @@ Everything after this step reads OpenAPI 3.x through `Document`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from typed_mcp import pointer
@@ -51,11 +52,15 @@ class Document:
         return node, at
 
 
-def normalize(spec: LoadedSpec, *, allow_remote_refs: bool = False) -> Document:
+def normalize(
+    spec: LoadedSpec, *, allow_remote_refs: bool = False, allow_private_refs: bool = False, ref_root: Path | None = None
+) -> Document:
     data = spec.document
     if has_external_refs(data):
         base = spec.base_dir if spec.base_dir is not None else (spec.url or "").rsplit("/", 1)[0] + "/"
-        data = Bundler(data, base, spec.origin, allow_remote=allow_remote_refs).bundle()
+        data = Bundler(
+            data, base, spec.origin, allow_remote=allow_remote_refs, allow_private=allow_private_refs, root=ref_root
+        ).bundle()
     if "swagger" in data:
         if str(data.get("swagger")) != "2.0":
             raise SpecError(

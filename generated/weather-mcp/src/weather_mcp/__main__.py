@@ -46,6 +46,12 @@ def main(argv: list[str] | None = None) -> None:
         return
     # stdout carries protocol messages only: everything else goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    # httpx logs every request URL at INFO: keep it quiet whatever level the MCP SDK configures.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        api.check()
+    except ValueError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     if args.base_url:
         api.base_url = args.base_url
     from .server import build_server, serve

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextvars
+import math
 import os
 from dataclasses import dataclass, field
+
+from .results import UpstreamError
 
 # Set per MCP request by the server when --forward-authorization is on (streamable HTTP).
 FORWARDED_AUTHORIZATION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -53,23 +56,41 @@ class Settings:
 
     @property
     def timeout(self) -> float:
-        return _env_float(f"{self.env_prefix}_TIMEOUT", 30.0)
+        return _env_number(f"{self.env_prefix}_TIMEOUT", 30.0, above_zero=True)
 
     @property
     def retries(self) -> int:
-        return int(_env_float(f"{self.env_prefix}_RETRIES", 2))
+        return int(_env_number(f"{self.env_prefix}_RETRIES", 2, whole=True))
 
     @property
     def retry_budget(self) -> float:
-        return _env_float(f"{self.env_prefix}_RETRY_MAX_SECONDS", 10.0)
+        return _env_number(f"{self.env_prefix}_RETRY_MAX_SECONDS", 10.0)
 
     @property
     def max_response_bytes(self) -> int:
-        return int(_env_float(f"{self.env_prefix}_MAX_RESPONSE_BYTES", 16 * 1024 * 1024))
+        return int(_env_number(f"{self.env_prefix}_MAX_RESPONSE_BYTES", 16 * 1024 * 1024, whole=True, above_zero=True))
+
+    def check(self) -> None:
+        """Read every numeric setting once: a server refuses to start on one it cannot use."""
+        _ = (self.timeout, self.retries, self.retry_budget, self.max_response_bytes)
 
 
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
+class SettingsError(UpstreamError, ValueError):
+    """An environment variable with a value the runtime cannot use; the message names it."""
+
+
+def _env_number(name: str, default: float, *, whole: bool = False, above_zero: bool = False) -> float:
+    """A numeric setting; an unset or empty variable is the default, anything else must be a finite
+    number of at least 0 (above 0, whole, when asked)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
         return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0 or (above_zero and value == 0) or (whole and not value.is_integer()):
+        kind = "a whole number" if whole else "a number"
+        bound = "above 0" if above_zero else "of at least 0"
+        raise SettingsError(f"{name} must be {kind} {bound} (got {raw[:40]!r})")
+    return value

@@ -14,6 +14,8 @@ import datetime
 import email.utils
 import json
 import logging
+import urllib.request
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -28,9 +30,10 @@ from .params import _jsonable, encode_query, encode_simple, expand_path
 from .results import UpstreamError, _declared, _error, _http_error, _no_content, _success
 
 logger = logging.getLogger(__name__)
-# httpx logs every request URL at INFO, and a URL can carry an API key in its query: keep it quiet
-# whatever level the MCP SDK configures.
-logging.getLogger("httpx").setLevel(logging.WARNING)
+# The request extension that carries query credentials past httpx's logging: httpx logs each request
+# URL at INFO, so an API key in the query is added only by the transport, on the wire. (The runtime
+# never touches the importing application's logging configuration.)
+SECRET_QUERY = "typed_mcp.secret_query"
 
 IDEMPOTENT_METHODS = {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
 RETRY_STATUSES = {429, 502, 503, 504}
@@ -41,6 +44,8 @@ class Api(Settings, Credentials):
     """The upstream API: its settings, credentials and one shared HTTP client."""
 
     _tokens: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)  # oauth2: token, expiry
+    _token_locks: dict[str, asyncio.Lock] = field(default_factory=dict, repr=False)  # oauth2: one refresh at a time
+    _locks_loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
     _client: httpx.AsyncClient | None = field(default=None, repr=False)
     _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
@@ -50,7 +55,10 @@ class Api(Settings, Credentials):
         if self._client is None or self._client.is_closed or self._loop is not loop:
             self._loop = loop
             self._client = httpx.AsyncClient(
-                timeout=self.timeout, follow_redirects=False, headers={"user-agent": self.user_agent}
+                timeout=self.timeout,
+                follow_redirects=False,
+                headers={"user-agent": self.user_agent},
+                transport=_SecretQueryTransport(),
             )
         return self._client
 
@@ -95,11 +103,11 @@ class Api(Settings, Credentials):
                 credentials,
                 accept,
             )
-            source["url"] = _public_url(request.url, self._secret_query_names())
+            source["url"] = _public_url(request.url, request.extensions.get(SECRET_QUERY, []))
             response = await self._send(request)
             source["status"] = response.status_code
             if response.status_code >= 400:
-                return _error(_http_error(method, path, response, response.content), source)
+                return _error(self._scrub(_http_error(method, path, response, response.content)), source)
             if (
                 kind == "json"
                 and wrap
@@ -109,7 +117,7 @@ class Api(Settings, Credentials):
                 return _no_content(response.status_code, source)
             return _success(response, response.content, returns, wrap, kind, source, on_mismatch)
         except UpstreamError as exc:
-            return _error(str(exc), source)
+            return _error(self._scrub(str(exc)), source)
         except Exception as exc:  # last line of defence: a tool call must never crash the server
             logger.warning("tool call failed: %s %s: %s", method, path, type(exc).__name__)
             return _error(f"{method} {path} failed: unexpected {type(exc).__name__}", source)
@@ -137,19 +145,26 @@ class Api(Settings, Credentials):
         query_pairs = [
             pair for name, value in query.items() for pair in encode_query(name, value, *styles.get(name, (None, None)))
         ]
-        header_pairs = {name: encode_simple(value) for name, value in headers.items() if value is not None}
+        header_pairs = {name: _header_value(name, value) for name, value in headers.items() if value is not None}
         cookie_pairs = {name: encode_simple(value) for name, value in cookies.items() if value is not None}
         if accept:
             header_pairs.setdefault("accept", accept)
         present = {name.lower() for name in header_pairs}
         header_pairs.update({k: v for k, v in self.extra_headers.items() if k.lower() not in present})
+        secret_query: list[tuple[str, str]] = []  # added by the transport, never in the logged URL
         for scheme, values in credentials:
-            _apply_scheme(scheme, values, header_pairs, query_pairs, cookie_pairs)
+            _apply_scheme(scheme, values, header_pairs, secret_query, cookie_pairs)
         encoded = body.encode(header_pairs)
         if cookie_pairs:
             header_pairs["cookie"] = "; ".join(f"{k}={quote(v, safe='')}" for k, v in cookie_pairs.items())
         try:
-            request = httpx.Request(method, url.copy_with(params=query_pairs or None), headers=header_pairs, **encoded)
+            request = httpx.Request(
+                method,
+                url.copy_with(params=query_pairs or None),
+                headers=header_pairs,
+                extensions={SECRET_QUERY: secret_query} if secret_query else None,
+                **encoded,
+            )
         except (httpx.InvalidURL, ValueError, TypeError) as exc:
             raise UpstreamError(f"{method} {path}: invalid request ({type(exc).__name__})") from None
         # Defence in depth: nothing above may move the request off the configured API.
@@ -191,12 +206,7 @@ class Api(Settings, Credentials):
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > limit:
                     raise UpstreamError(f"upstream response is {declared} bytes, over the {limit} byte cap")
-                chunks, size = [], 0
-                async for chunk in response.aiter_raw():
-                    size += len(chunk)
-                    if size > limit:
-                        raise UpstreamError(f"upstream response is over the {limit} byte cap")
-                    chunks.append(chunk)
+                body = await _read_capped(response, limit)
             finally:
                 await response.aclose()
         except httpx.TimeoutException:
@@ -207,8 +217,92 @@ class Api(Settings, Credentials):
             ) from None
         except httpx.HTTPError as exc:
             raise UpstreamError(f"upstream request failed: {type(exc).__name__}") from None
-        # Re-decode through httpx so Content-Encoding (gzip, br) is honoured.
-        return httpx.Response(response.status_code, headers=response.headers, content=b"".join(chunks), request=request)
+        # The body is already decoded: the headers no longer describe an encoding or a length.
+        headers = [(k, v) for k, v in response.headers.multi_items() if k not in ("content-encoding", "content-length")]
+        return httpx.Response(response.status_code, headers=headers, content=body, request=request)
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> bytes:
+    """The body decoded (every Content-Encoding httpx decodes: gzip, deflate, br, zstd), reading
+    stopped as soon as the decoded bytes pass `limit`: the cap counts what is held in memory, so a
+    small compressed body cannot expand without bound."""
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding in _ZLIB_WBITS:
+        return await _inflate_capped(response, encoding, limit)
+    chunks, size = [], 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise UpstreamError(f"upstream response is over the {limit} byte cap (decoded)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+_ZLIB_WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
+
+
+async def _inflate_capped(response: httpx.Response, encoding: str, limit: int) -> bytes:
+    """gzip or deflate decoded here, zlib never asked for more than the cap allows (`max_length`):
+    even one small network read of a bomb cannot expand past the cap in memory."""
+    decoder, first = zlib.decompressobj(_ZLIB_WBITS[encoding]), True
+    chunks, size = [], 0
+    async for data in response.aiter_raw():
+        while data and not decoder.eof:
+            try:
+                out = decoder.decompress(data, limit - size + 1)
+            except zlib.error:
+                if first and encoding == "deflate":  # raw deflate, without the zlib wrapper (as httpx reads it)
+                    decoder, first = zlib.decompressobj(-zlib.MAX_WBITS), False
+                    continue
+                raise UpstreamError(f"upstream response is not valid {encoding}") from None
+            first = False
+            size += len(out)
+            if size > limit:
+                raise UpstreamError(f"upstream response is over the {limit} byte cap (decoded)")
+            chunks.append(out)
+            data = decoder.unconsumed_tail
+    return b"".join(chunks)
+
+
+def _header_value(name: str, value: Any) -> str:
+    """A header parameter's value; a control character (CR and LF above all: a second header, or a
+    second request) is refused, naming the parameter."""
+    text = encode_simple(value)
+    if any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F for c in text):
+        raise UpstreamError(f"header parameter {name!r} may not contain control characters (CR, LF...)")
+    return text
+
+
+class _SecretQueryTransport(httpx.AsyncBaseTransport):
+    """Sends each request with its query credentials (the SECRET_QUERY extension) added to the URL,
+    through the connection pool, or the proxy the environment names for that URL (as httpx would)."""
+
+    def __init__(self) -> None:
+        self._transports: dict[str | None, httpx.AsyncHTTPTransport] = {}
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        secret = request.extensions.get(SECRET_QUERY)
+        if secret:
+            url = request.url.copy_with(params=[*request.url.params.multi_items(), *secret])
+            request = httpx.Request(
+                request.method, url, headers=request.headers, stream=request.stream, extensions=request.extensions
+            )
+        proxy = _environment_proxy(request.url)
+        if proxy not in self._transports:
+            self._transports[proxy] = httpx.AsyncHTTPTransport(proxy=proxy)
+        return await self._transports[proxy].handle_async_request(request)
+
+    async def aclose(self) -> None:
+        for transport in self._transports.values():
+            await transport.aclose()
+
+
+def _environment_proxy(url: httpx.URL) -> str | None:
+    """The proxy HTTP(S)_PROXY / ALL_PROXY name for `url`, unless NO_PROXY exempts its host."""
+    if urllib.request.proxy_bypass(url.host):
+        return None
+    proxies = urllib.request.getproxies()
+    return proxies.get(url.scheme) or proxies.get("all")
 
 
 def _retry_after(value: str | None, default: float) -> float:
@@ -302,7 +396,7 @@ def encode_multipart(fields: dict[str, Any]) -> tuple[bytes, str]:
     return request.read(), request.headers["content-type"]
 
 
-def _public_url(url: httpx.URL, secret_params: set[str]) -> str:
-    """The request URL as shown to clients: no user info, credential query values redacted."""
-    params = [(k, "REDACTED" if k in secret_params else v) for k, v in url.params.multi_items()]
+def _public_url(url: httpx.URL, secret: list[tuple[str, str]]) -> str:
+    """The request URL as shown to clients: no user info, query credentials as REDACTED."""
+    params = [*url.params.multi_items(), *((name, "REDACTED") for name, _ in secret)]
     return str(url.copy_with(username=None, password=None, params=params or None))

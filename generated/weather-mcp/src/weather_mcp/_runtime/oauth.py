@@ -3,7 +3,9 @@ the MCP client's own Authorization header when it is forwarded."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import ipaddress
 import os
 import time
 from typing import Any
@@ -21,15 +23,18 @@ class Credentials:
     forward_authorization: bool
     effective_base_url: Any
     _tokens: dict[str, tuple[str, float]]
-
-    def _secret_query_names(self) -> set[str]:
-        return {s.name for s in self.schemes.values() if s.kind == "apiKey" and s.location == "query" and s.name}
+    _token_locks: dict[str, asyncio.Lock]
+    _locks_loop: asyncio.AbstractEventLoop | None
 
     async def _credentials(self, alternatives: tuple[tuple[str, ...], ...]) -> list[tuple[Scheme, list[str]]]:
         """The credentials for the first alternative that is fully configured (fetching an OAuth2
         token when needed), or none when the operation needs none."""
-        forwarded = FORWARDED_AUTHORIZATION.get() if self.forward_authorization else None
-        if forwarded:
+        if self.forward_authorization:
+            # Each caller brings its own credential: one who brings none gets none, never the
+            # operator's configured ones (the upstream answers such a request as it sees fit).
+            forwarded = FORWARDED_AUTHORIZATION.get()
+            if not forwarded:
+                return []
             return [(Scheme("header", ("",), location="header", name="authorization"), [forwarded])]
         if not alternatives:
             return []
@@ -53,24 +58,53 @@ class Credentials:
     async def _values(self, name: str, scheme: Scheme) -> list[str]:
         if scheme.kind != "oauth2" or all(os.environ.get(var) for var in scheme.env):
             return [os.environ[var] for var in scheme.env]
-        token, expires = self._tokens.get(name, ("", 0.0))
-        if not token or time.monotonic() >= expires:
-            token, expires = await self._fetch_token(name, scheme)
-            self._tokens[name] = (token, expires)
+        async with self._token_lock(name):  # one refresh at a time: concurrent calls wait for it
+            token, expires = self._tokens.get(name, ("", 0.0))
+            if not token or time.monotonic() >= expires:
+                token, expires = await self._fetch_token(name, scheme)
+                self._tokens[name] = (token, expires)
         return [token]
+
+    def _token_lock(self, name: str) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()  # a lock belongs to one event loop, like the client
+        if self._locks_loop is not loop:
+            self._locks_loop, self._token_locks = loop, {}
+        return self._token_locks.setdefault(name, asyncio.Lock())
+
+    def _secrets(self) -> list[str]:
+        """Every credential value configured or in use, longest first, as it may appear in a body."""
+        values = {token for token, _ in self._tokens.values() if token}
+        for scheme in self.schemes.values():
+            values |= {os.environ[var] for var in (*scheme.env, *scheme.client_env) if os.environ.get(var)}
+            if scheme.kind == "basic" and all(os.environ.get(var) for var in scheme.env):
+                pair = ":".join(os.environ[var] for var in scheme.env)
+                values.add(base64.b64encode(pair.encode()).decode())
+        forwarded = FORWARDED_AUTHORIZATION.get() if self.forward_authorization else None
+        if forwarded:
+            values |= {forwarded, forwarded.split(" ", 1)[-1]}
+        return sorted((v for v in values if len(v) >= 4), key=len, reverse=True)
+
+    def _scrub(self, text: str) -> str:
+        """`text` (an upstream error excerpt, a message) without any credential value in it."""
+        for secret in self._secrets():
+            text = text.replace(secret, "REDACTED")
+        return text
 
     async def _fetch_token(self, name: str, scheme: Scheme) -> tuple[str, float]:
         """OAuth2 client credentials: exchange the client id and secret for an access token."""
         client_id, secret = (os.environ[var] for var in scheme.client_env)
         url = os.environ.get(f"{scheme.env[0].removesuffix('_TOKEN')}_TOKEN_URL") or scheme.token_url or ""
-        if not url.startswith(("http://", "https://")):
+        if "://" not in url:  # relative: from the API's base URL
             url = (self.effective_base_url or "").rstrip("/") + "/" + url.lstrip("/")
+        if not _token_url_allowed(url):
+            raise UpstreamError(f"the OAuth2 token URL for {name} must be https (http only on loopback)")
         try:
-            response = await self.client().post(
+            response = await self.client().post(  # the secret goes to this URL only: no redirect is followed
                 url,
                 data={"grant_type": "client_credentials"},
                 auth=(client_id, secret),
                 headers={"accept": "application/json"},
+                follow_redirects=False,
             )
             data = response.json() if response.is_success else {}
         except (httpx.HTTPError, ValueError):
@@ -98,6 +132,24 @@ def _apply_scheme(
         query.append((scheme.name or "", values[0]))
     elif scheme.location == "cookie":
         cookies[scheme.name or ""] = values[0]
+
+
+def _token_url_allowed(url: str) -> bool:
+    """https, or http to a loopback address (a local token service)."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        return False
+    if parsed.scheme == "https" and parsed.host:
+        return True
+    if parsed.scheme != "http":
+        return False
+    if parsed.host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(parsed.host).is_loopback
+    except ValueError:
+        return False
 
 
 def _origin(url: httpx.URL) -> str:

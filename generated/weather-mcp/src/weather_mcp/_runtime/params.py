@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import enum
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from pydantic import BaseModel
 
@@ -31,12 +31,30 @@ def encode_simple(value: Any) -> str:
 
 
 def encode_segment(value: Any) -> str:
-    """A path segment that cannot become more than one segment: `/`, `?`, `#`, `%` and dot
-    segments are all percent-encoded."""
-    text = quote(encode_simple(value), safe="-_~!$&'()*+,;=:@")
-    if text in (".", ".."):
-        text = text.replace(".", "%2E")
-    return text
+    """A path value that stays inside its segment: every character that is not unreserved (RFC 3986
+    ALPHA, DIGIT, `-`, `.`, `_`, `~`) is percent-encoded, `;` `/` `?` `#` `%` included; an array or
+    object keeps its literal `,` separators (OpenAPI's simple style)."""
+    value = _jsonable(value)
+    if isinstance(value, list):
+        return ",".join(_quote_all(encode_simple(v)) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{_quote_all(str(k))},{_quote_all(encode_simple(v))}" for k, v in value.items())
+    return _quote_all(encode_simple(value))
+
+
+def _quote_all(text: str) -> str:
+    return quote(text, safe="")
+
+
+def _is_dot_segment(text: str) -> bool:
+    """`.` or `..` in any percent-encoding (`%2e`, `%2E%2e`, `%252e`...): what a server that
+    decodes (even twice) before it normalizes would read as a dot segment."""
+    for _ in range(8):
+        decoded = unquote(text)
+        if decoded == text:
+            break
+        text = decoded
+    return text in (".", "..")
 
 
 def expand_path(template: str, values: dict[str, Any], styles: dict[str, tuple[str | None, bool | None]]) -> str:
@@ -45,6 +63,9 @@ def expand_path(template: str, values: dict[str, Any], styles: dict[str, tuple[s
         style, explode = styles.get(name, (None, None))
         if value is None:
             raise UpstreamError(f"path parameter {name!r} is required")
+        if _is_dot_segment(encode_simple(value)):
+            # Refused rather than encoded: some servers decode %2E before they normalize the path.
+            raise UpstreamError(f"path parameter {name!r} may not be '.' or '..' (a dot segment), in any encoding")
         if style == "label":
             text = "." + encode_segment(value)
         elif style == "matrix":
@@ -52,6 +73,9 @@ def expand_path(template: str, values: dict[str, Any], styles: dict[str, tuple[s
         else:
             text = encode_segment(value)
         out = out.replace("{" + name + "}", text)
+    template_dots = {segment for segment in template.split("/") if _is_dot_segment(segment)}
+    if any(_is_dot_segment(segment) and segment not in template_dots for segment in out.split("/")):
+        raise UpstreamError("path parameters may not make a '.' or '..' segment")
     return out
 
 
