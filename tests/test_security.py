@@ -131,18 +131,8 @@ def _zstd(data: bytes) -> bytes:
 ENCODINGS = [
     pytest.param("gzip", lambda d: gzip.compress(d, 9), id="gzip"),
     pytest.param("deflate", _deflate, id="deflate"),
-    pytest.param(
-        "br",
-        _brotli,
-        id="br",
-        marks=pytest.mark.skipif(not importlib.util.find_spec("brotli"), reason="brotli not installed"),
-    ),
-    pytest.param(
-        "zstd",
-        _zstd,
-        id="zstd",
-        marks=pytest.mark.skipif(not importlib.util.find_spec("zstandard"), reason="zstandard not installed"),
-    ),
+    pytest.param("br", _brotli, id="br"),  # the dev dependencies install brotli and zstandard
+    pytest.param("zstd", _zstd, id="zstd"),
 ]
 
 
@@ -330,6 +320,25 @@ def test_hole_remote_refs_private_addresses_are_refused(tmp_path, host):
             proc = run_cli(*args, "--allow-private-refs", "--out", str(tmp_path / "p"))
             assert proc.returncode == 0, proc.stderr
             assert server.seen[-1].raw_path == "/schemas.json"
+
+
+def test_hole_remote_refs_the_checked_transport_fetches_what_it_allows(monkeypatch):
+    """The checking transport is a whole transport: an allowed address is fetched with its redirects,
+    status and body (here loopback counts as allowed, to have a server to fetch from)."""
+    from typed_mcp.spec import load
+
+    checked = []
+    monkeypatch.setattr(load, "public_address", lambda host, port: checked.append((host, port)) or host)
+    with HttpServer() as server:
+        server.routes["/old.json"] = Reply(302, b"", headers={"location": "/schemas.json"})
+        server.routes["/schemas.json"] = Reply(200, {"Ping": {"type": "object"}})
+        body, _ = load.fetch(f"{server.url}/old.json", headers={}, timeout=10, max_bytes=1000, public_only=True)
+        assert json.loads(body) == {"Ping": {"type": "object"}}
+        assert [s.raw_path for s in server.seen] == ["/old.json", "/schemas.json"]
+        assert checked and all(host == "127.0.0.1" for host, _ in checked)
+        server.routes["/big.json"] = Reply(200, {"x": "y" * 5000})
+        with pytest.raises(load.FetchError, match="byte cap"):
+            load.fetch(f"{server.url}/big.json", headers={}, timeout=10, max_bytes=1000, public_only=True)
 
 
 # -- 7. local refs escape --------------------------------------------------------------------------

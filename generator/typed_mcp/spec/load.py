@@ -94,7 +94,7 @@ def fetch(
     shown = redact_url(url)
     last_error = ""
     # An environment proxy would make the connection in our place, unchecked: not with public_only.
-    guarded = {"transport": _public_transport(), "trust_env": False} if public_only else {}
+    guarded = {"transport": _PublicOnlyTransport(), "trust_env": False} if public_only else {}
     with httpx.Client(timeout=timeout, follow_redirects=False, **guarded) as client:
         for attempt in range(RETRIES):
             if attempt:
@@ -191,13 +191,48 @@ def public_address(host: str, port: int) -> str:
     return addresses[0]
 
 
-def _public_transport() -> httpx.HTTPTransport:
-    transport = httpx.HTTPTransport()
-    pool = transport._pool  # httpx gives no public seam for the network backend (pinned by the lock file)
-    if not isinstance(pool, httpcore.ConnectionPool) or not hasattr(pool, "_network_backend"):
-        raise FetchError("this httpx cannot check remote $ref addresses (a toolchain outside the lock file)")
-    pool._network_backend = _PublicOnlyBackend()
-    return transport
+class _PublicOnlyTransport(httpx.BaseTransport):
+    """An httpx transport over httpcore's connection pool, whose network backend is the one above:
+    httpx's own transport has no public way to choose the backend, httpcore's pool has."""
+
+    def __init__(self) -> None:
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(), network_backend=_PublicOnlyBackend()
+        )
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        url = httpcore.URL(
+            scheme=request.url.raw_scheme, host=request.url.raw_host, port=request.url.port, target=request.url.raw_path
+        )
+        core = httpcore.Request(
+            request.method, url, headers=request.headers.raw, content=request.stream, extensions=request.extensions
+        )
+        try:
+            answer = self._pool.handle_request(core)
+        except httpcore.TimeoutException as exc:
+            raise httpx.TimeoutException(str(exc), request=request) from None
+        except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.UnsupportedProtocol) as exc:
+            raise httpx.TransportError(str(exc), request=request) from None
+        return httpx.Response(answer.status, headers=answer.headers, stream=_Body(answer), extensions=answer.extensions)
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+class _Body(httpx.SyncByteStream):
+    def __init__(self, answer: httpcore.Response) -> None:
+        self._answer = answer
+
+    def __iter__(self):  # type: ignore[override]
+        try:
+            yield from self._answer.stream
+        except httpcore.TimeoutException as exc:
+            raise httpx.TimeoutException(str(exc)) from None
+        except (httpcore.NetworkError, httpcore.ProtocolError) as exc:
+            raise httpx.TransportError(str(exc)) from None
+
+    def close(self) -> None:
+        self._answer.close()
 
 
 def _guess_format(name: str, content_type: str, raw: bytes) -> str:
