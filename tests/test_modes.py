@@ -303,7 +303,7 @@ def test_typescript_client_in_discovery_mode(weather_package, demo_url):
     calls[-1] = {"name": "delete_report", "arguments": {"report_id": ids[1]}}
     args, env = command(weather_package, demo_url, "--discovery")
     meta_calls = [
-        {"name": "search_tools", "arguments": {"query": "weather forecast"}},
+        {"name": "search_tools", "arguments": {"query": "forecast for the coming days"}},
         {"name": "describe_tool", "arguments": {"name": "delete_report"}},
         {"name": "describe_tool", "arguments": {"name": "nope"}},
         *({"name": "call_tool", "arguments": call} for call in calls),

@@ -152,7 +152,7 @@ def _package_files(
     spec_name = options.snapshot.name if options.snapshot else Path(spec.origin).name
     version = package_version(options.version or api.api_version)
     files: dict[str, str | bytes] = dict(
-        render_package(api, models, spec_sha256=spec.sha256, spec_filename=spec_name, package_version=version)
+        render_package(api, models, spec_sha256=spec.sha256, spec_filename=spec_name, package_version=version, doc=doc)
     )
     # Model modules are cut from source the models step parsed: only the rendered files are checked.
     cut = {f"src/{api.module}/models/{name}.py" for name in models.modules.sources}

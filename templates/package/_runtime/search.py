@@ -1,7 +1,8 @@
 """Full-text search over the package's tools: SQLite FTS5 ranked with bm25.
 
 The documents (`search.json`) are written when the package is generated: per tool, its name's words,
-title, tags, path words, parameter names, description and a short description for the results.
+title, the intent words of its method and path shape, its resource, tags, path words, parameter and
+body property names, description, and a short description for the results (generator/typed_mcp/render/search.py).
 The index is built in memory from them when a discovery-mode server starts (about 50 ms for a
 thousand tools), not shipped as an SQLite file: a database file's bytes depend on the SQLite library
 of the machine that generated it, and the package is compared byte for byte.
@@ -16,10 +17,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-FORMAT = "typed-mcp-search/1"
-COLUMNS = ("name", "title", "tags", "path", "params", "description")  # indexed, in this order
-# bm25 weight of each column: a word of the tool's name or title says more than one of its description.
-WEIGHTS = (10.0, 3.0, 2.0, 2.0, 0.5, 0.5)
+FORMAT = "typed-mcp-search/2"
+# Indexed, in this order: the tool's name words, its summary, the intent words of its method and path
+# shape ("list show all", "delete remove revoke"), the path's last literal segments, tags (and their
+# descriptions), path words, parameter and body property names, the description's first paragraph,
+# and more of it with the parameters' descriptions.
+COLUMNS = ("name", "title", "intent", "resource", "tags", "path", "params", "description", "more")
+# bm25 weight of each column, as measured on the tuning half of bench/search_tasks (the tags' weight
+# is 0: a tag's words are in most tools' names already, and its description matches too widely).
+WEIGHTS = (8.0, 1.0, 1.0, 8.0, 0.0, 2.0, 2.0, 1.0, 0.5)
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: `pull_number` and `/repos/{owner}` split into words
 # Words that say nothing about which tool (English stop words): left out of a query, unless the query
 # has nothing else.
@@ -30,25 +36,44 @@ STOPWORDS = frozenset(
     myself need no nor not now of off on once only or other our ours out over own please same she should
     so some someone something such than that the their theirs them then there these they this those
     through to too tool tools under until up us use using very want was way we were what when where which
-    while who whom why will with would you your yours""".split()
+    while who whom why will with would you your yours s t ll re ve d m""".split()
 )
-# Query words -> the words APIs use for them (added to the query, so bm25 still ranks): users say
-# "show", "new", "remove", "repo"; operation names and summaries say "list", "create", "delete",
-# "repository". A word in REPLACED is only searched as its synonyms ("logged in" is not about logs).
+# A thesaurus of REST API vocabulary: query word -> the words APIs use for it (added to the query,
+# so bm25 still ranks). Users say "show", "new", "remove", "repo", "PR", "cert"; operation names and
+# summaries say "list", "create", "delete", "repository", "pull request", "certificate". A word in
+# REPLACED is only searched as its synonyms ("logged in" is not about logs).
 SYNONYMS: dict[str, tuple[str, ...]] = {}
 for _target, _words in {
-    "create": "new add make publish post submit leave write register",
+    "create": "new add make publish post submit leave write register generate setup",
     "list": "show all see view browse recent every enumerate",
-    "get": "show fetch read view see detail details info retrieve look",
-    "update": "edit change modify rename set close reopen",
+    "get": "show fetch read view see detail details info retrieve look check",
+    "update": "edit change modify rename set close reopen switch toggle mark",
     "dispatch": "trigger",
-    "delete": "remove drop erase destroy",
+    "delete": "remove drop erase destroy wipe purge revoke uninstall",
+    "cancel": "kill abort halt stop",
+    "disable": "pause stop deactivate suspend",
+    "enable": "resume activate unpause",
+    "rerun": "retry restart",
     "search": "find lookup query",
     "authenticated": "logged signed whoami me myself",
     "user": "logged signed whoami me myself",
     "pull": "pr prs",
-    "organization": "org orgs",
+    "repository": "repo repos project",
+    "repositories": "repo repos projects",
+    "organization": "org orgs company",
     "org": "organization organizations",
+    "certificate": "cert certs",
+    "credentials": "creds",
+    "token": "creds credentials",
+    "configuration": "config settings",
+    "settings": "config configuration preferences",
+    "invitation": "invite invites",
+    "issue": "ticket tickets bug bugs",
+    "member": "people person employee teammate",
+    "statistics": "stats analytics metrics",
+    "logs": "log history",
+    "schedule": "cron",
+    "archive": "download zip tarball",
 }.items():
     for _word in _words.split():
         SYNONYMS[_word] = (*SYNONYMS.get(_word, ()), _target)
@@ -72,9 +97,7 @@ class SearchIndex:
     def __init__(self, documents: Iterable[Mapping[str, str]], only: set[str] | None = None) -> None:
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         try:
-            self.db.execute(
-                f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(COLUMNS)}, tokenize='porter unicode61')"
-            )
+            self.db.execute(f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(COLUMNS)}, tokenize='porter unicode61')")
         except sqlite3.OperationalError as exc:  # an SQLite built without FTS5
             raise SearchUnavailable(f"discovery mode needs SQLite with FTS5: {exc}") from None
         self.docs = [doc for doc in documents if only is None or doc["tool"] in only]
