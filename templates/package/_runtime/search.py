@@ -44,17 +44,32 @@ STOPWORDS = frozenset(
 # REPLACED is only searched as its synonyms ("logged in" is not about logs).
 SYNONYMS: dict[str, tuple[str, ...]] = {}
 for _target, _words in {
-    "create": "new add make publish post submit leave write register generate setup",
-    "list": "show all see view browse recent every enumerate",
-    "get": "show fetch read view see detail details info retrieve look check",
-    "update": "edit change modify rename set close reopen switch toggle mark",
+    # what is done
+    "create": "new add make publish post submit leave write register generate setup open file start",
+    "list": "show all see view browse recent every enumerate who which what many",
+    "get": "show fetch read view see detail details info retrieve look check what",
+    "update": "edit change modify rename set close reopen switch toggle mark turn",
     "dispatch": "trigger",
-    "delete": "remove drop erase destroy wipe purge revoke uninstall",
+    "delete": "remove drop erase destroy wipe purge revoke uninstall unset clear kick offboard evict",
     "cancel": "kill abort halt stop",
     "disable": "pause stop deactivate suspend",
     "enable": "resume activate unpause",
-    "rerun": "retry restart",
-    "search": "find lookup query",
+    "rerun": "retry restart redo",
+    "redeliver": "resend redeliver",
+    "search": "find lookup query where locate",
+    "upload": "attach",
+    "download": "fetch export",
+    "transfer": "move hand",
+    "fork": "clone copy duplicate",
+    "star": "bookmark favorite favourite like",
+    "compare": "diff difference changed between",
+    "review": "approve reject lgtm",
+    "comment": "reply respond",
+    "rollback": "revert undo restore",
+    "run": "execute exec invoke ran running",
+    "latest": "newest last current recent",
+    "limit": "quota remaining left",
+    # who and what it is done to
     "authenticated": "logged signed whoami me myself",
     "user": "logged signed whoami me myself",
     "pull": "pr prs",
@@ -63,21 +78,66 @@ for _target, _words in {
     "organization": "org orgs company",
     "org": "organization organizations",
     "certificate": "cert certs",
-    "credentials": "creds",
+    "credentials": "creds password passwords",
     "token": "creds credentials",
-    "configuration": "config settings",
-    "settings": "config configuration preferences",
+    "key": "keys secret",
+    "configuration": "config settings options",
+    "settings": "config configuration preferences options",
     "invitation": "invite invites",
     "issue": "ticket tickets bug bugs",
-    "member": "people person employee teammate",
-    "statistics": "stats analytics metrics",
-    "logs": "log history",
-    "schedule": "cron",
+    "label": "tag",
+    "member": "people person employee employees teammate colleague staff offboard onboard",
+    "statistics": "stats analytics metrics usage",
+    "logs": "log history output",
+    "audit": "history",
+    "schedule": "cron recurring periodically",
     "archive": "download zip tarball",
+    "deployment": "deploy rollout",
+    "release": "ship version",
+    "hook": "webhook callback",
+    "database": "db",
+    "image": "photo picture",
+    "notification": "notify alert",
+    "subscription": "subscribe watch",
+    "status": "succeeded success successful failed failure pending state",
+    "secret": "key keys password passwords credential credentials token",
+    "permission": "access rights privileges allowed",
+    "add": "put",
+    "site": "website websites homepage",
+    "zone": "domain domains",
+    "firewall": "block blocking ban deny allowlist blocklist",
+    "service": "bot robot",
+    "health": "ping uptime healthz",
+    "balancer": "spread distribute failover",
 }.items():
     for _word in _words.split():
         SYNONYMS[_word] = (*SYNONYMS.get(_word, ()), _target)
-REPLACED = frozenset({"logged", "signed", "whoami", "me", "myself"})
+# Phrases that mean one word (looked up before the words): "turn off", "get rid of", "set up".
+PHRASES = {
+    "turn off": "disable",
+    "switch off": "disable",
+    "turn on": "enable",
+    "switch on": "enable",
+    "get rid of": "delete",
+    "set up": "create",
+    "sign up": "create",
+    "take a look": "review",
+    "how many": "count",
+    "who am i": "authenticated",
+}
+# Values in a query stand for what they are: "block 198.51.100.4" is about an IP, "api.example.com" a
+# host name, "v1.2.0" a version, "9fceb02" a commit SHA, not about the words "example" or "com".
+VALUES = (
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?\b"), "ip address"),
+    (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "email address"),
+    (re.compile(r"\bv?\d+(?:\.\d+){1,3}\b"), "version"),
+    (
+        re.compile(r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|co|uk|de|fr|info|biz|xyz)\b", re.IGNORECASE),
+        "domain",
+    ),
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"), "sha commit"),
+)
+REPLACED = frozenset({"logged", "signed", "whoami", "me", "myself", "pr", "prs"})
 
 
 class SearchUnavailable(RuntimeError):
@@ -126,15 +186,41 @@ def words(text: str) -> list[str]:
     return [word.lower() for word in _WORD.findall(text)]
 
 
+def _forms(token: str) -> list[str]:
+    """`token` and its forms without an English ending (`tickets`, `starred`, `bookmarking`), for the
+    thesaurus look-up (bm25 matches with the porter stemmer anyway)."""
+    forms = [token]
+    for ending in ("ing", "ed", "es", "s", "d"):
+        if token.endswith(ending) and len(token) - len(ending) >= 3:
+            stem = token[: -len(ending)]
+            forms += [stem, stem[:-1]] if len(stem) > 3 and stem[-1] == stem[-2] else [stem]
+    return forms
+
+
+def synonyms(token: str) -> tuple[str, ...]:
+    for form in _forms(token):
+        if form in SYNONYMS:
+            return SYNONYMS[form]
+    return ()
+
+
 def match_expression(query: str) -> str | None:
     """An FTS5 query: any of the query's words and their synonyms (each quoted, so nothing in it is
     FTS5 syntax), without the stop words when other words remain."""
-    tokens = [token for token in dict.fromkeys(words(query)) if len(token) > 1 or token.isdigit()]
-    meaningful = [token for token in tokens if token not in STOPWORDS or token in SYNONYMS] or tokens
-    terms = []
+    for pattern, meaning in VALUES:
+        query = pattern.sub(f" {meaning} ", query)
+    text = f" {' '.join(words(query))} "
+    phrased = []
+    for phrase, target in PHRASES.items():  # a phrase's words are searched as its meaning only
+        if f" {phrase} " in text:
+            phrased.append(target)
+            text = text.replace(f" {phrase} ", " ")
+    tokens = [token for token in dict.fromkeys(words(text)) if len(token) > 1 or token.isdigit()]
+    meaningful = [token for token in tokens if token not in STOPWORDS or synonyms(token)] or tokens
+    terms = list(phrased)
     for token in meaningful:
-        if token not in STOPWORDS and token not in REPLACED or token not in SYNONYMS:
+        if token not in STOPWORDS and token not in REPLACED or not synonyms(token):
             terms.append(token)
-        terms.extend(SYNONYMS.get(token, ()))
+        terms.extend(synonyms(token))
     terms = list(dict.fromkeys(terms))
     return " OR ".join(f'"{term}"' for term in terms) if terms else None
