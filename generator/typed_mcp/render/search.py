@@ -3,9 +3,10 @@
 One document per tool, made from the operation alone, so that the words people use for a request
 find it, whatever the API: the tool's name words, its summary, the intent words of its HTTP method
 and path shape (a GET on a collection lists, a DELETE removes: "show", "remove", "revoke" match the
-operation even when its summary says "List" or "Delete"), the path's resource words, the tags and
+operation even when its summary says "List" or "Delete"), the path words, the tags and
 their descriptions, the parameter and request body property names, and the first paragraph of the
-spec's description. Deterministic: the same plan and spec give the same bytes.
+spec's description, then more of it with the parameters' descriptions. Deterministic: the same
+plan and spec give the same bytes.
 """
 
 from __future__ import annotations
@@ -117,12 +118,6 @@ def intent(plan: ApiPlan, doc: Document | None, op: Operation) -> str:
     return ""
 
 
-def resource(op: Operation) -> str:
-    """The words of the path's last literal segments: what the operation acts on (`pulls merge`)."""
-    literal = [segment for segment in _segments(op.path) if not _is_parameter(segment)]
-    return _words(*literal[-1:])
-
-
 def tag_descriptions(doc: Document | None) -> dict[str, str]:
     tags = doc.data.get("tags") if doc is not None else None
     found = {}
@@ -149,7 +144,6 @@ def search_documents(plan: ApiPlan, doc: Document | None = None) -> str:
                 "name": _words(op.tool_name),
                 "title": op.title or "",
                 "intent": intent(plan, doc, op),
-                "resource": resource(op),
                 "tags": " ".join([_words(*op.tags), *(described[tag] for tag in op.tags if tag in described)]),
                 "path": _words(op.path),
                 "params": " ".join(dict.fromkeys(_words(*params).split())),

@@ -1,7 +1,7 @@
 """Full-text search over the package's tools: SQLite FTS5 ranked with bm25.
 
 The documents (`search.json`) are written when the package is generated: per tool, its name's words,
-title, the intent words of its method and path shape, its resource, tags, path words, parameter and
+title, the intent words of its method and path shape, tags, path words, parameter and
 body property names, description, and a short description for the results (generator/typed_mcp/render/search.py).
 The index is built in memory from them when a discovery-mode server starts (about 50 ms for a
 thousand tools), not shipped as an SQLite file: a database file's bytes depend on the SQLite library
@@ -19,13 +19,13 @@ from typing import Any
 
 FORMAT = "typed-mcp-search/2"
 # Indexed, in this order: the tool's name words, its summary, the intent words of its method and path
-# shape ("list show all", "delete remove revoke"), the path's last literal segments, tags (and their
-# descriptions), path words, parameter and body property names, the description's first paragraph,
-# and more of it with the parameters' descriptions.
-COLUMNS = ("name", "title", "intent", "resource", "tags", "path", "params", "description", "more")
+# shape ("list show all", "delete remove revoke"), tags (and their descriptions), path words, parameter
+# and body property names, the description's first paragraph, more of it and the parameters' descriptions.
+COLUMNS = ("name", "title", "intent", "tags", "path", "params", "description", "more")
 # bm25 weight of each column, as measured on the tuning half of bench/search_tasks (the tags' weight
-# is 0: a tag's words are in most tools' names already, and its description matches too widely).
-WEIGHTS = (8.0, 1.0, 1.0, 8.0, 0.0, 2.0, 2.0, 1.0, 0.5)
+# is 0: a tag's words are in most tools' names already; they still count in how rare a word is, as
+# bm25's IDF is counted over whole documents, and that measured better than leaving them out).
+WEIGHTS = (8.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.5, 1.0)
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: `pull_number` and `/repos/{owner}` split into words
 # Words that say nothing about which tool (English stop words): left out of a query, unless the query
 # has nothing else.
