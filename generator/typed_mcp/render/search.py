@@ -5,8 +5,9 @@ find it, whatever the API: the tool's name words, its summary, the intent words 
 and path shape (a GET on a collection lists, a DELETE removes: "show", "remove", "revoke" match the
 operation even when its summary says "List" or "Delete"), the path words, the tags and
 their descriptions, the parameter and request body property names, and the first paragraph of the
-spec's description, then more of it with the parameters' descriptions. Deterministic: the same
-plan and spec give the same bytes.
+description (the summary, when the spec has one: the rest of a description, and the parameters'
+descriptions, measured worse, their words match too many requests). Deterministic: the same plan
+and spec give the same bytes.
 """
 
 from __future__ import annotations
@@ -135,9 +136,6 @@ def search_documents(plan: ApiPlan, doc: Document | None = None) -> str:
         params = [p.arg_name for p in op.parameters]
         if op.body is not None:
             params += [op.body.arg_name, *_properties(doc, _schema(plan, doc, op.body.schema_key))]
-        description = op.description
-        if op.title and description.startswith(op.title):
-            description = description[len(op.title) :]
         docs.append(
             {
                 "tool": op.tool_name,
@@ -147,15 +145,7 @@ def search_documents(plan: ApiPlan, doc: Document | None = None) -> str:
                 "tags": " ".join([_words(*op.tags), *(described[tag] for tag in op.tags if tag in described)]),
                 "path": _words(op.path),
                 "params": " ".join(dict.fromkeys(_words(*params).split())),
-                "description": first_paragraph(description),
-                "more": " ".join(
-                    text
-                    for text in [
-                        first_paragraph("\n\n".join(description.strip().split("\n\n")[1:3]), 800),
-                        *(first_sentence(p.description) for p in op.parameters if p.description),
-                    ]
-                    if text
-                ),
+                "description": first_paragraph(op.description),
                 "summary": first_sentence(op.description or op.title or ""),
             }
         )

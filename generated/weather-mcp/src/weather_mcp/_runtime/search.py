@@ -20,12 +20,12 @@ from typing import Any
 FORMAT = "typed-mcp-search/2"
 # Indexed, in this order: the tool's name words, its summary, the intent words of its method and path
 # shape ("list show all", "delete remove revoke"), tags (and their descriptions), path words, parameter
-# and body property names, the description's first paragraph, more of it and the parameters' descriptions.
-COLUMNS = ("name", "title", "intent", "tags", "path", "params", "description", "more")
+# and body property names, the description's first paragraph.
+COLUMNS = ("name", "title", "intent", "tags", "path", "params", "description")
 # bm25 weight of each column, as measured on the tuning half of bench/search_tasks (the tags' weight
 # is 0: a tag's words are in most tools' names already; they still count in how rare a word is, as
 # bm25's IDF is counted over whole documents, and that measured better than leaving them out).
-WEIGHTS = (8.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.5, 1.0)
+WEIGHTS = (8.0, 4.0, 0.5, 0.0, 2.0, 1.0, 0.5)
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: `pull_number` and `/repos/{owner}` split into words
 # Words that say nothing about which tool (English stop words): left out of a query, unless the query
 # has nothing else.
