@@ -67,7 +67,7 @@ for _target, _words in {
     "comment": "reply respond",
     "rollback": "revert undo restore",
     "run": "execute exec invoke ran running",
-    "latest": "newest last current recent",
+    "latest": "newest last current",
     "limit": "quota remaining left",
     # who and what it is done to
     "authenticated": "logged signed whoami me myself",
