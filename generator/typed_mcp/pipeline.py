@@ -160,7 +160,12 @@ def _package_files(
     version = version_of(api, options)
     files: dict[str, str | bytes] = dict(
         render_package(
-            api, models, spec_sha256=spec.sha256, spec_filename=spec_name(spec, options), package_version=version
+            api,
+            models,
+            spec_sha256=spec.sha256,
+            spec_filename=spec_name(spec, options),
+            package_version=version,
+            doc=doc,
         )
     )
     # Model modules are cut from source the models step parsed: only the rendered files are checked.

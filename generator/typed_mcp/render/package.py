@@ -20,7 +20,9 @@ from typed_mcp import __version__, names
 from typed_mcp.models import literals
 from typed_mcp.models.build import Models
 from typed_mcp.plan.ir import ApiPlan, Operation
+from typed_mcp.render.search import search_documents
 from typed_mcp.resources import templates_dir
+from typed_mcp.spec.normalize import Document
 
 # The MCP SDK minor the generated server is tested with (it uses only the SDK's public API, but a
 # new minor may still change behaviour): generated packages pin it, `~=` allowing patch releases.
@@ -234,56 +236,17 @@ def toolsets(plan: ApiPlan) -> dict[str, list[str]]:
     return dict(sorted(found.items()))
 
 
-_SEARCH_WORD = re.compile(r"[^\W_]+")
-
-
-def _words(*texts: str) -> str:
-    return " ".join(word.lower() for text in texts for word in _SEARCH_WORD.findall(text))
-
-
-def paragraph(text: str, limit: int = 600) -> str:
-    """The first paragraph of `text` (one line), at most `limit` characters: what the operation does
-    (a summary, when the spec has one), without the notes on scopes and tokens that long descriptions
-    go on with, which would match most queries."""
-    text = " ".join(text.strip().split("\n\n")[0].split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
-
-
-def summary(text: str, limit: int = 160) -> str:
-    """The first sentence of `text`'s first paragraph (one line), at most `limit` characters."""
-    text = " ".join(text.strip().split("\n\n")[0].split())
-    sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
-    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "\u2026"
-
-
-def search_documents(plan: ApiPlan) -> str:
-    """`search.json`: one document per tool for discovery mode's full-text search (the runtime's
-    `_runtime/search.py` indexes them with SQLite FTS5): the name, tags, path and parameter names
-    as words, so that `list_pull_requests` and `/repos/{owner}/pulls` match "pull requests"."""
-    docs = []
-    for op in plan.operations:
-        params = [p.arg_name for p in op.parameters] + ([op.body.arg_name] if op.body is not None else [])
-        docs.append(
-            {
-                "tool": op.tool_name,
-                "name": _words(op.tool_name),
-                "title": op.title or "",
-                "tags": _words(*op.tags),
-                "path": _words(op.path),
-                "params": _words(*params),
-                "description": paragraph(op.description),
-                "summary": summary(op.description or op.title or ""),
-            }
-        )
-    lines = ",\n".join(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) for doc in docs)  # one a line
-    return f'{{"format":"typed-mcp-search/1","tools":[\n{lines}\n]}}\n'
-
-
 # --- the whole package ------------------------------------------------------------------------------
 
 
 def render_package(
-    plan: ApiPlan, models: Models, *, spec_sha256: str, spec_filename: str, package_version: str
+    plan: ApiPlan,
+    models: Models,
+    *,
+    spec_sha256: str,
+    spec_filename: str,
+    package_version: str,
+    doc: Document | None = None,
 ) -> dict[str, str]:
     """Relative path -> file text for the complete project."""
     env = environment()
@@ -313,7 +276,7 @@ def render_package(
         f"{src}/tools/__init__.py": env.get_template("package/tools/__init__.py.j2").render(context),
         f"{src}/models/__init__.py": env.get_template("package/models/__init__.py.j2").render(context),
         f"{src}/py.typed": "",
-        f"{src}/search.json": search_documents(plan),
+        f"{src}/search.json": search_documents(plan, doc),
     }
     runtime = templates_dir() / "package" / "_runtime"  # a package, copied verbatim, file by file
     for path in sorted(runtime.glob("*.py")):

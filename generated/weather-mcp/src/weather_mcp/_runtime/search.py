@@ -1,7 +1,8 @@
 """Full-text search over the package's tools: SQLite FTS5 ranked with bm25.
 
 The documents (`search.json`) are written when the package is generated: per tool, its name's words,
-title, tags, path words, parameter names, description and a short description for the results.
+title, the intent words of its method and path shape, tags, path words, parameter and
+body property names, description, and a short description for the results (generator/typed_mcp/render/search.py).
 The index is built in memory from them when a discovery-mode server starts (about 50 ms for a
 thousand tools), not shipped as an SQLite file: a database file's bytes depend on the SQLite library
 of the machine that generated it, and the package is compared byte for byte.
@@ -16,10 +17,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-FORMAT = "typed-mcp-search/1"
-COLUMNS = ("name", "title", "tags", "path", "params", "description")  # indexed, in this order
-# bm25 weight of each column: a word of the tool's name or title says more than one of its description.
-WEIGHTS = (10.0, 3.0, 2.0, 2.0, 0.5, 0.5)
+FORMAT = "typed-mcp-search/2"
+# Indexed, in this order: the tool's name words, its summary, the intent words of its method and path
+# shape ("list show all", "delete remove revoke"), tags (and their descriptions), path words, parameter
+# and body property names, the description's first paragraph.
+COLUMNS = ("name", "title", "intent", "tags", "path", "params", "description")
+# bm25 weight of each column, as measured on the tuning half of bench/search_tasks (the tags' weight
+# is 0: a tag's words are in most tools' names already; they still count in how rare a word is, as
+# bm25's IDF is counted over whole documents, and that measured better than leaving them out).
+WEIGHTS = (8.0, 4.0, 0.5, 0.0, 2.0, 1.0, 0.5)
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: `pull_number` and `/repos/{owner}` split into words
 # Words that say nothing about which tool (English stop words): left out of a query, unless the query
 # has nothing else.
@@ -30,29 +36,108 @@ STOPWORDS = frozenset(
     myself need no nor not now of off on once only or other our ours out over own please same she should
     so some someone something such than that the their theirs them then there these they this those
     through to too tool tools under until up us use using very want was way we were what when where which
-    while who whom why will with would you your yours""".split()
+    while who whom why will with would you your yours s t ll re ve d m""".split()
 )
-# Query words -> the words APIs use for them (added to the query, so bm25 still ranks): users say
-# "show", "new", "remove", "repo"; operation names and summaries say "list", "create", "delete",
-# "repository". A word in REPLACED is only searched as its synonyms ("logged in" is not about logs).
+# A thesaurus of REST API vocabulary: query word -> the words APIs use for it (added to the query,
+# so bm25 still ranks). Users say "show", "new", "remove", "repo", "PR", "cert"; operation names and
+# summaries say "list", "create", "delete", "repository", "pull request", "certificate". A word in
+# REPLACED is only searched as its synonyms ("logged in" is not about logs).
 SYNONYMS: dict[str, tuple[str, ...]] = {}
 for _target, _words in {
-    "create": "new add make publish post submit leave write register",
-    "list": "show all see view browse recent every enumerate",
-    "get": "show fetch read view see detail details info retrieve look",
-    "update": "edit change modify rename set close reopen",
+    # what is done
+    "create": "new add make publish post submit leave write register generate setup open file start",
+    "list": "show all see view browse recent every enumerate who which what many",
+    "get": "show fetch read view see detail details info retrieve look check what",
+    "update": "edit change modify rename set close reopen switch toggle mark turn",
     "dispatch": "trigger",
-    "delete": "remove drop erase destroy",
-    "search": "find lookup query",
+    "delete": "remove drop erase destroy wipe purge revoke uninstall unset clear kick offboard evict",
+    "cancel": "kill abort halt stop",
+    "disable": "pause stop deactivate suspend",
+    "enable": "resume activate unpause",
+    "rerun": "retry restart redo",
+    "redeliver": "resend redeliver",
+    "search": "find lookup query where locate",
+    "upload": "attach",
+    "download": "fetch export",
+    "transfer": "move hand",
+    "fork": "clone copy duplicate",
+    "star": "bookmark favorite favourite like",
+    "compare": "diff difference changed between",
+    "review": "approve reject lgtm",
+    "comment": "reply respond",
+    "rollback": "revert undo restore",
+    "run": "execute exec invoke ran running",
+    "latest": "newest last current",
+    "limit": "quota remaining left",
+    # who and what it is done to
     "authenticated": "logged signed whoami me myself",
     "user": "logged signed whoami me myself",
     "pull": "pr prs",
-    "organization": "org orgs",
+    "repository": "repo repos project",
+    "repositories": "repo repos projects",
+    "organization": "org orgs company",
     "org": "organization organizations",
+    "certificate": "cert certs",
+    "credentials": "creds password passwords",
+    "token": "creds credentials",
+    "key": "keys secret",
+    "configuration": "config settings options",
+    "settings": "config configuration preferences options",
+    "invitation": "invite invites",
+    "issue": "ticket tickets bug bugs",
+    "label": "tag",
+    "member": "people person employee employees teammate colleague staff offboard onboard",
+    "statistics": "stats analytics metrics usage",
+    "logs": "log history output",
+    "audit": "history",
+    "schedule": "cron recurring periodically",
+    "archive": "download zip tarball",
+    "deployment": "deploy rollout",
+    "release": "ship version",
+    "hook": "webhook callback",
+    "database": "db",
+    "image": "photo picture",
+    "notification": "notify alert",
+    "subscription": "subscribe watch",
+    "status": "succeeded success successful failed failure pending state",
+    "secret": "key keys password passwords credential credentials token",
+    "permission": "access rights privileges allowed",
+    "add": "put",
+    "site": "website websites homepage",
+    "zone": "domain domains",
+    "firewall": "block blocking ban deny allowlist blocklist",
+    "service": "bot robot",
+    "health": "ping uptime healthz",
+    "balancer": "spread distribute failover",
 }.items():
     for _word in _words.split():
         SYNONYMS[_word] = (*SYNONYMS.get(_word, ()), _target)
-REPLACED = frozenset({"logged", "signed", "whoami", "me", "myself"})
+# Phrases that mean one word (looked up before the words): "turn off", "get rid of", "set up".
+PHRASES = {
+    "turn off": "disable",
+    "switch off": "disable",
+    "turn on": "enable",
+    "switch on": "enable",
+    "get rid of": "delete",
+    "set up": "create",
+    "sign up": "create",
+    "take a look": "review",
+    "how many": "count",
+    "who am i": "authenticated",
+}
+# Values in a query stand for what they are: "block 198.51.100.4" is about an IP, "api.example.com" a
+# host name, "v1.2.0" a version, "9fceb02" a commit SHA, not about the words "example" or "com".
+VALUES = (
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?\b"), "ip address"),
+    (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "email address"),
+    (re.compile(r"\bv?\d+(?:\.\d+){1,3}\b"), "version"),
+    (
+        re.compile(r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|co|uk|de|fr|info|biz|xyz)\b", re.IGNORECASE),
+        "domain",
+    ),
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"), "sha commit"),
+)
+REPLACED = frozenset({"logged", "signed", "whoami", "me", "myself", "pr", "prs"})
 
 
 class SearchUnavailable(RuntimeError):
@@ -72,9 +157,7 @@ class SearchIndex:
     def __init__(self, documents: Iterable[Mapping[str, str]], only: set[str] | None = None) -> None:
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         try:
-            self.db.execute(
-                f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(COLUMNS)}, tokenize='porter unicode61')"
-            )
+            self.db.execute(f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(COLUMNS)}, tokenize='porter unicode61')")
         except sqlite3.OperationalError as exc:  # an SQLite built without FTS5
             raise SearchUnavailable(f"discovery mode needs SQLite with FTS5: {exc}") from None
         self.docs = [doc for doc in documents if only is None or doc["tool"] in only]
@@ -103,15 +186,41 @@ def words(text: str) -> list[str]:
     return [word.lower() for word in _WORD.findall(text)]
 
 
+def _forms(token: str) -> list[str]:
+    """`token` and its forms without an English ending (`tickets`, `starred`, `bookmarking`), for the
+    thesaurus look-up (bm25 matches with the porter stemmer anyway)."""
+    forms = [token]
+    for ending in ("ing", "ed", "es", "s", "d"):
+        if token.endswith(ending) and len(token) - len(ending) >= 3:
+            stem = token[: -len(ending)]
+            forms += [stem, stem[:-1]] if len(stem) > 3 and stem[-1] == stem[-2] else [stem]
+    return forms
+
+
+def synonyms(token: str) -> tuple[str, ...]:
+    for form in _forms(token):
+        if form in SYNONYMS:
+            return SYNONYMS[form]
+    return ()
+
+
 def match_expression(query: str) -> str | None:
     """An FTS5 query: any of the query's words and their synonyms (each quoted, so nothing in it is
     FTS5 syntax), without the stop words when other words remain."""
-    tokens = [token for token in dict.fromkeys(words(query)) if len(token) > 1 or token.isdigit()]
-    meaningful = [token for token in tokens if token not in STOPWORDS or token in SYNONYMS] or tokens
-    terms = []
+    for pattern, meaning in VALUES:
+        query = pattern.sub(f" {meaning} ", query)
+    text = f" {' '.join(words(query))} "
+    phrased = []
+    for phrase, target in PHRASES.items():  # a phrase's words are searched as its meaning only
+        if f" {phrase} " in text:
+            phrased.append(target)
+            text = text.replace(f" {phrase} ", " ")
+    tokens = [token for token in dict.fromkeys(words(text)) if len(token) > 1 or token.isdigit()]
+    meaningful = [token for token in tokens if token not in STOPWORDS or synonyms(token)] or tokens
+    terms = list(phrased)
     for token in meaningful:
-        if token not in STOPWORDS and token not in REPLACED or token not in SYNONYMS:
+        if token not in STOPWORDS and token not in REPLACED or not synonyms(token):
             terms.append(token)
-        terms.extend(SYNONYMS.get(token, ()))
+        terms.extend(synonyms(token))
     terms = list(dict.fromkeys(terms))
     return " OR ".join(f'"{term}"' for term in terms) if terms else None
