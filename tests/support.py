@@ -30,6 +30,16 @@ def _corpus() -> Path:
 
 
 CORPUS = _corpus()
+# The demo Weather API's tools, in the order of its spec.
+WEATHER_TOOLS = (
+    "get_temperature",
+    "get_weather",
+    "get_forecast",
+    "get_temperatures",
+    "create_report",
+    "get_report",
+    "delete_report",
+)
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -15,6 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from harness.demo.process import demo_api, free_port, running
+from support import WEATHER_TOOLS
 
 pytestmark = pytest.mark.anyio
 
@@ -47,17 +48,7 @@ def check_structured(tool, result) -> None:
 async def test_lists_seven_typed_tools(weather_package, demo_url):
     async with Client(stdio(weather_package, demo_url)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert sorted(tools) == sorted(
-        [
-            "get_temperature",
-            "get_weather",
-            "get_forecast",
-            "get_temperatures",
-            "create_report",
-            "get_report",
-            "delete_report",
-        ]
-    )
+    assert sorted(tools) == sorted(WEATHER_TOOLS)
     weather = tools["get_weather"]
     assert weather.title == "Get current weather for a city"
     assert weather.input_schema["required"] == ["city"]

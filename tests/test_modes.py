@@ -19,22 +19,14 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from harness.node_tools import INVALID_PARAMS, INVALID_REQUEST, run_ts_client
-from support import CORPUS, REPO, generate
+from support import CORPUS, REPO, WEATHER_TOOLS, generate
 
 pytestmark = pytest.mark.anyio
 
 WEATHER_SPEC = REPO / "specs" / "weather-api.json"
 COMMITTED = REPO / "generated" / "weather-mcp"
 TOKEN_ENV = "WEATHER_MCP_HTTP_BEARER_TOKEN"
-ALL = [
-    "get_temperature",
-    "get_weather",
-    "get_forecast",
-    "get_temperatures",
-    "create_report",
-    "get_report",
-    "delete_report",
-]
+ALL = list(WEATHER_TOOLS)
 WEATHER_DATA = ["get_temperature", "get_weather", "get_forecast", "get_temperatures"]
 STATION_REPORTS = ["create_report", "get_report", "delete_report"]
 READ_ONLY = [*WEATHER_DATA, "get_report"]

@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 from harness.arguments import synthesize, synthesize_arguments, synthesize_calls
 from harness.demo.process import demo_api, free_port, running
 from harness.node_tools import CONTROL_SERVER, INVALID_PARAMS, INVALID_REQUEST, prism, run_ts_client
-from support import CORPUS, REPO, HttpServer, Reply, generate, run_cli
+from support import CORPUS, REPO, WEATHER_TOOLS, HttpServer, Reply, generate, run_cli
 
 WEATHER = REPO / "generated" / "weather-mcp"
 TOKEN_ENV = "WEATHER_MCP_HTTP_BEARER_TOKEN"
@@ -29,15 +29,6 @@ REPORT = {
     "humidity": 40,
     "conditions": "clear",
     "observed_at": "2026-11-30T09:00:00Z",
-}
-WEATHER_TOOLS = {
-    "get_temperature",
-    "get_weather",
-    "get_forecast",
-    "get_temperatures",
-    "create_report",
-    "get_report",
-    "delete_report",
 }
 WEATHER_CALLS = [
     {"name": "get_temperature", "arguments": {"city": "London"}},
@@ -131,8 +122,8 @@ async def test_weather_package_passes_the_typescript_client():
     assert listed["tools"] == 7 and run["tools"] == 7
     assert run["listed_bytes"] == listed["listed_bytes"] > 1000
     tools = {t["name"]: t for t in listed["tool_list"]}
-    assert set(tools) == WEATHER_TOOLS
-    assert {name for name, t in tools.items() if t.get("outputSchema")} == WEATHER_TOOLS - {"delete_report"}
+    assert set(tools) == set(WEATHER_TOOLS)
+    assert {name for name, t in tools.items() if t.get("outputSchema")} == set(WEATHER_TOOLS) - {"delete_report"}
 
     assert_strict_ok(run, [c["name"] for c in WEATHER_CALLS])
     got = {r["name"]: r["structuredContent"] for r in run["results"]}
