@@ -16,7 +16,7 @@ from typed_mcp.errors import SpecError, TypedMcpError
 from typed_mcp.options import GenerateOptions
 from typed_mcp.pipeline import Result, package_names
 from typed_mcp.pipeline import generate as run
-from typed_mcp.spec.load import is_url, redact_url
+from typed_mcp.spec.load import is_url, shown
 
 app = typer.Typer(
     name="typed-mcp",
@@ -189,11 +189,6 @@ def _budget(result: Result) -> None:
         err.print(f"[bold yellow]advice:[/] {advice}", markup=True, soft_wrap=True)
 
 
-def _shown(source: str) -> str:
-    """A source as printed: a URL without the user info and query that may hold a credential."""
-    return redact_url(source) if is_url(source) else source
-
-
 def _with_suffix(snapshot: Path | None, source: str) -> Path | None:
     if snapshot is None or snapshot.suffix:
         return snapshot
@@ -242,7 +237,7 @@ def check(
         _fail(exc)
         return
     if not drift.problems:
-        print(f"no drift: {out} matches {_shown(source)}", file=sys.stderr)
+        print(f"no drift: {out} matches {shown(source)}", file=sys.stderr)
         return
     for line in drift.problems:
         print(f"drift: {line}")
@@ -251,7 +246,7 @@ def check(
         print(diff.render_text(changes) if changes else "The MCP tool catalog is unchanged (only files differ).")
     curation = (f" --config {config}" if config else "") + "".join(f" --overlay {path}" for path in overlay)
     print(
-        f"Regenerate with: typed-mcp generate {_shown(source)} --out {out}"
+        f"Regenerate with: typed-mcp generate {shown(source)} --out {out}"
         + (f" --snapshot {snapshot}" if snapshot else "")
         + curation
     )

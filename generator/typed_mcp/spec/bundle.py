@@ -16,7 +16,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from typed_mcp import names, pointer
 from typed_mcp.errors import SpecError
-from typed_mcp.spec.load import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, fetch, parse, redact_url
+from typed_mcp.spec.load import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, fetch, parse, redact_url, shown
 
 _SCHEMA_KEYS = {"schema", "items", "additionalProperties", "not", "additionalItems", "contains", "propertyNames"}
 _SCHEMA_LIST_KEYS = {"allOf", "anyOf", "oneOf", "prefixItems"}
@@ -197,7 +197,7 @@ class Bundler:
             else:
                 raw = Path(file).read_bytes()
                 fmt = "yaml" if file.endswith((".yaml", ".yml")) else "json"
-            self._files[file] = parse(raw, origin=_shown(file), fmt=fmt)
+            self._files[file] = parse(raw, origin=shown(file), fmt=fmt)
         return self._files[file]
 
 
@@ -205,9 +205,4 @@ def _resolve(document: Any, ref: str, file: str) -> Any:
     try:
         return pointer.get(document, ref)
     except KeyError:
-        raise SpecError("$ref points at nothing", source=_shown(file), pointer=ref) from None
-
-
-def _shown(file: str) -> str:
-    """A file or URL as a message may show it: a URL without user info, query or fragment."""
-    return redact_url(file) if file.startswith(("http://", "https://")) else file
+        raise SpecError("$ref points at nothing", source=shown(file), pointer=ref) from None

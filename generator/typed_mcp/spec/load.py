@@ -57,6 +57,11 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
+def shown(source: str) -> str:
+    """A file or URL as a message may show it: a URL without user info, query or fragment."""
+    return redact_url(source) if is_url(source) else source
+
+
 def load(
     source: str,
     *,
