@@ -89,8 +89,8 @@ corpus: $(STAMP) $(NODE_STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py --runs 3 --markdown bench/RESULTS.md
 	$(BIN)/python bench/modes.py --markdown bench/MODES.md
-	$(BIN)/python bench/search_quality.py bench/.work/modes-github__api.github.com bench/search_tasks/github.json
-	$(BIN)/python bench/search_quality.py bench/.work/modes-cloudflare__openapi bench/search_tasks/cloudflare.json
+	$(BIN)/python bench/search_quality.py bench/.work/modes-github__api.github.com bench/search_tasks/github.json --peer $(CORPUS)/github__api.github.com.json
+	$(BIN)/python bench/search_quality.py bench/.work/modes-cloudflare__openapi bench/search_tasks/cloudflare.json --peer $(CORPUS)/cloudflare__openapi.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache dist

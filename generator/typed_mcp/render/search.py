@@ -85,12 +85,27 @@ def _properties(doc: Document | None, schema: Any, depth: int = 0) -> Iterator[s
             return
     properties = schema.get("properties")
     if isinstance(properties, dict):
-        yield from (name for name in properties if isinstance(name, str))
+        for name, prop in properties.items():
+            if isinstance(name, str):
+                yield name
+                yield from _enum_words(doc, prop)
     for combined in ("allOf", "anyOf", "oneOf"):
         for part in schema.get(combined) or ():
             yield from _properties(doc, part, depth + 1)
     if schema.get("type") == "array":
         yield from _properties(doc, schema.get("items"), depth + 1)
+
+
+def _enum_words(doc: Document | None, schema: Any) -> Iterator[str]:
+    """A property's enumerated values ("squash", "closed"): the words of what a request may set."""
+    if doc is not None and isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
+        try:
+            schema, _ = doc.deref(schema, "#")
+        except Exception:
+            return
+    values = schema.get("enum") if isinstance(schema, dict) else None
+    if isinstance(values, list) and len(values) <= 20:
+        yield from (value for value in values if isinstance(value, str) and len(value) <= 30)
 
 
 def _returns_array(plan: ApiPlan, doc: Document | None, op: Operation) -> bool:

@@ -26,6 +26,10 @@ COLUMNS = ("name", "title", "intent", "tags", "path", "params", "description")
 # is 0: a tag's words are in most tools' names already; they still count in how rare a word is, as
 # bm25's IDF is counted over whole documents, and that measured better than leaving them out).
 WEIGHTS = (8.0, 4.0, 0.5, 0.0, 2.0, 1.0, 0.5)
+# The columns that say what a tool is and does (for ranking by the query's concepts they hold), and
+# how many of bm25's best are ranked that way.
+STRONG = ("name", "title", "path", "intent")
+CANDIDATES = 200
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: `pull_number` and `/repos/{owner}` split into words
 # Words that say nothing about which tool (English stop words): left out of a query, unless the query
 # has nothing else.
@@ -136,6 +140,12 @@ VALUES = (
         "domain",
     ),
     (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"), "sha commit"),
+    (re.compile(r"\b[\w-]+\.(?:json|ya?ml|md|txt|js|ts|py|log|csv|xml|html|toml|lock|zip|gz|tgz)\b", re.I), "file"),
+    (re.compile(r"#\d+\b"), "number"),
+    # A path, a branch or an `owner/name` ("feature/login", "/admin", "octo/widgets") and quoted text
+    # are arguments: their words are not what the request does.
+    (re.compile(r"\S*\w/\S*|(?<!\w)/\S+"), " "),
+    (re.compile(r"(?<!\w)(['\"\u2018\u201c])[^'\"\u2019\u201d]{1,60}['\"\u2019\u201d](?!\w)"), " "),
 )
 REPLACED = frozenset({"logged", "signed", "whoami", "me", "myself", "pr", "prs"})
 
@@ -168,14 +178,28 @@ class SearchIndex:
         self.db.commit()
         weights = ", ".join(str(w) for w in WEIGHTS)
         self._query = f"SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, {weights}), rowid LIMIT ?"
+        self._rowids = "SELECT rowid FROM docs WHERE docs MATCH ?"
 
     def search(self, query: str, limit: int = 10) -> list[dict[str, Any]]:
-        """The best `limit` tools for `query`, best first: [{"name", "title", "description"}]."""
-        expression = match_expression(query)
-        if expression is None or limit < 1:
+        """The best `limit` tools for `query`, best first: [{"name", "title", "description"}].
+
+        bm25 over any of the query's words picks the candidates; they are ranked first by how many
+        of the query's concepts (a word with its synonyms) their name, title, path or intent hold,
+        then by bm25. A tool that names two of the things asked for beats one that repeats a single
+        rare word of the query (an argument's value, say) many times."""
+        groups = concepts(query)
+        if not groups or limit < 1:
             return []
-        rows = self.db.execute(self._query, (expression, limit)).fetchall()
-        return [self.result(self.docs[row[0]]) for row in rows]
+        rows = self.db.execute(self._query, (_any(term for group in groups for term in group), CANDIDATES)).fetchall()
+        if len(groups) > 1 and rows:
+            held = dict.fromkeys((row[0] for row in rows), 0)
+            for group in groups:
+                for (rowid,) in self.db.execute(self._rowids, (f"{{{' '.join(STRONG)}}} : ({_any(group)})",)):
+                    if rowid in held:
+                        held[rowid] += 1
+            order = {row[0]: position for position, row in enumerate(rows)}
+            rows = sorted(rows, key=lambda row: (-held[row[0]], order[row[0]]))
+        return [self.result(self.docs[row[0]]) for row in rows[:limit]]
 
     @staticmethod
     def result(doc: Mapping[str, str]) -> dict[str, Any]:
@@ -204,23 +228,31 @@ def synonyms(token: str) -> tuple[str, ...]:
     return ()
 
 
-def match_expression(query: str) -> str | None:
-    """An FTS5 query: any of the query's words and their synonyms (each quoted, so nothing in it is
-    FTS5 syntax), without the stop words when other words remain."""
+def concepts(query: str) -> list[list[str]]:
+    """The query's concepts, each a list of FTS5 terms: a word (or a phrase's meaning) and its synonyms,
+    without the stop words when other words remain."""
     for pattern, meaning in VALUES:
         query = pattern.sub(f" {meaning} ", query)
     text = f" {' '.join(words(query))} "
-    phrased = []
+    groups = []
     for phrase, target in PHRASES.items():  # a phrase's words are searched as its meaning only
         if f" {phrase} " in text:
-            phrased.append(target)
+            groups.append([target])
             text = text.replace(f" {phrase} ", " ")
     tokens = [token for token in dict.fromkeys(words(text)) if len(token) > 1 or token.isdigit()]
     meaningful = [token for token in tokens if token not in STOPWORDS or synonyms(token)] or tokens
-    terms = list(phrased)
     for token in meaningful:
-        if token not in STOPWORDS and token not in REPLACED or not synonyms(token):
-            terms.append(token)
-        terms.extend(synonyms(token))
-    terms = list(dict.fromkeys(terms))
-    return " OR ".join(f'"{term}"' for term in terms) if terms else None
+        group = [token] if token not in STOPWORDS and token not in REPLACED or not synonyms(token) else []
+        groups.append(list(dict.fromkeys([*group, *synonyms(token)])))
+    return groups
+
+
+def _any(terms: Iterable[str]) -> str:
+    """An FTS5 expression matching any of `terms`, each quoted, so nothing in them is FTS5 syntax."""
+    return " OR ".join(f'"{term}"' for term in dict.fromkeys(terms))
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 query: any of the query's concepts' terms."""
+    groups = concepts(query)
+    return _any(term for group in groups for term in group) if groups else None
