@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from support import HttpServer, Reply, generate, import_server, run_cli, tree_digest
 
@@ -221,6 +224,11 @@ def one_line_error(proc) -> str:
         ('[rename]\n"GET /nothing" = "x"\n', 'rename."GET /nothing"', "matches no operation"),
         ('[rename]\ngetItem = "Fetch Item"\n', "rename.getItem", "is not a tool name"),
         ('[headers]\nAuthorization = "Bearer x"\n', "headers.Authorization", "credentials go in [auth]"),
+        ("[toolsets.Reading]\ntags = ['items']\n", "toolsets.Reading", "not a toolset name"),
+        ("[toolsets.empty]\n", "toolsets.empty", "selects nothing"),
+        ("[toolsets.x]\noperations = ['GET /nope']\n", "toolsets.x.operations", "matches no operation"),
+        ("[toolsets.x]\nmethods = ['FETCH']\n", "toolsets.x.methods", "not an HTTP method"),
+        ("[toolsets.x]\ntag = ['items']\n", "toolsets.x.tag", "unknown key"),
     ],
 )
 def test_a_bad_config_is_one_line_naming_file_and_key_and_leaves_the_output(
@@ -411,3 +419,45 @@ def test_overlay_updates_merge_objects_and_append_to_arrays(tmp_path: Path):
     assert [o.path.name for o in overlays] == ["one.yaml", "two.json"] and removed == []
     assert loaded.document["paths"]["/health"]["get"]["tags"] == ["meta"]  # the loaded spec is left as it was
     assert patched.raw == loaded.raw
+
+
+TOOLSETS_CONFIG = """
+[toolsets.reading]                 # every list given must match, as in [include]
+tags = ["items"]
+methods = ["GET"]
+[toolsets.ops]
+operations = ["health", "GET /admin/stats"]
+[toolsets.items]                   # replaces the tag's toolset of the same name
+operations = ["getItem"]
+[toolsets.nothing]
+paths = ["/nope/*"]
+"""
+
+
+@pytest.mark.anyio
+async def test_config_toolsets_are_served_beside_the_tags(tmp_path: Path):
+    (tmp_path / "typed-mcp.toml").write_text(TOOLSETS_CONFIG)
+    out = tmp_path / "sets-api"
+    proc = generate(spec(), out, "sets-api", "--config", str(tmp_path / "typed-mcp.toml"))
+    assert "toolsets.nothing: matches no operation" in proc.stderr + proc.stdout
+    entries = [e for e in manifest(out)["curation"] if e["action"].startswith("toolset ")]
+    assert entries == [
+        {"operation": "*", "action": "toolset reading (5 tools)", "rule": "config toolsets.reading"},
+        {"operation": "*", "action": "toolset ops (2 tools)", "rule": "config toolsets.ops"},
+        {"operation": "*", "action": "toolset items (1 tools)", "rule": "config toolsets.items"},
+    ]
+    expected = {
+        "reading": {"list_items", "get_item", "admin_stats", "get_report", "get_broken"},
+        "ops": {"admin_stats", "health"},
+        "items": {"get_item"},
+        "admin": {"admin_stats"},  # the tags' toolsets stay
+    }
+    env = {**os.environ, "PYTHONPATH": str(out / "src")}
+    for toolset, tools in expected.items():
+        server = StdioServerParameters(command=sys.executable, args=["-m", "sets_api", "--toolsets", toolset], env=env)
+        async with Client(server) as client:
+            assert {tool.name for tool in (await client.list_tools()).tools} == tools, toolset
+    refused = subprocess.run(
+        [sys.executable, "-m", "sets_api", "--toolsets", "nothing"], env=env, capture_output=True, text=True
+    )
+    assert refused.returncode != 0 and "nothing" in refused.stderr and "reading" in refused.stderr

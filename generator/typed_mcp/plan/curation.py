@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -61,6 +62,16 @@ class Selection(_Strict):
         return bool(self.tags or self.paths or self.methods or self.operation_ids)
 
 
+class ToolsetConfig(Selection):
+    """A toolset the config defines: the operations matching every list given (as `include`),
+    and those named in `operations`."""
+
+    operations: list[str] = []  # "METHOD /path" or an operationId
+
+    def given(self) -> bool:
+        return super().given() or bool(self.operations)
+
+
 class OperationConfig(_Strict):
     title: str | None = None
     description: str | None = None
@@ -98,6 +109,7 @@ class Config(_Strict):
     operations: dict[str, OperationConfig] = {}  # "GET /x" or an operationId -> overrides
     auth: AuthConfig = AuthConfig()
     headers: dict[str, str] = {}  # sent with every request (never a credential: see [auth])
+    toolsets: dict[str, ToolsetConfig] = {}  # name -> its operations (beside the tags' toolsets)
 
 
 class LoadedConfig(BaseModel):
@@ -141,7 +153,8 @@ def load_config(path: Path) -> LoadedConfig:
 
 def _check_values(loaded: LoadedConfig) -> None:
     config, fail = loaded.config, _failer(loaded)
-    for where, selection in (("include", config.include), ("exclude", config.exclude)):
+    toolsets = [(f"toolsets.{_quoted(name)}", toolset) for name, toolset in config.toolsets.items()]
+    for where, selection in [("include", config.include), ("exclude", config.exclude), *toolsets]:
         for method in selection.methods:
             if method.lower() not in HTTP_METHODS:
                 fail(f"{where}.methods", f"{method!r} is not an HTTP method")
@@ -159,6 +172,11 @@ def _check_values(loaded: LoadedConfig) -> None:
             fail(f"headers.{_quoted(name)}", "set by typed-mcp itself (credentials go in [auth], read from the env)")
         if any(c in value for c in "\r\n\x00"):
             fail(f"headers.{_quoted(name)}", "a header value cannot hold line breaks")
+    for name, toolset in config.toolsets.items():
+        if not _TOOL_NAME.match(name):
+            fail(f"toolsets.{_quoted(name)}", "not a toolset name ([a-z][a-z0-9_]*)")
+        if not toolset.given():
+            fail(f"toolsets.{_quoted(name)}", "selects nothing: give tags, paths, methods, operation_ids or operations")
     for name, scheme in _schemes(config.auth).items():
         where = f"auth.schemes.{_quoted(name)}"
         if scheme.type == "http" and scheme.scheme is None:
@@ -193,6 +211,23 @@ def _schemes(auth: AuthConfig) -> dict[str, SchemeConfig]:
 RawOp = tuple[str, str, str, dict[str, Any], dict[str, Any]]  # key, path, method, path item, operation
 
 
+def _matches(raw: RawOp, selection: Selection) -> Iterator[tuple[str, bool]]:
+    """For each list `selection` gives (tags, paths, methods, operation_ids): whether `raw` matches it."""
+    key, path, method, _, op = raw
+    tags = [t for t in op.get("tags") or [] if isinstance(t, str)]
+    operation_id = op.get("operationId") if isinstance(op.get("operationId"), str) else None
+    tests = {
+        "tags": lambda values: any(tag in values for tag in tags),
+        "paths": lambda values: any(fnmatchcase(path, glob) for glob in values),
+        "methods": lambda values: method.upper() in {v.upper() for v in values},
+        "operation_ids": lambda values: operation_id is not None and any(fnmatchcase(operation_id, g) for g in values),
+    }
+    for criterion, test in tests.items():
+        values = getattr(selection, criterion)
+        if values:
+            yield criterion, test(values)
+
+
 def _x_mcp(node: Any) -> dict[str, Any]:
     value = node.get("x-mcp") if isinstance(node, dict) else None
     return value if isinstance(value, dict) else {}
@@ -214,6 +249,7 @@ class Curation:
         self._ids: dict[str, str] = {}  # operationId -> key
         self._keys: set[str] = set()
         self._warnings: list[str] = []
+        self._toolsets: dict[str, list[str]] = {}  # config toolset -> operation keys
 
     def _record(self, operation: str, action: str, rule: str) -> None:
         self.entries.append({"operation": operation, "action": action, "rule": rule})
@@ -275,6 +311,7 @@ class Curation:
             key = self._resolve(reference)
             if key is not None and any(raw[0] == key for raw in kept):
                 self._names[key] = (name, "config rename")
+        self._toolset_members(kept)
         return kept
 
     def _resolve(self, reference: str) -> str | None:
@@ -294,27 +331,31 @@ class Curation:
         return None
 
     def _config_exclusion(self, raw: RawOp) -> str | None:
-        key, path, method, _, op = raw
-        tags = [t for t in op.get("tags") or [] if isinstance(t, str)]
-        operation_id = op.get("operationId") if isinstance(op.get("operationId"), str) else None
-        tests = {
-            "tags": lambda values: any(tag in values for tag in tags),
-            "paths": lambda values: any(fnmatchcase(path, glob) for glob in values),
-            "methods": lambda values: method.upper() in {v.upper() for v in values},
-            "operation_ids": lambda values: (
-                operation_id is not None and any(fnmatchcase(operation_id, g) for g in values)
-            ),
-        }
         include, exclude = self.config.include, self.config.exclude
-        for criterion, test in tests.items():
-            values = getattr(include, criterion)
-            if values and not test(values):
+        for criterion, matched in _matches(raw, include):
+            if not matched:
                 return f"config include.{criterion}"
-        for criterion, test in tests.items():
-            values = getattr(exclude, criterion)
-            if values and test(values):
+        for criterion, matched in _matches(raw, exclude):
+            if matched:
                 return f"config exclude.{criterion}"
         return None
+
+    def _toolset_members(self, kept: list[RawOp]) -> None:
+        for name, toolset in self.config.toolsets.items():
+            listed = set()
+            for reference in toolset.operations:
+                key = self._resolve(reference)
+                if key is None:
+                    self._fail(
+                        f"toolsets.{_quoted(name)}.operations",
+                        f"{reference!r} matches no operation (give 'METHOD /path' or an operationId)",
+                    )
+                listed.add(key)
+            self._toolsets[name] = [
+                raw[0]
+                for raw in kept
+                if raw[0] in listed or Selection.given(toolset) and all(m for _, m in _matches(raw, toolset))
+            ]
 
     def named(self, key: str) -> bool:
         """The operation is named by x-mcp or the config, not by `names`."""
@@ -357,6 +398,14 @@ class Curation:
         for name in self.config.headers:
             self._record("*", f"header {name} added", "config headers")
         plan.extra_headers = dict(self.config.headers)
+        tools = {op.key: op.tool_name for op in plan.operations}
+        for name, keys in self._toolsets.items():
+            members = [tools[key] for key in keys if key in tools]
+            if members:
+                plan.toolsets[name] = members
+                self._record("*", f"toolset {name} ({len(members)} tools)", f"config toolsets.{_quoted(name)}")
+            else:
+                plan.warnings.append(f"config toolsets.{_quoted(name)}: matches no operation; not served")
         plan.warnings += self._warnings
         # In the spec's order of operations (those an overlay removed first, by key); "*" before all.
         order = self._order

@@ -125,5 +125,6 @@ class ApiPlan:
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     extra_headers: dict[str, str] = field(default_factory=dict)  # sent with every request (config)
+    toolsets: dict[str, list[str]] = field(default_factory=dict)  # the config's toolsets: name -> tool names
     curation: list[dict[str, str]] = field(default_factory=list)  # {operation, action, rule}, for typed-mcp.json
     curation_sources: list[dict[str, str]] = field(default_factory=list)  # the config and overlays used

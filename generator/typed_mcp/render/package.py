@@ -226,14 +226,15 @@ def tool_imports(view: ToolView, models: Models) -> dict[str, list[str]]:
 
 def toolsets(plan: ApiPlan) -> dict[str, list[str]]:
     """Toolset name -> its tools, in the order of the spec: the operations' tags in snake_case (two
-    tags with one snake_case name are one toolset). Toolsets are sorted by name."""
+    tags with one snake_case name are one toolset), and the config's toolsets (which replace a tag's
+    toolset of the same name). Toolsets are sorted by name."""
     found: dict[str, list[str]] = {}
     for op in plan.operations:
         for tag in op.tags:
             name = names.snake_case(tag)
             if name and op.tool_name not in found.setdefault(name, []):
                 found[name].append(op.tool_name)
-    return dict(sorted(found.items()))
+    return dict(sorted({**found, **plan.toolsets}.items()))
 
 
 # --- the whole package ------------------------------------------------------------------------------
