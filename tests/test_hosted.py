@@ -21,19 +21,13 @@ from harness import environment
 from harness.demo.process import free_port, running
 from harness.node_tools import NodeToolsError, run_ts_client
 from support import REPO, WEATHER_TOOLS
+from support import WEATHER_REPORT as REPORT
 
 pytestmark = pytest.mark.anyio
 
 PACKAGE = REPO / "generated" / "weather-mcp"
 OPERATOR_TOKEN = "demo-token"  # the upstream credential in the server's environment (the demo API accepts it)
 SCOPE = "mcp:tools"
-REPORT = {
-    "city": "Paris",
-    "temperature": 18,
-    "humidity": 50,
-    "conditions": "fog",
-    "observed_at": "2026-11-30T08:00:00+01:00",
-}
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
