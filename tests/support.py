@@ -40,6 +40,14 @@ WEATHER_TOOLS = (
     "get_report",
     "delete_report",
 )
+# A report the demo API's create_report accepts (with its bearer token).
+WEATHER_REPORT = {
+    "city": "Paris",
+    "temperature": 18,
+    "humidity": 50,
+    "conditions": "fog",
+    "observed_at": "2026-11-30T08:00:00+01:00",
+}
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -16,17 +16,10 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from harness.demo.process import free_port, running
+from support import WEATHER_REPORT as REPORT
 from support import HttpServer, Reply, generate, import_server
 
 pytestmark = pytest.mark.anyio
-
-REPORT = {
-    "city": "Paris",
-    "temperature": 18,
-    "humidity": 50,
-    "conditions": "fog",
-    "observed_at": "2026-11-30T08:00:00+01:00",
-}
 
 
 def http_server(package: Path, base_url: str, *flags: str):

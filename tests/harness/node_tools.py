@@ -120,13 +120,14 @@ def run_ts_client(
     dump_tools: bool = False,
     compile_schemas: bool = False,
     request_timeout_ms: int = 60000,
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run the TypeScript SDK client against `server_cmd` (stdio; the server inherits this
     process's environment plus `env`) or against a streamable-HTTP `url`.
 
     Returns {"tools", "listed_bytes", "results": [{"name", "ok", "isError", "errorCode",
     "error", "errorType", "structuredContent", "text"}], "stderr"} (+ "tool_list" with
-    `dump_tools`). Raises NodeToolsError when the client could not connect or list the tools."""
+    `dump_tools`). `headers` go with every HTTP request (`url` only). Raises NodeToolsError when the client could not connect or list the tools."""
     npm_install()
     if (server_cmd is None) == (url is None):
         raise ValueError("give exactly one of server_cmd and url")
@@ -142,6 +143,8 @@ def run_ts_client(
             args.append("--dump-tools")
         if compile_schemas:
             args.append("--compile-schemas")
+        for name, value in (headers or {}).items():
+            args += ["--header", f"{name}: {value}"]
         args += ["--url", url] if url is not None else ["--stdio", "--", *server_cmd]
         try:
             proc = subprocess.run(

@@ -5,6 +5,7 @@ import logging
 import sys
 
 from ._about import API_VERSION, GENERATOR, SPEC_SHA256, VERSION
+from ._runtime.hosting import AUTH_MODES, Hosting, HostingError
 from ._runtime.selection import Selection, SelectionError, flag
 from .upstream import api
 
@@ -23,10 +24,40 @@ def main(argv: list[str] | None = None) -> None:
         "--stateless", action="store_true", help="streamable-http: keep no session state (scale out behind a balancer)"
     )
     parser.add_argument(
-        "--forward-authorization", action="store_true",
-        help="streamable-http: send each MCP client's own Authorization header to the upstream API "
-        "instead of configured credentials",
+        "--auth", choices=AUTH_MODES,
+        help="streamable-http: how clients are let in ($WEATHER_MCP_AUTH; default none, loopback only): "
+        "forwarded = each client's Authorization goes to the upstream API, the server holds no credential; "
+        "oauth = OAuth 2.1 resource server, tokens checked by introspection, upstream credentials from the environment",
     )
+    parser.add_argument(
+        "--forward-authorization", action="store_true", help="the same as --auth forwarded"
+    )
+    parser.add_argument(
+        "--insecure-no-auth", action="store_true",
+        help="streamable-http: allow a non-loopback --host without an auth mode (anyone who can connect is served)",
+    )
+    parser.add_argument(
+        "--allowed-hosts",
+        help="streamable-http: Host header values accepted besides loopback and the bound address "
+        "(comma-separated, a name without :port matches any port; $WEATHER_MCP_ALLOWED_HOSTS)",
+    )
+    parser.add_argument(
+        "--allowed-origins",
+        help="streamable-http: Origin header values accepted besides loopback ones "
+        "(comma-separated, e.g. https://app.example.com; $WEATHER_MCP_ALLOWED_ORIGINS)",
+    )
+    oauth = parser.add_argument_group(
+        "--auth oauth", "the secret comes from $WEATHER_MCP_OAUTH_INTROSPECTION_SECRET only"
+    )
+    oauth.add_argument("--oauth-resource", help="this server's URL as clients reach it, the tokens' audience "
+                       "($WEATHER_MCP_OAUTH_RESOURCE)")
+    oauth.add_argument("--oauth-issuer", help="the authorization server's issuer URL ($WEATHER_MCP_OAUTH_ISSUER)")
+    oauth.add_argument("--oauth-introspection-url", help="its RFC 7662 introspection endpoint "
+                       "($WEATHER_MCP_OAUTH_INTROSPECTION_URL)")
+    oauth.add_argument("--oauth-introspection-client", help="this server's client id there "
+                       "($WEATHER_MCP_OAUTH_INTROSPECTION_CLIENT)")
+    oauth.add_argument("--oauth-scopes", help="scopes every token must have, comma-separated "
+                       "($WEATHER_MCP_OAUTH_SCOPES)")
     parser.add_argument(
         "--toolsets", help="serve only these toolsets' tools (comma-separated; $WEATHER_MCP_TOOLSETS)"
     )
@@ -56,17 +87,18 @@ def main(argv: list[str] | None = None) -> None:
         api.base_url = args.base_url
     from .server import build_server, serve
 
-    api.forward_authorization = args.forward_authorization
     try:
+        hosting = Hosting.from_options(args, ENV)
+        api.forward_authorization = hosting.auth == "forwarded"
         selection = Selection.from_options(args.toolsets, args.tools, args.read_only, ENV)
         discovery = flag(args.discovery, ENV + "_DISCOVERY")
         server = build_server(
-            forward_authorization_header=args.forward_authorization, selection=selection, discovery=discovery
+            forward_authorization_header=api.forward_authorization, selection=selection, discovery=discovery
         )
-    except SelectionError as exc:  # one line: what is wrong and the valid names
+    except (SelectionError, HostingError) as exc:  # one line: what is wrong and what to choose
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
     # streamable-http: GET /health answers {"status": "ok", ...} for load balancers.
-    serve(server, args.transport, host=args.host, port=args.port, stateless=args.stateless)
+    serve(server, args.transport, host=args.host, port=args.port, stateless=args.stateless, hosting=hosting)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from starlette.routing import Route
 from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOOL_COUNT, VERSION
 from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, SEARCH_TOOLS, Discovery
+from ._runtime.hosting import WILDCARD_HOSTS, Hosting, Origins
 from ._runtime.selection import Selection
 from .tools import INDEX, TOOLSETS
 
@@ -340,24 +341,44 @@ def build_server(
 
 
 def serve(
-    server: Server | MCPServer, transport: str, *, host: str = "127.0.0.1", port: int = 8000, stateless: bool = False
+    server: Server | MCPServer,
+    transport: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    stateless: bool = False,
+    hosting: Hosting | None = None,
 ) -> None:
-    """Serve MCP over stdio or streamable HTTP (with GET /health) until stopped."""
-    if isinstance(server, MCPServer):
-        if transport == "stdio":
+    """Serve MCP over stdio or streamable HTTP (with GET /health) until stopped. Over HTTP, Host and
+    Origin are always checked (DNS rebinding) and `hosting` says who is let in."""
+    hosting = hosting or Hosting("none", Origins.build(host, [], [], None))
+    if transport == "stdio":
+        if isinstance(server, MCPServer):
             server.run("stdio")
         else:
-            server.run("streamable-http", host=host, port=port, stateless_http=stateless)
+            anyio.run(_serve_stdio, server)
         return
-    if transport == "stdio":
-        anyio.run(_serve_stdio, server)
+    security = hosting.origins.settings()
+    if host in WILDCARD_HOSTS and not hosting.origins.public:
+        logger.warning("only loopback Host headers are accepted: name this server's public host with --allowed-hosts")
+    if isinstance(server, MCPServer):
+        if hosting.auth != "none":  # fail closed: never serve without the chosen auth mode
+            raise ValueError("--auth needs the package's catalog.json (regenerate the package)")
+        server.run("streamable-http", host=host, port=port, stateless_http=stateless, transport_security=security)
         return
     import uvicorn
 
+    oauth = {}
+    if hosting.oauth is not None:
+        from ._runtime.introspection import IntrospectionVerifier
+
+        oauth = {"auth": hosting.oauth.settings(), "token_verifier": IntrospectionVerifier(hosting.oauth)}
     app = server.streamable_http_app(
         stateless_http=stateless,
         host=host,
+        transport_security=security,
         custom_starlette_routes=[Route("/health", endpoint=health, methods=["GET"], include_in_schema=False)],
+        **oauth,
     )
     anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info")).serve)
 

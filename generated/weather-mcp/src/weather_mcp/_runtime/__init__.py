@@ -10,6 +10,8 @@ tested Python, one module per concern:
 - `http`: the request, retries with backoff, the response size cap;
 - `results`: the MCP tool result, validated as strict clients validate it;
 - `registry`: what a tool function tells the server about itself.
+- `hosting`: who may reach a server over streamable HTTP (auth mode, non-loopback rule, Host/Origin);
+- `introspection`: `--auth oauth`, an OAuth 2.1 resource server checking tokens by RFC 7662 introspection.
 
 Guarantees:
 - the host, scheme and base path always come from the configured base URL; path parameters are

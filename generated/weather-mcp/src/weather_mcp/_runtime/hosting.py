@@ -1,0 +1,152 @@
+"""Who may reach a server served over streamable HTTP: the auth mode, the rule that a non-loopback
+address needs one, and the Host/Origin allow-lists that stop DNS rebinding.
+
+Auth modes (`--auth`, or `<PREFIX>_AUTH`):
+- `none`: no client authentication; allowed on loopback only, unless `--insecure-no-auth`;
+- `forwarded`: each client sends the upstream API's own credential in `Authorization`, which goes
+  upstream as is; the server holds none (a client that sends none is sent upstream with none);
+- `oauth`: the server is an OAuth 2.1 resource server (`introspection.py`); upstream credentials
+  come from the server's environment, never from the client's token.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.transport_security import TransportSecuritySettings
+
+AUTH_MODES = ("none", "forwarded", "oauth")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_PORT = re.compile(r":(\d+|\*)$")
+_HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:(\d+|\*))?$")
+_ORIGIN = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:(\d+|\*))?$")
+
+
+class HostingError(ValueError):
+    """A hosting option the server cannot start with; the message is one line saying what to change."""
+
+
+def is_loopback_host(host: str | None) -> bool:
+    """`localhost` or a loopback IP address (brackets allowed). Any other name may resolve anywhere."""
+    host = (host or "").strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def env_list(value: str | None, env: str) -> list[str]:
+    """A comma-separated option, else the comma-separated environment variable."""
+    raw = value if value is not None else os.environ.get(env, "")
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def auth_mode(value: str | None, forward_authorization: bool, env: str) -> str:
+    """The auth mode: `--auth`, else `--forward-authorization` (the alias of `forwarded`), else
+    `<PREFIX>_AUTH`, else `none`."""
+    if value is not None and forward_authorization and value != "forwarded":
+        raise HostingError(f"--forward-authorization is --auth forwarded: it cannot go with --auth {value}")
+    mode = value or ("forwarded" if forward_authorization else os.environ.get(f"{env}_AUTH", "").strip() or "none")
+    if mode not in AUTH_MODES:
+        raise HostingError(f"{env}_AUTH must be one of {', '.join(AUTH_MODES)} (got {mode[:40]!r})")
+    return mode
+
+
+def check_bind(transport: str, host: str, mode: str, insecure_no_auth: bool) -> None:
+    """Refuse what would let anyone in: a non-loopback HTTP address without an auth mode."""
+    if transport != "streamable-http":
+        if mode != "none":
+            raise HostingError(f"--auth {mode} applies to --transport streamable-http only")
+        return
+    if mode == "none" and not insecure_no_auth and not is_loopback_host(host):
+        raise HostingError(
+            f"--host {host or '(all addresses)'} is not a loopback address: choose --auth oauth (clients bring "
+            "a token of your authorization server) or --auth forwarded (clients bring the upstream API's "
+            "credential), or --insecure-no-auth to serve anyone who can connect"
+        )
+
+
+@dataclass(frozen=True)
+class Origins:
+    """The Host and Origin values an HTTP request may carry (DNS-rebinding protection, always on)."""
+
+    hosts: tuple[str, ...]
+    origins: tuple[str, ...]
+    public: bool = False  # a host beyond loopback and the bound address was named
+
+    @classmethod
+    def build(cls, bind_host: str, hosts: Iterable[str], origins: Iterable[str], public_url: str | None) -> Origins:
+        """Loopback names, the bound address, `public_url`'s host (the OAuth resource) and the named
+        hosts; loopback origins, `public_url`'s origin and the named origins. A name without a port
+        stands for any port."""
+        hosts, origins = list(hosts), list(origins)
+        for host in hosts:
+            if not _HOST.match(host):
+                raise HostingError(f"allowed host {host[:60]!r} is not a host name or [IPv6] address (with :port)")
+        for origin in origins:
+            if not _ORIGIN.match(origin):
+                raise HostingError(f"allowed origin {origin[:60]!r} is not an origin like https://app.example.com")
+        named_hosts = [*LOOPBACK_NAMES]
+        if bind_host not in WILDCARD_HOSTS:
+            named_hosts.append(f"[{bind_host}]" if ":" in bind_host and not bind_host.startswith("[") else bind_host)
+        named_origins = [f"http://{name}" for name in LOOPBACK_NAMES]
+        if public_url:
+            scheme, netloc = public_url.split("://", 1)
+            netloc = netloc.split("/", 1)[0]
+            named_hosts.append(netloc)
+            named_origins.append(f"{scheme}://{netloc}")
+        public = bool(hosts) or public_url is not None
+        return cls(_any_port([*named_hosts, *hosts]), _any_port([*named_origins, *origins]), public)
+
+    def settings(self) -> TransportSecuritySettings:
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=list(self.hosts), allowed_origins=list(self.origins)
+        )
+
+
+def _any_port(values: list[str]) -> tuple[str, ...]:
+    """Each value, and `value:*` for one without a port (the SDK's pattern for any port); no repeats."""
+    out: dict[str, None] = {}
+    for value in values:
+        out[value] = None
+        if not _PORT.search(value.removeprefix("http://").removeprefix("https://")):
+            out[f"{value}:*"] = None
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Hosting:
+    """What the command line and the environment chose for serving over streamable HTTP."""
+
+    auth: str
+    origins: Origins
+    oauth: Any = None  # an `introspection.OAuthResource` with --auth oauth
+
+    @classmethod
+    def from_options(cls, args: Any, env: str) -> Hosting:
+        """From the server's parsed command line (`--auth`, `--host`, `--allowed-*`, `--oauth-*`)."""
+        mode = auth_mode(args.auth, args.forward_authorization, env)
+        check_bind(args.transport, args.host, mode, args.insecure_no_auth)
+        oauth = None
+        if mode == "oauth":
+            from .introspection import OAuthResource  # only a server with --auth oauth needs it
+
+            oauth = OAuthResource.from_options(
+                env,
+                resource=args.oauth_resource,
+                issuer=args.oauth_issuer,
+                introspection_url=args.oauth_introspection_url,
+                client_id=args.oauth_introspection_client,
+                scopes=args.oauth_scopes,
+            )
+        hosts = env_list(args.allowed_hosts, f"{env}_ALLOWED_HOSTS")
+        origins = env_list(args.allowed_origins, f"{env}_ALLOWED_ORIGINS")
+        return cls(mode, Origins.build(args.host, hosts, origins, oauth.resource if oauth else None), oauth)
