@@ -58,8 +58,16 @@ def normalize(
     data = spec.document
     if has_external_refs(data):
         base = spec.base_dir if spec.base_dir is not None else (spec.url or "").rsplit("/", 1)[0] + "/"
+        # The root file as the bundler knows files (real path, or URL without query): refs back to it stay local.
+        root_file = str(Path(spec.origin).resolve()) if spec.url is None else spec.url.split("#")[0].split("?")[0]
         data = Bundler(
-            data, base, spec.origin, allow_remote=allow_remote_refs, allow_private=allow_private_refs, root=ref_root
+            data,
+            base,
+            spec.origin,
+            allow_remote=allow_remote_refs,
+            allow_private=allow_private_refs,
+            root=ref_root,
+            root_file=root_file,
         ).bundle()
     if "swagger" in data:
         if str(data.get("swagger")) != "2.0":
