@@ -515,7 +515,6 @@ def test_the_input_is_not_mutated():
             "#/paths/~1a/post/parameters/1",
         ),
         (swagger({"/a": {"get": {"operationId": "x"}}}), "#/paths/~1a/get/responses"),
-        (swagger(definitions={"D": {"properties": {"p": "string"}}}), "#/definitions/D/properties/p"),
         (swagger(securityDefinitions={"s": {"type": "digest"}}), "#/securityDefinitions/s/type"),
     ],
 )
@@ -524,6 +523,39 @@ def test_structurally_broken_input_raises_with_a_pointer(doc, pointer):
         convert(doc)
     assert caught.value.pointer == pointer
     assert str(caught.value).startswith(f"{pointer}: ")
+
+
+def test_schemas_of_the_wrong_shape_pass_through_for_the_shape_checks():
+    """A schema's shape is spec/shapes.py's to judge (for 2.0 and 3.x alike): converted inside, kept."""
+    definitions = {"D": {"properties": {"p": "string", "q": {"items": [{"$ref": "#/definitions/E"}]}}}, "E": 5}
+    out = convert(swagger(definitions=definitions))["components"]["schemas"]
+    assert out["D"]["properties"] == {"p": "string", "q": {"items": [{"$ref": "#/components/schemas/E"}]}}
+    assert out["E"] == 5
+
+
+def test_a_broken_operation_or_shared_definition_costs_only_the_operations_it_reaches():
+    doc = swagger(
+        {
+            "/a": {"get": op(parameters=[{"in": "query"}]), "post": op()},
+            "/b": {"get": op(parameters=[{"$ref": "#/parameters/bad"}], operationId="b", tags=["t"])},
+            "/c": {"get": op(responses={"200": {"$ref": "#/responses/bad"}})},
+        },
+        parameters={"bad": {"in": "query", "name": 3}},
+        responses={"bad": "nope"},
+        securityDefinitions={"s": {"type": "digest"}},
+    )
+    unusable, notes = {}, []
+    out = convert(doc, unusable=unusable, notes=notes)
+    assert unusable == {
+        "GET /a": "#/paths/~1a/get/parameters/0: parameter needs a string 'name'",
+        "GET /b": "#/parameters/bad: parameter needs a string 'name'",
+    }
+    assert out["paths"]["/a"]["get"] == {} and out["paths"]["/b"]["get"] == {"operationId": "b", "tags": ["t"]}
+    assert out["paths"]["/a"]["post"]["responses"] and out["paths"]["/c"]["get"]["responses"]
+    assert notes == [
+        "#/responses/bad: must be an object, got str: left out",
+        "#/securityDefinitions/s/type: unknown security scheme type 'digest': left out",
+    ]
 
 
 # --- the shared corpus -------------------------------------------------------------------------

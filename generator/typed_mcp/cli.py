@@ -91,7 +91,9 @@ def generate(
         Path | None, typer.Option(help="save the document here (default for URLs: specs/<package>.json|yaml)")
     ] = None,
     no_snapshot: Annotated[bool, typer.Option("--no-snapshot", help="do not save a fetched document")] = False,
-    strict: Annotated[bool, typer.Option(help="fail when any operation would be skipped")] = False,
+    strict: Annotated[
+        bool, typer.Option(help="fail when any operation would be skipped or any schema read in a degraded way")
+    ] = False,
     verify: Annotated[
         bool,
         typer.Option(help="check the generated server's tool listing (every tool, every outputSchema) before writing"),
@@ -161,6 +163,8 @@ def _summary(result: Result, out: Path) -> None:
         print(f"  skipped {skipped.key}: {skipped.reason}", file=sys.stderr)
     for warning in api.warnings:
         print(f"  warning: {warning}", file=sys.stderr)
+    for note in api.degraded:
+        print(f"  degraded {note}", file=sys.stderr)
     excluded = sum(1 for entry in api.curation if entry["action"] == "excluded")
     if api.curation:
         changed = len({e["operation"] for e in api.curation if e["action"] != "excluded" and e["operation"] != "*"})

@@ -123,6 +123,11 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
         raise StrictModeError(
             f"{len(api.skipped)} operation(s) would be skipped (--strict); first: {first.key}: {first.reason}"
         )
+    if options.strict and api.degraded:
+        raise StrictModeError(
+            f"{len(api.degraded)} part(s) of the spec would be read in a degraded way (--strict);"
+            f" first: {api.degraded[0]}"
+        )
     lap("plan")
     # The workers that will list the tools start as soon as model generation leaves a core idle:
     # their SDK import overlaps the rest of it.
@@ -235,8 +240,8 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
         data["curation"] = api.curation
         data["curated_by"] = api.curation_sources
-    if api.warnings:  # inputs left out of a tool that is generated (a header that is never sent)
-        data["notes"] = list(api.warnings)
+    if api.warnings or api.degraded:  # inputs left out of a tool (a header never sent), malformed schemas
+        data["notes"] = [*api.warnings, *api.degraded]
     if catalog is not None:
         trimmed = json.loads(catalog).get("budget", {}).get("trimmed", {})
         data["schema_budget"] = {"bytes": BUDGET, "trimmed": trimmed}

@@ -90,7 +90,9 @@ def plan(
         operations=[],
         schemes=schemes,
     )
-    raw_ops = list(_iter_operations(doc))
+    unusable = dict(doc.unusable)  # "METHOD /path" -> why it cannot be generated
+    result.degraded = list(doc.degraded)
+    raw_ops = list(_iter_operations(doc, unusable, result.degraded))
     if not raw_ops:
         webhooks = data.get("webhooks")
         extra = (
@@ -129,14 +131,21 @@ def plan(
     root_security = data.get("security")
     for key, path, method, path_item, op in raw_ops:
         tool = prefix + tool_names[key]
+        schemas, warnings = dict(result.schemas), len(result.warnings)
         try:
+            if key in unusable:
+                raise Unsupported(unusable[key])
             result.operations.append(
                 _operation(
                     doc, key, path, method, path_item, op, tool, root_security, schemes, result, taken_keys, views
                 )
             )
-        except Unsupported as exc:
-            result.skipped.append(Skipped(key, str(exc)))
+        except (Unsupported, SpecError, *_MALFORMED) as exc:
+            # The unit of failure is the operation: what it had added goes, the others stay.
+            result.schemas.clear()
+            result.schemas.update(schemas)
+            del result.warnings[warnings:]
+            result.skipped.append(Skipped(key, _reason(exc)))
     if curation is not None:
         curation.finish(result)
     if not result.operations:
@@ -172,17 +181,45 @@ def _default_base_url(data: dict[str, Any], spec_url: str | None) -> str | None:
     return None
 
 
-def _iter_operations(doc: Document):
+def _iter_operations(doc: Document, unusable: dict[str, str], degraded: list[str]):
+    """Every operation; one that cannot be read is yielded as `{}` with its reason in `unusable`,
+    and a path item that cannot be read is left out with a note in `degraded`."""
     paths = doc.data.get("paths") or {}
     for path, path_item in paths.items():
         pointer = "#/paths/" + path.replace("~", "~0").replace("/", "~1")
+        try:
+            path_item, _ = doc.deref(path_item, pointer)
+        except SpecError as exc:
+            degraded.append(f"{pointer}: {exc.message}: its operations are left out")
+            continue
         if not isinstance(path_item, dict):
-            raise SpecError("a path item must be an object", source=doc.origin, pointer=pointer)
-        path_item, _ = doc.deref(path_item, pointer)
+            degraded.append(f"{pointer}: a path item must be an object: left out")
+            continue
         for method in HTTP_METHODS:
-            op = path_item.get(method)
-            if isinstance(op, dict):
-                yield f"{method.upper()} {path}", path, method, path_item, op
+            key, op = f"{method.upper()} {path}", path_item.get(method)
+            if op is None:
+                continue
+            try:
+                op, _ = doc.deref(op, f"{pointer}/{method}")  # Redocly's `get: {$ref: ...}`, within the file
+            except SpecError as exc:
+                unusable.setdefault(key, f"{exc.message} ({exc.pointer})")
+            if not isinstance(op, dict):
+                unusable.setdefault(key, f"the operation must be an object, got {type(op).__name__}")
+                op = {}
+            yield key, path, method, path_item, op
+
+
+# What malformed spec data raises where the plan reads a shape it expects (a list for an object):
+# a reason for skipping that operation, not for ending the run.
+_MALFORMED = (AttributeError, TypeError, KeyError, ValueError, IndexError)
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, SpecError):
+        return f"{exc.message} ({exc.pointer})" if exc.pointer else exc.message
+    if isinstance(exc, Unsupported):
+        return str(exc)
+    return f"part of the operation has an unexpected shape ({type(exc).__name__}: {exc})"
 
 
 def _operation(
@@ -530,8 +567,10 @@ def _body(
     if raw is None:
         return None
     body, _ = doc.deref(raw, "#")
-    content = body.get("content") if isinstance(body, dict) else None
-    if not isinstance(content, dict) or not content:
+    if not isinstance(body, dict):
+        raise Unsupported("the request body is not an object")
+    content = _media_map(body.get("content"), "the request body")
+    if not content:
         return None
     arg_name = next(name for name in _body_names() if name not in arg_names)
     required = body.get("required") is True
@@ -582,7 +621,7 @@ def _response(doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, tak
     # The primary response: the first 2xx with a body (JSON, if it offers it), in status order: a
     # screenshot's `200 image/png` before its `202` JSON "in progress" note (Cloudflare's urlscanner).
     # HTTP gives 204 and 205 no body, whatever content a spec declares for them (Zoom declares JSON).
-    contents = {code: {} if code in _NO_BODY else _content(doc, responses[code]) for code in codes}
+    contents = {code: {} if code in _NO_BODY else _content(doc, responses[code], code) for code in codes}
     status = next((c for c in codes if contents[c]), codes[0])
     content = contents[status]
     if not content:
@@ -640,10 +679,20 @@ def _nullable(doc: Document, schema: Any) -> bool:
     return False
 
 
-def _content(doc: Document, raw: Any) -> dict[str, Any]:
+def _content(doc: Document, raw: Any, status: str = "") -> dict[str, Any]:
     response, _ = doc.deref(raw, "#")
-    content = response.get("content") if isinstance(response, dict) else None
-    return content if isinstance(content, dict) else {}
+    if not isinstance(response, dict):
+        raise Unsupported(f"response {status} is not an object")
+    return _media_map(response.get("content"), f"response {status}")
+
+
+def _media_map(content: Any, what: str) -> dict[str, Any]:
+    """A `content` map whose media type objects are objects; malformed, the operation is skipped."""
+    if content is None:
+        return {}
+    if not isinstance(content, dict) or not all(isinstance(m, dict) or m is None for m in content.values()):
+        raise Unsupported(f"{what}: 'content' is not a map of media type objects")
+    return content
 
 
 def _json_media(content: dict[str, Any]) -> str | None:
@@ -658,10 +707,14 @@ def _json_media(content: dict[str, Any]) -> str | None:
 
 def _security_schemes(doc: Document, prefix: str) -> dict[str, SecurityScheme]:
     raw = ((doc.data.get("components") or {}).get("securitySchemes")) or {}
+    raw = raw if isinstance(raw, dict) else {}
     schemes: dict[str, SecurityScheme] = {}
     used_vars: set[str] = set()
     for key, value in raw.items():
-        scheme, _ = doc.deref(value, f"#/components/securitySchemes/{key}")
+        try:
+            scheme, _ = doc.deref(value, f"#/components/securitySchemes/{key}")
+        except SpecError:
+            continue  # as an unknown kind: the operations that need only it are skipped
         if not isinstance(scheme, dict):
             continue
         kind_raw = scheme.get("type")

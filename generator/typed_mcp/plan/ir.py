@@ -124,6 +124,7 @@ class ApiPlan:
     schemas: dict[str, str | dict[str, Any]] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)  # parts of the spec read in a degraded way (--strict refuses)
     extra_headers: dict[str, str] = field(default_factory=dict)  # sent with every request (config)
     toolsets: dict[str, list[str]] = field(default_factory=dict)  # the config's toolsets: name -> tool names
     curation: list[dict[str, str]] = field(default_factory=list)  # {operation, action, rule}, for typed-mcp.json

@@ -1,10 +1,14 @@
 """Multi-file documents: bring every external `$ref` into the one document, as a local `$ref`.
 
-Relative file references resolve from the folder of the file that holds them. A referenced
-schema lands under the document's schemas (`definitions` or `components.schemas`), a parameter
-under its parameters, a response under its responses, named after its pointer or file; anything
-else is copied in place. Remote (http) references are refused unless allowed: a spec must not
-make the build fetch arbitrary URLs.
+Relative file references resolve from the folder of the file that holds them, at any depth, and a
+`#/...` ref inside an external file points into that file. A file is known by its real path, so
+`a/../b.yml` and `b.yml` (and the root file itself, reached from below) are one file, whose each
+target lands once. A referenced schema lands under the document's schemas (`definitions` or
+`components.schemas`), a parameter under its parameters, a response under its responses, named
+after its pointer or file (or after the root's own component that refs it: one schema, not an
+alias beside a copy); anything else (a path item, an operation: Redocly's split layout) is copied
+in place. Remote (http) references are refused unless allowed: a spec must not make the build
+fetch arbitrary URLs.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ _SCHEMA_KEYS = {"schema", "items", "additionalProperties", "not", "additionalIte
 _SCHEMA_LIST_KEYS = {"allOf", "anyOf", "oneOf", "prefixItems"}
 _SCHEMA_MAP_KEYS = {"properties", "patternProperties", "definitions", "$defs", "schemas"}
 _FILE_SUFFIXES = (".json", ".yaml", ".yml")
+_ROOT = "<root>"  # the root document, as a file key
 
 
 def has_external_refs(node: Any) -> bool:
@@ -45,6 +50,7 @@ class Bundler:
         allow_remote: bool = False,
         allow_private: bool = False,
         root: Path | None = None,
+        root_file: str | None = None,
     ) -> None:
         self.document = copy.deepcopy(document)
         self.base = base  # the root file's folder, or its URL
@@ -53,16 +59,40 @@ class Bundler:
         self.allow_private = allow_private  # remote refs may reach loopback, private and link-local addresses
         # Local refs stay inside this folder (real paths: a symlink cannot lead out of it).
         self.root = (root or (base if isinstance(base, Path) else None) or Path.cwd()).resolve()
+        self.root_file = root_file  # the root document's real path or URL: refs back to it stay local
         self.swagger = "swagger" in document
         self._files: dict[str, dict[str, Any]] = {}
         self._placed: dict[tuple[str, str], str] = {}  # (file, pointer) -> local $ref
         self._taken: dict[str, set[str]] = {}
+        self._inlining: set[tuple[str, str]] = set()  # copied in place right now: a cycle is placed instead
 
     def bundle(self) -> dict[str, Any]:
-        root = "<root>"
-        self._files[root] = self.document
-        self._rewrite(self.document, root, self.base, "other")
+        self._files[_ROOT] = self.document
+        self._adopt_components()
+        self._rewrite(self.document, _ROOT, self.base, "other")
         return self.document
+
+    def _adopt_components(self) -> None:
+        """A root component that is only an external `$ref` (`Droplet: {$ref: models/droplet.yml}`)
+        takes the target's content under its own name, before anything else places that target."""
+        adopted = []
+        for kind in ("schema", "parameter", "response"):
+            section = self._section(kind)
+            container = pointer.get(self.document, "#/" + "/".join(section or ()), None)
+            if section is None or not isinstance(container, dict):
+                continue
+            for name, entry in container.items():
+                ref = entry.get("$ref") if isinstance(entry, dict) and len(entry) == 1 else None
+                if not isinstance(ref, str) or ref.startswith("#"):
+                    continue
+                target_file, target_folder, where = self._target(ref, _ROOT, self.base)
+                if target_file == _ROOT or (target_file, where) in self._placed:
+                    continue  # a second root name for the same target stays a ref to the first
+                self._placed[(target_file, where)] = "#/" + "/".join(pointer.escape(p) for p in (*section, name))
+                adopted.append((container, name, target_file, target_folder, where, kind))
+        for container, name, target_file, target_folder, where, kind in adopted:
+            container[name] = copy.deepcopy(_resolve(self._load(target_file), where, target_file))
+            self._rewrite(container[name], target_file, target_folder, kind)
 
     # -- walking ---------------------------------------------------------------------------------
 
@@ -75,12 +105,16 @@ class Bundler:
         if not isinstance(node, dict):
             return
         ref = node.get("$ref")
-        if isinstance(ref, str) and (not ref.startswith("#") or file != "<root>"):
+        if isinstance(ref, str) and (not ref.startswith("#") or file != _ROOT):
+            if self._copy_in_place(node, ref, file, folder, kind):
+                return
             node["$ref"] = self._local(ref, file, folder, kind)
         for key, value in list(node.items()):  # placing a target may add sections to the root
             if key == "$ref":
                 continue
-            if key in _SCHEMA_KEYS:
+            if key == "discriminator" and isinstance(value, dict) and isinstance(value.get("mapping"), dict):
+                self._rewrite_mapping(value["mapping"], file, folder)
+            elif key in _SCHEMA_KEYS:
                 self._rewrite(value, file, folder, "schema")
             elif key in _SCHEMA_LIST_KEYS:
                 self._rewrite(value, file, folder, "schema")
@@ -96,23 +130,64 @@ class Bundler:
             else:
                 self._rewrite(value, file, folder, "other")
 
-    def _local(self, ref: str, file: str, folder: Path | str, kind: str) -> str:
+    def _copy_in_place(self, node: dict[str, Any], ref: str, file: str, folder: Path | str, kind: str) -> bool:
+        """Replace a ref to something that is not a schema, parameter or response (a path item, an
+        operation, a request body) by its target's content, rewritten in the target's own file; the
+        ref's siblings stay. False when it must stay a ref: a cycle, or a target that is not an object."""
+        if self._section(kind) is not None:
+            return False
+        target_file, target_folder, where = self._target(ref, file, folder)
+        key = (target_file, where)
+        if target_file == _ROOT or key in self._inlining:
+            return False
+        content = copy.deepcopy(_resolve(self._load(target_file), where, target_file))
+        if not isinstance(content, dict):
+            return False
+        self._inlining.add(key)
+        try:
+            self._rewrite(content, target_file, target_folder, kind)
+        finally:
+            self._inlining.discard(key)
+        siblings = {k: v for k, v in node.items() if k != "$ref" and k not in content}
+        node.clear()
+        node.update(content)
+        for sibling_key, value in siblings.items():  # the ref's siblings live in the referring file
+            node[sibling_key] = value
+            self._rewrite(value, file, folder, "other")
+        return True
+
+    def _rewrite_mapping(self, mapping: dict[str, Any], file: str, folder: Path | str) -> None:
+        """A discriminator's mapping values are refs too (`cat: models/cat.yml`), unless bare names."""
+        for name, value in mapping.items():
+            if not isinstance(value, str):
+                continue
+            target = value.partition("#")[0]
+            if (value.startswith("#") and file != _ROOT) or target.lower().endswith(_FILE_SUFFIXES):
+                mapping[name] = self._local(value, file, folder, "schema")
+
+    def _target(self, ref: str, file: str, folder: Path | str) -> tuple[str, Path | str, str]:
+        """(file, its folder, fragment) that `ref`, written in `file`, points at."""
         target, _, fragment = ref.partition("#")
         where = "#" + fragment
         if not target:  # a local ref inside an external file points into that file
-            target_file, target_folder = file, folder
-        else:
-            target_file, target_folder = self._locate(target, folder, ref)
-        if target_file == "<root>":
+            return file, folder, where
+        target_file, target_folder = self._locate(target, folder, ref)
+        if target_file == self.root_file:
+            return _ROOT, self.base, where
+        return target_file, target_folder, where
+
+    def _local(self, ref: str, file: str, folder: Path | str, kind: str) -> str:
+        target_file, target_folder, where = self._target(ref, file, folder)
+        if target_file == _ROOT:
             return where
         key = (target_file, where)
         if key in self._placed:
             return self._placed[key]
         content = copy.deepcopy(_resolve(self._load(target_file), where, target_file))
         section = self._section(kind)
-        if section is None:  # not a schema, parameter or response: copy it in place
+        if section is None:  # not a schema, parameter or response, in a cycle: kept beside the rest
+            self._placed[key] = self._store_other(key, content)  # before recursing: the cycle ends here
             self._rewrite(content, target_file, target_folder, kind)
-            self._placed[key] = self._store_other(content, key)
             return self._placed[key]
         name = self._name(section, target_file, where)
         local = "#/" + "/".join(pointer.escape(part) for part in (*section, name))
@@ -142,14 +217,21 @@ class Bundler:
         parts = pointer.tokens(where)
         wanted = (parts[-1] if parts else "") or Path(urlsplit(file).path).stem or "External"
         taken = self._taken.setdefault("/".join(section), set(self._container(section)))
-        name = wanted if wanted not in taken else f"{wanted}_{names.short_hash(file + where, 6)}"
+        name = wanted if wanted not in taken else f"{wanted}_{names.short_hash(self._label(file) + where, 6)}"
         taken.add(name)
         return name
 
-    def _store_other(self, content: Any, key: tuple[str, str]) -> str:
-        name = f"{Path(urlsplit(key[0]).path).stem}_{names.short_hash(key[0] + key[1], 6)}"
+    def _store_other(self, key: tuple[str, str], content: Any) -> str:
+        name = f"{Path(urlsplit(key[0]).path).stem}_{names.short_hash(self._label(key[0]) + key[1], 6)}"
         self.document.setdefault("x-typed-mcp-external", {})[name] = content
         return f"#/x-typed-mcp-external/{name}"
+
+    def _label(self, file: str) -> str:
+        """A file as names may depend on it: relative to the ref root, never where the checkout lives."""
+        if file.startswith(("http://", "https://")):
+            return redact_url(file)
+        path = Path(file)
+        return path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else file
 
     # -- files ------------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from typed_mcp import pointer
 from typed_mcp.errors import SpecError
-from typed_mcp.spec import swagger2
+from typed_mcp.spec import shapes, swagger2
 from typed_mcp.spec.bundle import Bundler, has_external_refs
 from typed_mcp.spec.load import LoadedSpec
 
@@ -26,6 +26,10 @@ class Document:
     data: dict[str, Any]
     origin: str
     version: str
+    # One malformed part costs that part only: what was read in a degraded way ("pointer: what was
+    # done", spec/shapes.py), and operations that cannot be generated ("METHOD /path" -> reason).
+    degraded: list[str] = field(default_factory=list)
+    unusable: dict[str, str] = field(default_factory=dict)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def resolve_pointer(self, ref: str) -> Any:
@@ -56,10 +60,20 @@ def normalize(
     spec: LoadedSpec, *, allow_remote_refs: bool = False, allow_private_refs: bool = False, ref_root: Path | None = None
 ) -> Document:
     data = spec.document
+    degraded: list[str] = []
+    unusable: dict[str, str] = {}
     if has_external_refs(data):
         base = spec.base_dir if spec.base_dir is not None else (spec.url or "").rsplit("/", 1)[0] + "/"
+        # The root file as the bundler knows files (real path, or URL without query): refs back to it stay local.
+        root_file = str(Path(spec.origin).resolve()) if spec.url is None else spec.url.split("#")[0].split("?")[0]
         data = Bundler(
-            data, base, spec.origin, allow_remote=allow_remote_refs, allow_private=allow_private_refs, root=ref_root
+            data,
+            base,
+            spec.origin,
+            allow_remote=allow_remote_refs,
+            allow_private=allow_private_refs,
+            root=ref_root,
+            root_file=root_file,
         ).bundle()
     if "swagger" in data:
         if str(data.get("swagger")) != "2.0":
@@ -67,7 +81,7 @@ def normalize(
                 f"Swagger {data.get('swagger')} is not supported (2.0 is)", source=spec.origin, pointer="#/swagger"
             )
         try:
-            data = swagger2.convert(data)
+            data = swagger2.convert(data, unusable=unusable, notes=degraded)
         except swagger2.ConversionError as exc:
             raise SpecError(f"cannot convert Swagger 2.0: {exc}", source=spec.origin) from None
     version = data.get("openapi")
@@ -80,8 +94,9 @@ def normalize(
     paths = data.get("paths", {})
     if paths is not None and not isinstance(paths, dict):
         raise SpecError("'paths' must be an object", source=spec.origin, pointer="#/paths")
+    degraded += shapes.check(data)  # in place, as declare_required (the snapshot is the raw bytes)
     declare_required(data)
-    return Document(data=data, origin=spec.origin, version=version)
+    return Document(data=data, origin=spec.origin, version=version, degraded=degraded, unusable=unusable)
 
 
 _COMPOSITION = ("allOf", "anyOf", "oneOf")

@@ -4,7 +4,11 @@
 mutated. Internal `$ref`s are rewritten to their OpenAPI 3 locations (JSON-pointer escaping is
 kept as written); refs to other files are left alone, bundling them is another module's job.
 Structurally broken input raises `ConversionError`, whose message starts with the JSON pointer
-of the offending value.
+of the offending value. Given `unusable` (and `notes`), a broken operation costs only itself: its
+reason is recorded under "METHOD /path" and the operation is left as a stub the plan skips, and a
+broken shared parameter, response or security scheme only the operations that use it. Schemas are
+converted as far as they have the expected shape and otherwise passed through (refs rewritten), for
+spec/shapes.py to read or degrade, like any OpenAPI 3 schema.
 """
 
 from __future__ import annotations
@@ -54,12 +58,14 @@ class ConversionError(ValueError):
         super().__init__(f"{pointer}: {message}")
 
 
-def convert(doc: dict) -> dict:
-    """The OpenAPI 3.0.3 equivalent of the Swagger 2.0 document `doc`, as a new dict."""
+def convert(doc: dict, *, unusable: dict[str, str] | None = None, notes: list[str] | None = None) -> dict:
+    """The OpenAPI 3.0.3 equivalent of the Swagger 2.0 document `doc`, as a new dict. With
+    `unusable`, an operation that cannot be converted is recorded there instead of raising, and
+    `notes` gets what was left out of the shared definitions."""
     _object(doc, "#")
     if str(doc.get("swagger")) != "2.0":
         raise ConversionError("#/swagger", f"expected '2.0', got {doc.get('swagger')!r}")
-    return _Converter(doc).run()
+    return _Converter(doc, unusable, notes if notes is not None else []).run()
 
 
 def _ptr(base: str, *keys: Any) -> str:
@@ -100,13 +106,18 @@ def _content(schema: dict, media_types: list[str]) -> dict:
     return {media_type: {"schema": copy.deepcopy(schema)} for media_type in media_types}
 
 
-def _schema(node: Any, pointer: str) -> dict:
-    _object(node, pointer)
+def _schema(node: Any, pointer: str) -> Any:
+    """A schema in its OpenAPI 3.0 form. What has not a schema's shape (a list for `items`, a string
+    for a schema) passes through, converted inside: spec/shapes.py decides how to read it."""
+    if isinstance(node, list):
+        return [_schema(sub, _ptr(pointer, i)) for i, sub in enumerate(node)]
+    if not isinstance(node, dict):
+        return copy.deepcopy(node)
     out: dict[str, Any] = {}
     for key, value in node.items():
         here = _ptr(pointer, key)
         if key == "$ref":
-            out[key] = _ref(value, here)
+            out[key] = _ref(value, here) if isinstance(value, str) else copy.deepcopy(value)
         elif key == "x-nullable":
             if value is True:
                 out["nullable"] = True
@@ -114,18 +125,16 @@ def _schema(node: Any, pointer: str) -> dict:
             pass  # from parameter items; becomes style/explode at the top level, has no 3.0 form below it
         elif key == "discriminator" and isinstance(value, str):
             out[key] = {"propertyName": value}
-        elif key == "properties":
-            out[key] = {name: _schema(sub, _ptr(here, name)) for name, sub in _object(value, here).items()}
-        elif key in ("items", "not"):
+        elif key == "properties" and isinstance(value, dict):
+            out[key] = {name: _schema(sub, _ptr(here, name)) for name, sub in value.items()}
+        elif key in ("items", "not", "additionalProperties", "allOf", "anyOf", "oneOf"):
             out[key] = _schema(value, here)
-        elif key == "additionalProperties":
-            out[key] = value if isinstance(value, bool) else _schema(value, here)
-        elif key in ("allOf", "anyOf", "oneOf"):
-            out[key] = [_schema(sub, _ptr(here, i)) for i, sub in enumerate(_list(value, here))]
         else:
             out[key] = copy.deepcopy(value)
     if node.get("type") == "file":
         out.update(type="string", format="binary")
+    if "$ref" in out and not isinstance(out["$ref"], str):
+        return out
     if "$ref" in out and out.get("nullable"):
         # OpenAPI 3.0 ignores a $ref's siblings, so a nullable reference needs a wrapper.
         siblings = {key: value for key, value in out.items() if key != "$ref"}
@@ -263,8 +272,11 @@ def _servers(doc: dict, schemes: Any) -> list[dict]:
 
 
 class _Converter:
-    def __init__(self, doc: dict) -> None:
+    def __init__(self, doc: dict, unusable: dict[str, str] | None, notes: list[str]) -> None:
         self.doc = doc
+        self.unusable = unusable  # None: the first broken operation raises
+        self.notes = notes
+        self.broken_parameters: dict[str, ConversionError] = {}  # shared parameters left out, and why
         self.parameters = _object(doc.get("parameters", {}), "#/parameters")
         self.consumes = _media_types(None, doc.get("consumes"), "#/consumes")
         self.produces = _media_types(None, doc.get("produces"), "#/produces")
@@ -277,7 +289,9 @@ class _Converter:
         out.update({key: copy.deepcopy(doc[key]) for key in ("externalDocs", "tags", "security") if key in doc})
         paths = _object(doc.get("paths"), "#/paths")
         out["paths"] = {
-            path: copy.deepcopy(item) if path.startswith("x-") else self._path_item(item, _ptr("#/paths", path))
+            path: copy.deepcopy(item)
+            if path.startswith("x-") or (self.unusable is not None and not isinstance(item, dict))
+            else self._path_item(path, item, _ptr("#/paths", path))
             for path, item in paths.items()
         }
         out["components"] = self._components()
@@ -292,30 +306,50 @@ class _Converter:
         parameters, bodies = {}, {}
         for name, param in self.parameters.items():
             here = _ptr("#/parameters", name)
-            where = _object(param, here).get("in")
-            if where == "body":
-                bodies[name] = _request_body(param, self.consumes, here)
-            elif where != "formData":  # 3.0 has no form parameters; operations inline them instead
-                parameters[name] = _parameter(_checked(param, here), here)
+            try:
+                where = _object(param, here).get("in")
+                if where == "body":
+                    bodies[name] = _request_body(param, self.consumes, here)
+                elif where != "formData":  # 3.0 has no form parameters; operations inline them instead
+                    parameters[name] = _parameter(_checked(param, here), here)
+            except ConversionError as exc:
+                if self.unusable is None:
+                    raise
+                self.broken_parameters[name] = exc  # the operations that use it say why they are skipped
         components = {
             "schemas": {name: _schema(s, _ptr("#/definitions", name)) for name, s in schemas.items()},
             "parameters": parameters,
             "requestBodies": bodies,
-            "responses": {
-                name: _response(r, self.produces, _ptr("#/responses", name)) for name, r in responses.items()
-            },
-            "securitySchemes": {
-                name: _security_scheme(s, _ptr("#/securityDefinitions", name)) for name, s in security.items()
-            },
+            "responses": self._shared(responses, "#/responses", lambda r, at: _response(r, self.produces, at)),
+            "securitySchemes": self._shared(security, "#/securityDefinitions", _security_scheme),
         }
         return {key: value for key, value in components.items() if value}
 
-    def _path_item(self, item: Any, pointer: str) -> dict:
+    def _shared(self, entries: dict, base: str, convert_one) -> dict:
+        """Converted shared definitions; a broken one is left out with a note (when not raising):
+        a ref to it then dangles, and only the operations that use it are skipped."""
+        out = {}
+        for name, entry in entries.items():
+            try:
+                out[name] = convert_one(entry, _ptr(base, name))
+            except ConversionError as exc:
+                if self.unusable is None:
+                    raise
+                self.notes.append(f"{exc}: left out")
+        return out
+
+    def _path_item(self, path: str, item: Any, pointer: str) -> dict:
         _object(item, pointer)
         out: dict[str, Any] = {}
         for key, value in item.items():
             if key in METHODS:
-                out[key] = self._operation(value, item.get("parameters", []), _ptr(pointer, key), pointer)
+                try:
+                    out[key] = self._operation(value, item.get("parameters", []), _ptr(pointer, key), pointer)
+                except ConversionError as exc:
+                    if self.unusable is None:
+                        raise
+                    self.unusable[f"{key.upper()} {path}"] = str(exc)
+                    out[key] = _stub(value)
             elif key == "$ref":
                 out[key] = _ref(value, _ptr(pointer, key))
             elif key != "parameters":  # path-level parameters are merged into each operation
@@ -379,9 +413,18 @@ class _Converter:
         if not isinstance(ref, str) or not ref.startswith(PARAMETER_REF):
             return None
         name = unquote(ref[len(PARAMETER_REF) :]).replace("~1", "/").replace("~0", "~")
+        if name in self.broken_parameters:
+            raise self.broken_parameters[name]
         if name not in self.parameters:
             raise ConversionError(_ptr(pointer, "$ref"), f"{ref} does not resolve")
         return _checked(self.parameters[name], _ptr("#/parameters", name))
+
+
+def _stub(op: Any) -> dict:
+    """What naming and curation read of an operation that cannot be converted (the plan skips it)."""
+    if not isinstance(op, dict):
+        return {}
+    return {key: copy.deepcopy(op[key]) for key in ("operationId", "tags", "x-mcp") if key in op}
 
 
 def _checked(param: Any, pointer: str) -> dict:
