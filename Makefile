@@ -6,12 +6,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := tests/node/node_modules/.installed
+LIVE_VENV := .venv-live
+LIVE_STAMP := $(LIVE_VENV)/.installed
 SPEC := specs/weather-api.json
 OUT := generated/weather-mcp
 PACKAGE := weather-mcp
 SPEC_URL ?=
 
-.PHONY: generate test lint demo corpus bench check build publish clean venv lock
+.PHONY: live-venv generate test lint demo corpus bench check build publish clean venv lock
 
 venv: $(STAMP)
 
@@ -37,6 +39,14 @@ $(NODE_STAMP): tests/node/package-lock.json
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
+# Real open-source servers the tests run (tests/harness/live.py), in their own venv, pinned.
+$(LIVE_STAMP): tests/live/requirements.txt
+	test -x $(LIVE_VENV)/bin/python || $(PYTHON) -m venv $(LIVE_VENV)
+	$(LIVE_VENV)/bin/python -m pip install --quiet -r tests/live/requirements.txt
+	touch $(LIVE_STAMP)
+
+live-venv: $(LIVE_STAMP)
+
 ## generate: regenerate generated/ from the snapshot in specs/ (or from SPEC_URL=..., refreshing the snapshot)
 generate: $(STAMP)
 ifeq ($(SPEC_URL),)
@@ -52,7 +62,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check --no-cache --force-exclude $(OUT)
 
 ## test: the whole test suite
-test: $(STAMP) $(NODE_STAMP)
+test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP)
 	$(BIN)/python -m pytest
 
 ## check: exit 1 when the committed specs/ and generated/ no longer match the live API (SPEC_URL=...) or the snapshot
@@ -93,4 +103,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/search_quality.py bench/.work/modes-cloudflare__openapi bench/search_tasks/cloudflare.json --peer $(CORPUS)/cloudflare__openapi.json
 
 clean:
-	rm -rf $(VENV) .pytest_cache dist
+	rm -rf $(VENV) $(LIVE_VENV) .pytest_cache dist

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import importlib
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -156,12 +158,15 @@ async def test_oauth2_failures_are_clear(resilient, upstream, monkeypatch):
         assert (
             result.content[0].text == "the OAuth2 token endpoint for machine answered HTTP 401 without an access_token"
         )
+        # Without a credential the call goes out without one; the API's 401 names what to set.
         monkeypatch.delenv(f"{PREFIX}_MACHINE_CLIENT_SECRET")
+        upstream.routes["/item"] = Reply(401, {"detail": "who are you"})
         result = await client.call_tool("get_item", {})
+    assert "authorization" not in upstream.seen[-1].headers
+    assert result.is_error and result.content[0].text.startswith("GET /item failed: HTTP 401")
     assert (
-        result.is_error
-        and "missing credentials: set RESILIENT_MACHINE_TOKEN (or RESILIENT_MACHINE_CLIENT_ID + RESILIENT_MACHINE_CLIENT_SECRET)"
-        in result.content[0].text
+        "sent without credentials; missing credentials: set RESILIENT_MACHINE_TOKEN "
+        "(or RESILIENT_MACHINE_CLIENT_ID + RESILIENT_MACHINE_CLIENT_SECRET)" in result.content[0].text
     )
 
 
@@ -219,3 +224,41 @@ async def test_connection_errors_are_retried_for_idempotent_calls(resilient, mon
         and result.content[0].text == f"could not connect to the upstream API at http://127.0.0.1:{port}"
     )
     assert time.monotonic() - started >= 1.4  # two retries: 0.5 s + 1 s
+
+
+async def test_headers_variable_is_sent_under_the_calls_own(resilient, upstream, monkeypatch, caplog):
+    """`<PREFIX>_HEADERS` lines go with every request; a header the call sets itself wins, and the
+    values never reach a log or a result."""
+    upstream.routes["/item"] = Reply(200, {"id": 1})
+    token_endpoint(upstream, lifetime=3600)
+    monkeypatch.setenv(f"{PREFIX}_HEADERS", "X-Tenant: acme\n\nX-Secret-Key:  k-42-secret \n")
+    async with Client(resilient()) as client:
+        result = await client.call_tool("get_item", {})
+    assert upstream.seen[-1].raw_path == "/item" and upstream.seen[-1].headers["x-tenant"] == "acme"
+    assert upstream.seen[-1].headers["x-secret-key"] == "k-42-secret"
+    assert "k-42-secret" not in result.model_dump_json() and "k-42-secret" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("Host: admin.internal", "line 1: Host is set by the HTTP client"),
+        ("X-Ok: 1\nTransfer-Encoding: chunked", "line 2: Transfer-Encoding is set by the HTTP client"),
+        ("Proxy-Authorization: Basic eA==", "line 1: Proxy-Authorization is set by the HTTP client"),
+        ("just a line", "line 1: expected 'Name: value'"),
+        ("Bad Name: x", "line 1: expected 'Name: value'"),
+        ("X-A: a\x7fb", "line 1: a header value may not hold control characters"),
+    ],
+)
+def test_a_bad_headers_variable_stops_the_server_at_start(weather_package, value, problem):
+    proc = subprocess.run(
+        [sys.executable, "-m", "weather_mcp"],
+        env={**os.environ, "PYTHONPATH": str(weather_package / "src"), "WEATHER_MCP_HEADERS": value},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and proc.stderr.strip().startswith(
+        f"weather_mcp: error: WEATHER_MCP_HEADERS {problem}"
+    ), proc.stderr

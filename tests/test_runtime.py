@@ -288,10 +288,16 @@ async def call(server_factory, name: str, arguments: dict | None = None):
     ],
 )
 async def test_auth_schemes(server_factory, upstream, monkeypatch, tool, env, check):
+    # Not configured: the call goes out without it; the API's 401 names the variables to set.
+    upstream.routes[f"/api/auth/{tool}"] = Reply(401, {"detail": "unauthorized"})
     missing = await call(server_factory, tool)
-    assert missing.is_error
-    assert f"missing credentials: set {' + '.join(PREFIX + '_' + k for k in env)}" in missing.content[0].text
-    assert upstream.seen == []  # nothing was sent without the credential
+    assert missing.is_error and "HTTP 401" in missing.content[0].text
+    needed = f"sent without credentials; missing credentials: set {' + '.join(PREFIX + '_' + k for k in env)}"
+    assert needed in missing.content[0].text
+    sent = upstream.seen[-1]
+    assert "authorization" not in sent.headers and "x-api-key" not in sent.headers and "cookie" not in sent.headers
+    assert "api_key" not in sent.raw_path
+    upstream.routes[f"/api/auth/{tool}"] = Reply(200, {"ok": True})
     for key, value in env.items():
         monkeypatch.setenv(f"{PREFIX}_{key}", value)
     result = await call(server_factory, tool)

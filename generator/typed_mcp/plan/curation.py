@@ -450,6 +450,7 @@ class Curation:
             # Each config scheme is one more alternative, tried first; an operation that needed no
             # credentials still goes out without them unless [auth] says required = true.
             added = tuple((name,) for name in schemes)
+            changes["credentials_required"] = self.config.auth.required
             if op.security == ():
                 changes["security"] = added if self.config.auth.required else (*added, ())
             else:

@@ -71,6 +71,7 @@ class Operation:
     # "text" returns an answer that does not match its model as text with a warning, not an error.
     output_schema: bool = True
     output_policy: Literal["error", "text"] = "error"
+    credentials_required: bool = False  # the config's [auth] required: refuse a call without them
 
     @property
     def has_output_schema(self) -> bool:

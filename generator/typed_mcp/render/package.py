@@ -160,6 +160,8 @@ def tool_view(op: Operation, models: Models) -> ToolView:
             call.append(f"content_type={py_literal(op.body.media_type)}")
     if op.security:
         call.append(f"security={py_literal(op.security)}")
+    if op.credentials_required:
+        call.append("credentials_required=True")
     response = op.response
     if response.media_type:
         # A JSON response the spec files under */* is still asked for as JSON first.

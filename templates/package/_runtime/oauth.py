@@ -26,9 +26,14 @@ class Credentials:
     _token_locks: dict[str, asyncio.Lock]
     _locks_loop: asyncio.AbstractEventLoop | None
 
-    async def _credentials(self, alternatives: tuple[tuple[str, ...], ...]) -> list[tuple[Scheme, list[str]]]:
+    async def _credentials(
+        self, alternatives: tuple[tuple[str, ...], ...], required: bool = False
+    ) -> list[tuple[Scheme, list[str]]]:
         """The credentials for the first alternative that is fully configured (fetching an OAuth2
-        token when needed), or none when the operation needs none."""
+        token when needed), or none when the operation needs none or none is configured: the call
+        goes out without them (an API may not need them, as a local server often does not), and a
+        401 or 403 answer names the variables to set. `required` (the config's [auth] required)
+        refuses the call instead."""
         if self.forward_authorization:
             # Each caller brings its own credential: one who brings none gets none, never the
             # operator's configured ones (the upstream answers such a request as it sees fit).
@@ -45,15 +50,20 @@ class Credentials:
                     (scheme, await self._values(name, scheme))
                     for name, scheme in zip(alternative, schemes, strict=True)
                 ]  # type: ignore[arg-type]
-        if any(len(alternative) == 0 for alternative in alternatives):
-            return []  # authentication is optional for this operation
+        if any(len(alternative) == 0 for alternative in alternatives) or not required:
+            return []  # optional for this operation, or not configured: sent without
+        raise UpstreamError(self.missing_credentials(alternatives))
+
+    def missing_credentials(self, alternatives: tuple[tuple[str, ...], ...]) -> str:
+        """What to set for `alternatives`, for an error message."""
         needed = [
             " + ".join(self.schemes[name].needs() for name in alt if name in self.schemes) for alt in alternatives
         ]
         needed = [n for n in needed if n]
+        headers = f"{self.env_prefix}_HEADERS"
         if not needed:
-            raise UpstreamError("this operation needs a credential type typed-mcp cannot send")
-        raise UpstreamError(f"missing credentials: set {' or '.join(needed)}")
+            return f"this operation needs a credential type typed-mcp cannot send (set it in {headers})"
+        return f"missing credentials: set {' or '.join(needed)}"
 
     async def _values(self, name: str, scheme: Scheme) -> list[str]:
         if scheme.kind != "oauth2" or all(os.environ.get(var) for var in scheme.env):

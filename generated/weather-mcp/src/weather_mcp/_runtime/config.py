@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import math
 import os
+import re
 from dataclasses import dataclass, field
 
 from .results import UpstreamError
@@ -55,6 +56,12 @@ class Settings:
         return self.base_url or os.environ.get(f"{self.env_prefix}_BASE_URL") or self.default_base_url
 
     @property
+    def env_headers(self) -> dict[str, str]:
+        """`<PREFIX>_HEADERS`: `Name: value` lines sent with every request, for what the spec does not
+        declare (a Basic credential, a tenant header). Never logged: they may hold credentials."""
+        return parse_headers(f"{self.env_prefix}_HEADERS", os.environ.get(f"{self.env_prefix}_HEADERS", ""))
+
+    @property
     def timeout(self) -> float:
         return _env_number(f"{self.env_prefix}_TIMEOUT", 30.0, above_zero=True)
 
@@ -72,11 +79,39 @@ class Settings:
 
     def check(self) -> None:
         """Read every numeric setting once: a server refuses to start on one it cannot use."""
-        _ = (self.timeout, self.retries, self.retry_budget, self.max_response_bytes)
+        _ = (self.timeout, self.retries, self.retry_budget, self.max_response_bytes, self.env_headers)
 
 
 class SettingsError(UpstreamError, ValueError):
     """An environment variable with a value the runtime cannot use; the message names it."""
+
+
+# Headers the HTTP client owns: they frame the message or act hop by hop (RFC 9110 7.6.1); one set by
+# hand could reach another virtual host or smuggle a request. (The generator skips header parameters
+# of these names too; the runtime cannot import it.)
+FORBIDDEN_HEADERS = frozenset(
+    "host content-length transfer-encoding connection te upgrade keep-alive trailer trailers expect".split()
+)
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def parse_headers(variable: str, text: str) -> dict[str, str]:
+    """`Name: value` lines (blank lines skipped); a line that is not one, a header the client owns or
+    a control character in a value is a SettingsError naming the variable and the line (not its value)."""
+    headers: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        name, colon, value = line.partition(":")
+        name, value = name.strip(), value.strip()
+        if not colon or not _HEADER_NAME.fullmatch(name):
+            raise SettingsError(f"{variable} line {number}: expected 'Name: value'")
+        if name.lower() in FORBIDDEN_HEADERS or name.lower().startswith("proxy-"):
+            raise SettingsError(f"{variable} line {number}: {name} is set by the HTTP client, not by hand")
+        if any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F for c in value):
+            raise SettingsError(f"{variable} line {number}: a header value may not hold control characters")
+        headers[name] = value
+    return headers
 
 
 def _env_number(name: str, default: float, *, whole: bool = False, above_zero: bool = False) -> float:

@@ -85,12 +85,13 @@ class Api(Settings, Credentials):
         kind: str = "json",
         empty_statuses: tuple[str, ...] = (),
         on_mismatch: str = "error",
+        credentials_required: bool = False,
     ) -> CallToolResult:
         """Send one request and build the tool result. Never raises."""
         source: dict[str, Any] = {"method": method}
         try:
             body = _Body(json_body, form_body, multipart_body, text_body, base64_body, content_type)
-            credentials = await self._credentials(security)
+            credentials = await self._credentials(security, credentials_required)
             request = self._build(
                 method,
                 path,
@@ -107,7 +108,10 @@ class Api(Settings, Credentials):
             response = await self._send(request)
             source["status"] = response.status_code
             if response.status_code >= 400:
-                return _error(self._scrub(_http_error(method, path, response, response.content)), source)
+                message = _http_error(method, path, response, response.content)
+                if response.status_code in (401, 403) and not credentials:
+                    message += f" ({self._unauthorized_hint(security)})"
+                return _error(self._scrub(message), source)
             if (
                 kind == "json"
                 and wrap
@@ -121,6 +125,17 @@ class Api(Settings, Credentials):
         except Exception as exc:  # last line of defence: a tool call must never crash the server
             logger.warning("tool call failed: %s %s: %s", method, path, type(exc).__name__)
             return _error(f"{method} {path} failed: unexpected {type(exc).__name__}", source)
+
+    def _unauthorized_hint(self, security: tuple[tuple[str, ...], ...]) -> str:
+        """For a 401 or 403 to a call sent without credentials: what to set."""
+        if self.forward_authorization:
+            return "the MCP client sent no Authorization header to forward"
+        if any(alternative for alternative in security):
+            return f"sent without credentials; {self.missing_credentials(security)}"
+        return (
+            f"sent without credentials, as the spec declares none for it; set {self.env_prefix}_HEADERS "
+            "to 'Authorization: Basic ...' or whatever the API wants, or declare it in the config's [auth]"
+        )
 
     # -- request ---------------------------------------------------------------------------------
 
@@ -150,7 +165,10 @@ class Api(Settings, Credentials):
         if accept:
             header_pairs.setdefault("accept", accept)
         present = {name.lower() for name in header_pairs}
-        header_pairs.update({k: v for k, v in self.extra_headers.items() if k.lower() not in present})
+        # The environment's headers, then the config's, never over a header the call itself sets.
+        for extra in (self.env_headers, self.extra_headers):
+            header_pairs.update({k: v for k, v in extra.items() if k.lower() not in present})
+            present |= {name.lower() for name in extra}
         secret_query: list[tuple[str, str]] = []  # added by the transport, never in the logged URL
         for scheme, values in credentials:
             _apply_scheme(scheme, values, header_pairs, secret_query, cookie_pairs)
