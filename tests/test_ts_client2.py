@@ -6,7 +6,8 @@ enforces `prefixItems`, `unevaluatedProperties`, `dependentRequired`, `dependent
 every tool (a `$id` names one schema for all of them) and a `$schema` it does not know does not compile;
 and it takes any JSON value as structuredContent, where 1.x wants an object. A spec that uses those
 keywords must still give a package that no line refuses: the published schemas stay looser than the
-spec (open models), never stricter than what the server checks."""
+spec (open models: with `additionalProperties: true` an `unevaluatedProperties` has nothing left to
+refuse), never stricter than what the server checks."""
 
 from __future__ import annotations
 
@@ -137,3 +138,28 @@ def test_a_spec_of_2020_12_keywords_passes_every_strict_client(keywords_package,
     assert all(isinstance(r["structuredContent"], dict) for r in run["results"])
     got = {r["name"]: r["structuredContent"] for r in run["results"]}
     assert got["get_tuple"] == {"result": ["a", 1]} and got["get_closed"] == {"a": 1, "z": 2}
+
+
+def test_only_the_2x_line_refuses_a_2020_12_keyword_the_server_does_not_check(keywords_package, tmp_path):
+    """The negative control of the test above: the same package, its catalog edited to publish the
+    spec's `dependentRequired: {a: [b]}` (which the model does not check), answers `{"a": "x"}`: 1.x
+    ignores the keyword and accepts, 2.x refuses with -32602."""
+    import shutil
+
+    from harness.node_tools import TS1, TS2_MODERN
+
+    edited = tmp_path / "edited"
+    shutil.copytree(keywords_package, edited)
+    catalog_path = next((edited / "src").glob("*/catalog.json"))
+    catalog = json.loads(catalog_path.read_text())
+    pair = next(tool for tool in catalog["tools"] if tool["name"] == "get_pair")
+    pair["outputSchema"]["dependentRequired"] = KEYWORDS["Pair"][0]["dependentRequired"]
+    catalog_path.write_text(json.dumps(catalog))
+    codes = {}
+    with HttpServer() as upstream:
+        upstream.routes["/pair"] = Reply(200, KEYWORDS["Pair"][1])
+        command = [sys.executable, "-m", "kw_mcp", "--base-url", upstream.url]
+        for client in (TS1, TS2_MODERN):
+            run = run_ts_client(command, {"PYTHONPATH": str(edited / "src")}, [{"name": "get_pair"}], client=client)
+            codes[client.id] = run["results"][0]["errorCode"]
+    assert codes == {"ts1": None, "ts2-2026-07-28": INVALID_PARAMS}

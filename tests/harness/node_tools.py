@@ -80,7 +80,7 @@ def _require(program: str) -> str:
     path = shutil.which(program)
     if path is None:
         raise NodeToolsError(
-            f"`{program}` is not on PATH: tests/test_ts_client.py needs Node.js 18+ and npm "
+            f"`{program}` is not on PATH: tests/test_ts_client.py needs Node.js 20+ (the 2.x SDK line) and npm "
             f"(it installs tests/node/package-lock.json into tests/node/node_modules with `npm ci`)"
         )
     return path
