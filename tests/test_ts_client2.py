@@ -66,6 +66,7 @@ KEYWORDS = {  # the spec's own 2020-12 keywords (OpenAPI 3.1), each with an upst
         },
         {"x": 3},
     ),
+    "ItemList": ({"type": "array", "items": [{"type": "integer"}, {"type": "string"}]}, [1, "a"]),  # 2.x: no compile
     "Ided": (  # two schemas of one `$id` would share one validator in 2.x's single AJV instance
         {
             "$id": "https://example.com/ided",
