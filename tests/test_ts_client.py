@@ -516,3 +516,24 @@ def test_a_violation_logged_both_ways_counts_once():
         ]
     )
     assert [v["location"] for v in prism_violations(log)] == ["request.query.limit"]
+
+
+def test_an_idle_http_connection_outlives_a_clients_pause():
+    """A kept-alive connection stays open across a pause of a few seconds. The 1.x client compiles a
+    page's outputSchemas synchronously before it asks for the next page (Cloudflare: many seconds),
+    and then sends on the connection it had: with uvicorn's default keep-alive of 5 s the server had
+    closed it, and the listing failed with `fetch failed (UND_ERR_SOCKET: other side closed)`."""
+    import socket
+    import time
+
+    port = free_port()
+    command, env = weather_server("http://127.0.0.1:9")
+    args = [*command, "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)]
+    request = f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+    with running(args, f"http://127.0.0.1:{port}/health", env), socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.settimeout(10)
+        sock.sendall(request)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+        time.sleep(6)  # longer than uvicorn's default keep-alive
+        sock.sendall(request)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200")  # b"" when the server closed it

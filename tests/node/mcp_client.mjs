@@ -118,8 +118,10 @@ function parseArgs(argv) {
 }
 
 function errorText(error) {
-    if (error instanceof Error) return error.message;
-    return String(error);
+    if (!(error instanceof Error)) return String(error);
+    // fetch's "fetch failed" says why only in its cause (a socket closed, a timeout, ...).
+    const cause = error.cause instanceof Error ? `${error.cause.code ?? error.cause.name}: ${error.cause.message}` : null;
+    return cause ? `${error.message} (${cause})` : error.message;
 }
 
 async function listPageByPage(client, requestOptions) {
