@@ -18,7 +18,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from harness.node_tools import INVALID_PARAMS, INVALID_REQUEST, run_ts_client
+from harness.node_tools import INVALID_PARAMS, INVALID_REQUEST, TS1, TS2_MODERN, run_ts_client
 from support import CORPUS, REPO, WEATHER_TOOLS, generate
 
 pytestmark = pytest.mark.anyio
@@ -303,7 +303,11 @@ async def test_discovery_covers_the_selected_tools_only(tagged, demo_url):
         assert ok.is_error and "404" in ok.content[0].text  # the tool's own answer: the upstream's 404
 
 
-# --- the strict TypeScript client, in every mode ---------------------------------------------------------------
+# --- the strict TypeScript clients, in every mode ----------------------------------------------------------------
+
+# Both SDK lines: 1.x on the initialize handshake, 2.x on 2026-07-28 (its 2020-12 AJV is the same on
+# the handshake, which tests/test_ts_client.py runs too).
+BOTH_LINES = pytest.mark.parametrize("client", [TS1, TS2_MODERN], ids=lambda c: c.id)
 
 
 def strict_failures(run: dict[str, Any]) -> list[Any]:
@@ -318,10 +322,11 @@ def strict_failures(run: dict[str, Any]) -> list[Any]:
     ("flags", "listed"),
     [((), ALL), (("--toolsets", "weather_data"), WEATHER_DATA), (("--read-only",), READ_ONLY)],
 )
-def test_typescript_client_in_full_toolset_and_read_only_modes(tagged, demo_url, flags, listed):
+@BOTH_LINES
+def test_typescript_client_in_full_toolset_and_read_only_modes(tagged, demo_url, flags, listed, client):
     calls = [*SAME_EVERY_TIME, {"name": "create_report", "arguments": {"body": REPORT}}]
     args, env = command(tagged, demo_url, *flags)
-    run = run_ts_client(args, env, calls, dump_tools=True)
+    run = run_ts_client(args, env, calls, dump_tools=True, client=client)
     assert [t["name"] for t in run["tool_list"]] == listed
     assert strict_failures(run) == []
     for call, result in zip(calls, run["results"], strict=True):
@@ -330,13 +335,14 @@ def test_typescript_client_in_full_toolset_and_read_only_modes(tagged, demo_url,
             assert result["isError"] and "is not enabled on this server" in result["text"]
 
 
-def test_typescript_client_in_discovery_mode(weather_package, demo_url):
+@BOTH_LINES
+def test_typescript_client_in_discovery_mode(weather_package, demo_url, client):
     """The strict client accepts every result of the three tools (call_tool's included, with or
     without structuredContent, errors too), and they are the full mode's results."""
     ids = [stored_report(demo_url) for _ in range(2)]  # one to delete in each mode: a 204, no structuredContent
     calls = [*SAME_EVERY_TIME, {"name": "delete_report", "arguments": {"report_id": ids[0]}}]
     args, env = command(weather_package, demo_url)
-    full = run_ts_client(args, env, calls)
+    full = run_ts_client(args, env, calls, client=client)
     calls[-1] = {"name": "delete_report", "arguments": {"report_id": ids[1]}}
     args, env = command(weather_package, demo_url, "--discovery")
     meta_calls = [
@@ -345,7 +351,7 @@ def test_typescript_client_in_discovery_mode(weather_package, demo_url):
         {"name": "describe_tool", "arguments": {"name": "nope"}},
         *({"name": "call_tool", "arguments": call} for call in calls),
     ]
-    run = run_ts_client(args, env, meta_calls, dump_tools=True)
+    run = run_ts_client(args, env, meta_calls, dump_tools=True, client=client)
     assert [t["name"] for t in run["tool_list"]] == DISCOVERY and run["listed_bytes"] < 4096
     assert strict_failures(run) == [] and all(r["ok"] for r in run["results"]), run["results"]
     search, described, missing, *via = run["results"]

@@ -1,5 +1,7 @@
 """Issue 4 on every CI run: each small corpus spec's tools, called through the strict TypeScript
-MCP client against Prism (a mock server built from the same spec, validating every request)."""
+MCP client against Prism (a mock server built from the same spec, validating every request), and
+for the specs of at most 50 operations again through the 2.x line on 2026-07-28 over streamable
+HTTP (CI time; every spec through every strict client pass: `make corpus`)."""
 
 from __future__ import annotations
 
@@ -11,22 +13,25 @@ import pytest
 from test_corpus import SMALL
 
 from harness import corpus, ref_root_args
+from harness.node_tools import TS2_MODERN
 from harness.strict_run import strict_run_against_prism
 from support import CORPUS, REPO, generate
+
+SECOND_LINE = 50  # operations: up to this, the 2.x pass runs in CI too
 
 
 def specs():
     if not CORPUS.is_dir():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"no corpus at {CORPUS}"))]
+        return [pytest.param(None, None, marks=pytest.mark.skip(reason=f"no corpus at {CORPUS}"))]
     return [
-        pytest.param(path, id=meta["file"])
+        pytest.param(path, int(meta["operations"]), id=meta["file"])
         for path, meta in corpus.discover(CORPUS)
         if int(meta["size_bytes"].split()[0]) <= SMALL and meta["operations"] != "0"
     ]
 
 
-@pytest.mark.parametrize("path", specs())
-def test_every_tool_against_prism(path, tmp_path):
+@pytest.mark.parametrize(("path", "operations"), specs())
+def test_every_tool_against_prism(path, operations, tmp_path):
     name = "prism-" + path.name.split(".")[0].replace("_", "-")[:30].lower()
     out = tmp_path / name
     generate(path, out, name, "--no-verify", *ref_root_args(path))
@@ -34,7 +39,8 @@ def test_every_tool_against_prism(path, tmp_path):
     sys.path.insert(0, str(out / "src"))
     api = importlib.import_module(f"{module}.upstream").api
     credentials = {var: "prism-credential" for scheme in api.schemes.values() for var in scheme.env}
-    run = strict_run_against_prism(path, out / "src", module, credentials, timeout=900)
+    passes = ((TS2_MODERN, "http"),) if operations <= SECOND_LINE else ()
+    run = strict_run_against_prism(path, out / "src", module, credentials, timeout=900, passes=passes)
     print(
         f"{path.name}: {run['tools']} tools, {run['ok']} ok, {len(run['prism_cannot_answer'])} Prism cannot answer, "
         f"{len(run['off_spec'])} answers the spec itself refuses, {len(run['email_format'])} email-format refusals, "
@@ -46,6 +52,9 @@ def test_every_tool_against_prism(path, tmp_path):
     assert run["request_violations"] == []  # every request was valid for the spec
     # The MCP Python SDK's Client, given the same calls, refuses nothing and sees the same outcomes.
     assert run["python_refused"] == [] and run["python_disagrees"] == []
+    # The 2.x line (AJV 2020-12) on 2026-07-28 over HTTP: every schema compiles, nothing refused, same outcomes.
+    assert run["strict_passes"] == (["ts2-2026-07-28-http"] if passes else [])
+    assert [run[f"strict_{k}"] for k in ("refused", "schema_failures", "listed_differs", "disagrees")] == [[]] * 4
     assert run["other_errors"] == []
     # Every answer the server refused is refused by the spec's own response schema too (Prism serves
     # the spec's examples, which can be wrong): the server is never stricter than the spec.

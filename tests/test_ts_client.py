@@ -1,7 +1,9 @@
 """Generated servers under a strict client and a real upstream: the official TypeScript MCP SDK's
 `Client.callTool` (AJV-validates structuredContent against each tool's outputSchema) against the
 committed weather package on the live demo API, and against a package generated from a corpus
-spec served by a Prism mock that reports every request that does not match the spec.
+spec served by a Prism mock that reports every request that does not match the spec. The weather
+package goes through every strict client (`STRICT_CLIENTS`: the 1.x line, and the 2.x line on both
+protocol revisions), over stdio and streamable HTTP.
 
 Needs Node.js and npm: tests/node is installed with `npm ci` (see tests/harness/node_tools.py)."""
 
@@ -18,7 +20,18 @@ from mcp import Client, StdioServerParameters
 
 from harness.arguments import synthesize, synthesize_arguments, synthesize_calls
 from harness.demo.process import demo_api, free_port, running
-from harness.node_tools import CONTROL_SERVER, INVALID_PARAMS, INVALID_REQUEST, prism, run_ts_client
+from harness.node_tools import (
+    CONTROL_SERVER,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    STRICT_CLIENTS,
+    TS1,
+    TS2,
+    TS2_MODERN,
+    StrictClient,
+    prism,
+    run_ts_client,
+)
 from support import CORPUS, REPO, WEATHER_TOOLS, HttpServer, Reply, generate, run_cli
 
 WEATHER = REPO / "generated" / "weather-mcp"
@@ -87,11 +100,23 @@ async def python_client_results(base: str, calls: list[dict[str, Any]]) -> list[
 # --- the strict client itself --------------------------------------------------------------------
 
 
-def test_ts_client_reports_what_it_must():
+NODE_CONTROL = ["node", str(CONTROL_SERVER)]  # the 1.x SDK's server: the initialize handshake only
+PYTHON_CONTROL = [sys.executable, "-m", "harness.control_server"]  # the same tools, on both protocol eras
+
+
+@pytest.mark.parametrize(
+    ("client", "server"),
+    [(TS1, NODE_CONTROL), (TS2, NODE_CONTROL), (TS2_MODERN, PYTHON_CONTROL)],
+    ids=lambda value: value.id if isinstance(value, StrictClient) else value[-1].rsplit("/", 1)[-1],
+)
+def test_ts_client_reports_what_it_must(client, server):
     """Negative control: a server that breaks its outputSchemas (tools split over two tools/list
-    pages) gets exactly the SDK's errors, per call, without ending the run."""
+    pages) gets exactly the SDK's errors, per call, without ending the run, in every line and on
+    every revision (a 2.x client that stopped validating on 2026-07-28 would pass everything)."""
     names = ["good_int", "wrong_type", "closed_extra", "no_structured", "tool_error", "plain", "missing_tool"]
-    run = run_ts_client(["node", str(CONTROL_SERVER)], {}, [{"name": n, "arguments": {}} for n in names])
+    env = {"PYTHONPATH": str(REPO / "tests")}
+    run = run_ts_client(server, env, [{"name": n, "arguments": {}} for n in names], client=client)
+    assert (run["line"], run["protocol"]) == (client.line, client.protocol)
     assert run["tools"] == 6 and run["listed_bytes"] > 500
     got = {r["name"]: (r["ok"], r["isError"], r["errorCode"]) for r in run["results"]}
     assert got == {
@@ -114,11 +139,13 @@ def test_ts_client_reports_what_it_must():
 
 
 @pytest.mark.anyio
-async def test_weather_package_passes_the_typescript_client():
+@pytest.mark.parametrize("client", STRICT_CLIENTS, ids=lambda c: c.id)
+async def test_weather_package_passes_the_typescript_client(client):
     with demo_api() as base:
         command, env = weather_server(base)
-        listed = run_ts_client(command, env, [], list_only=True, dump_tools=True)
-        run = run_ts_client(command, env, WEATHER_CALLS)
+        listed = run_ts_client(command, env, [], list_only=True, dump_tools=True, compile_schemas=True, client=client)
+        run = run_ts_client(command, env, WEATHER_CALLS, client=client)
+    assert listed["schemas"] == {"compiled": 13, "failures": []}  # the line's own AJV: 7 inputs, 6 outputs
     assert listed["tools"] == 7 and run["tools"] == 7
     assert run["listed_bytes"] == listed["listed_bytes"] > 1000
     tools = {t["name"]: t for t in listed["tool_list"]}
@@ -143,6 +170,8 @@ async def test_weather_package_passes_the_typescript_client():
     assert got["delete_report"] is None  # 204: no outputSchema, no structuredContent
     assert "204" in by_name(run)["delete_report"]["text"]
 
+    if client != TS1:
+        return  # the Python SDK client's side, once
     # The Python SDK client sees the same structuredContent (a fresh API: the report is id 1 again).
     with demo_api() as base:
         python = await python_client_results(base, WEATHER_CALLS)
@@ -155,8 +184,10 @@ async def test_weather_package_passes_the_typescript_client():
         assert ts_value == py_value, call["name"]
 
 
-def test_weather_package_over_streamable_http():
-    """The same package served over streamable HTTP, for the SDK's StreamableHTTPClientTransport."""
+@pytest.mark.parametrize("client", STRICT_CLIENTS, ids=lambda c: c.id)
+def test_weather_package_over_streamable_http(client):
+    """The same package served over streamable HTTP, for the SDK's StreamableHTTPClientTransport
+    (on 2026-07-28: one self-contained POST per request, no session)."""
     with demo_api() as base:
         command, env = weather_server(base)
         port = free_port()
@@ -164,8 +195,8 @@ def test_weather_package_over_streamable_http():
         with running(
             [*command, "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)], url, env
         ):
-            run = run_ts_client(None, {}, WEATHER_CALLS[:4], url=url)
-    assert run["tools"] == 7
+            run = run_ts_client(None, {}, WEATHER_CALLS[:4], url=url, client=client)
+    assert run["tools"] == 7 and run["protocol"] == client.protocol
     assert_strict_ok(run, [c["name"] for c in WEATHER_CALLS[:4]])
     assert [r["structuredContent"] for r in run["results"]][:2] == [
         {"result": 22},
@@ -485,3 +516,24 @@ def test_a_violation_logged_both_ways_counts_once():
         ]
     )
     assert [v["location"] for v in prism_violations(log)] == ["request.query.limit"]
+
+
+def test_an_idle_http_connection_outlives_a_clients_pause():
+    """A kept-alive connection stays open across a pause of a few seconds. The 1.x client compiles a
+    page's outputSchemas synchronously before it asks for the next page (Cloudflare: many seconds),
+    and then sends on the connection it had: with uvicorn's default keep-alive of 5 s the server had
+    closed it, and the listing failed with `fetch failed (UND_ERR_SOCKET: other side closed)`."""
+    import socket
+    import time
+
+    port = free_port()
+    command, env = weather_server("http://127.0.0.1:9")
+    args = [*command, "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)]
+    request = f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+    with running(args, f"http://127.0.0.1:{port}/health", env), socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.settimeout(10)
+        sock.sendall(request)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+        time.sleep(6)  # longer than uvicorn's default keep-alive
+        sock.sendall(request)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200")  # b"" when the server closed it

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness import environment, ref_root_args, strict_run
+from harness import environment, ref_root_args, strict_clients, strict_run
 from typed_mcp import pointer
 from typed_mcp.children import result_line
 
@@ -99,6 +99,7 @@ def run_spec(
     fidelity_sample: int,
     per_op: int,
     calls: bool = False,
+    passes: tuple[strict_clients.Pass, ...] = (),
     step=lambda _: None,
 ) -> Row:
     row = Row(spec=meta.get("file") or spec.name, version=meta.get("version", ""))
@@ -149,7 +150,7 @@ def run_spec(
     row.catalog_matches_sdk = listed["catalog_matches_sdk"]
     if calls:
         step("strict client calls against Prism")
-        row.strict = _strict_calls(spec, out, manifest["module"])
+        row.strict = _strict_calls(spec, out, manifest["module"], passes)
     if fidelity_sample > 0:
         step("fidelity")
         code, stdout, err, _, _ = run_timed(
@@ -173,14 +174,15 @@ def run_spec(
     return row
 
 
-def _strict_calls(spec: Path, out: Path, module: str) -> dict[str, Any]:
-    """Every tool called through the strict TypeScript client against Prism; counts and first examples."""
+def _strict_calls(spec: Path, out: Path, module: str, passes: tuple[strict_clients.Pass, ...]) -> dict[str, Any]:
+    """Every tool called through the strict TypeScript client against Prism (and through each other
+    strict client pass of `passes`); counts and first examples."""
     code, stdout, err, _, _ = run_timed(
         [sys.executable, "-m", "harness.corpus_child", "schemes", module], env=environment(out / "src")
     )
     credentials = {var: "prism-credential" for var in (result_line(stdout) if code == 0 else [])}
     try:
-        run = strict_run.strict_run_against_prism(spec, out / "src", module, credentials)
+        run = strict_run.strict_run_against_prism(spec, out / "src", module, credentials, passes=passes)
     except Exception as exc:  # a run that could not happen is reported in the row, not raised
         return {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"}
     summary: dict[str, Any] = {"tools": run["tools"], "ok": run["ok"], "schemas_compiled": run["schemas_compiled"]}
@@ -203,14 +205,20 @@ def _strict_calls(spec: Path, out: Path, module: str) -> dict[str, Any]:
         "prism_warnings",
         "python_refused",
         "python_disagrees",
+        *STRICT_PASS_KEYS,
     ):
         summary[key] = len(run[key])
         if run[key]:
             summary[f"{key}_examples"] = [str(x)[:300] for x in run[key][:3]]
     summary["off_spec_why"] = run["off_spec_examples_why"]
+    summary["strict_passes"] = run["strict_passes"]
     # The most frequent request violations, by message (what to look at first).
     summary["request_violations_top"] = Counter(v["message"][:160] for v in run["request_violations"]).most_common(8)
     return summary
+
+
+# What the other strict client passes (strict_clients) refused or saw otherwise: failures, like the reference's.
+STRICT_PASS_KEYS = ("strict_refused", "strict_schema_failures", "strict_listed_differs", "strict_disagrees")
 
 
 def strict_cell(strict: dict[str, Any] | None) -> str:
@@ -228,9 +236,12 @@ def strict_cell(strict: dict[str, Any] | None) -> str:
             "python_refused",
             "python_disagrees",
             "model_stricter",
+            *STRICT_PASS_KEYS,
         )
     )
     text = f"{strict['ok']}/{strict['tools']} ok, {bad} bad"
+    if strict.get("strict_passes"):
+        text += f" ({1 + len(strict['strict_passes'])} strict client passes)"
     explained = [
         f"{strict[k]} {label}"
         for k, label in (
@@ -266,6 +277,7 @@ def strict_failed(strict: dict[str, Any] | None) -> bool:
             "model_stricter",
             "python_refused",
             "python_disagrees",
+            *STRICT_PASS_KEYS,
         )
     )
 
@@ -381,6 +393,14 @@ def corpus(
             help="call every tool through the strict TypeScript client against Prism (needs `make test`'s tests/node)"
         ),
     ] = False,
+    strict_clients_: Annotated[
+        str,
+        typer.Option(
+            "--strict-clients",
+            help="with --calls: the strict client passes beside the reference (ts1-stdio), comma-separated "
+            "(ts1-http, ts2-stdio, ts2-http, ts2-2026-07-28-stdio, ts2-2026-07-28-http), `all` or `none`",
+        ),
+    ] = "all",
     report: Annotated[Path | None, typer.Option(help="also write REPORT.md and REPORT.json")] = None,
     work: Annotated[Path | None, typer.Option(help="keep the generated packages here")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the rows as JSON on stdout")] = False,
@@ -389,6 +409,11 @@ def corpus(
     if not folder.is_dir():
         err.print(f"{folder}: no such folder")
         raise typer.Exit(2)
+    try:
+        passes = () if strict_clients_ == "none" else strict_clients.parse_passes(strict_clients_)
+    except ValueError as exc:
+        err.print(f"--strict-clients: {exc}")
+        raise typer.Exit(2) from None
     specs = [
         (path, meta)
         for path, meta in discover(folder)
@@ -416,7 +441,16 @@ def corpus(
                 label = meta.get("file") or path.name
                 step = lambda phase, label=label: progress.update(task, description=f"{label}: {phase}")  # noqa: E731
                 rows.append(
-                    run_spec(path, meta, base, fidelity_sample=fidelity_sample, per_op=per_op, calls=calls, step=step)
+                    run_spec(
+                        path,
+                        meta,
+                        base,
+                        fidelity_sample=fidelity_sample,
+                        per_op=per_op,
+                        calls=calls,
+                        passes=passes,
+                        step=step,
+                    )
                 )
                 progress.advance(task)
                 if not err.is_terminal:

@@ -5,11 +5,12 @@ development tools, not part of the generator's wheel). Both live in tests/node (
 package-lock.json, exact versions); `npm_install()` runs `npm ci` there when node_modules is
 missing or does not match the lock file.
 
-- `run_ts_client(server_cmd, env, calls)` runs tests/node/mcp_client.mjs: the SDK's `Client`
-  lists every tool and calls each one with `client.callTool`, which checks structuredContent
-  against the tool's outputSchema (AJV): McpError -32602 on a mismatch, -32600 when a tool with an
-  outputSchema returns no structuredContent.
-- `ajv_accepts(cases)` asks the SDK's own validator (AJV + ajv-formats) which values it accepts.
+- `run_ts_client(server_cmd, env, calls, client=TS1)` runs tests/node/mcp_client.mjs: the SDK's
+  `Client` lists every tool and calls each one with `client.callTool`, which checks structuredContent
+  against the tool's outputSchema (AJV): error -32602 on a mismatch, -32600 when a tool with an
+  outputSchema returns no structuredContent. `client` picks the SDK line and the protocol revision
+  (`STRICT_CLIENTS`: 1.x on the initialize handshake, 2.x on it and on 2026-07-28).
+- `ajv_accepts(cases, line)` asks a line's own validator (AJV + ajv-formats) which values it accepts.
 - `prism(spec, port)` serves a mock of an OpenAPI document with Prism and captures its log;
   `prism_violations(log)` extracts what Prism found wrong with the requests it received.
 
@@ -30,6 +31,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,32 @@ NODE_DIR = Path(__file__).resolve().parent.parent / "node"  # tests/node: the st
 CLIENT = NODE_DIR / "mcp_client.mjs"
 CONTROL_SERVER = NODE_DIR / "control_server.mjs"
 PRISM_BIN = NODE_DIR / "node_modules" / ".bin" / "prism"
+
+LEGACY = "2025-11-25"  # the initialize handshake's latest revision, what both lines offer by default
+MODERN = "2026-07-28"  # server/discover and per-request _meta: the 2.x line only, pinned
+
+
+@dataclass(frozen=True)
+class StrictClient:
+    """One official TypeScript SDK client: its line (1: @modelcontextprotocol/sdk, draft-07 AJV;
+    2: @modelcontextprotocol/client, AJV 2020-12, outputSchemas compiled per tool) and the protocol
+    revision it negotiates."""
+
+    line: int
+    protocol: str = LEGACY
+
+    @property
+    def id(self) -> str:  # a pytest id and a report key: "ts1", "ts2", "ts2-2026-07-28"
+        return f"ts{self.line}" + ("" if self.protocol == LEGACY else f"-{self.protocol}")
+
+    def args(self) -> list[str]:
+        return ["--line", str(self.line)] + (["--protocol", self.protocol] if self.line == 2 else [])
+
+
+TS1 = StrictClient(1)
+TS2 = StrictClient(2)
+TS2_MODERN = StrictClient(2, MODERN)
+STRICT_CLIENTS = (TS1, TS2, TS2_MODERN)
 
 INVALID_PARAMS = -32602  # callTool: structuredContent does not match the outputSchema
 INVALID_REQUEST = -32600  # callTool: a tool with an outputSchema returned no structuredContent
@@ -52,7 +80,7 @@ def _require(program: str) -> str:
     path = shutil.which(program)
     if path is None:
         raise NodeToolsError(
-            f"`{program}` is not on PATH: tests/test_ts_client.py needs Node.js 18+ and npm "
+            f"`{program}` is not on PATH: tests/test_ts_client.py needs Node.js 20+ (the 2.x SDK line) and npm "
             f"(it installs tests/node/package-lock.json into tests/node/node_modules with `npm ci`)"
         )
     return path
@@ -121,18 +149,21 @@ def run_ts_client(
     compile_schemas: bool = False,
     request_timeout_ms: int = 60000,
     headers: dict[str, str] | None = None,
+    client: StrictClient = TS1,
 ) -> dict[str, Any]:
-    """Run the TypeScript SDK client against `server_cmd` (stdio; the server inherits this
+    """Run the TypeScript SDK `client` against `server_cmd` (stdio; the server inherits this
     process's environment plus `env`) or against a streamable-HTTP `url`.
 
-    Returns {"tools", "listed_bytes", "results": [{"name", "ok", "isError", "errorCode",
-    "error", "errorType", "structuredContent", "text"}], "stderr"} (+ "tool_list" with
-    `dump_tools`). `headers` go with every HTTP request (`url` only). Raises NodeToolsError when the client could not connect or list the tools."""
+    Returns {"line", "protocol", "tools", "listed_bytes", "results": [{"name", "ok", "isError",
+    "errorCode", "error", "errorType", "structuredContent", "text", "meta"}], "stderr"} (+
+    "tool_list" with `dump_tools`). `headers` go with every HTTP request (`url` only). Raises
+    NodeToolsError when the client could not connect or list the tools, or negotiated another
+    revision than the one asked for."""
     npm_install()
     if (server_cmd is None) == (url is None):
         raise ValueError("give exactly one of server_cmd and url")
     with tempfile.TemporaryDirectory(prefix="ts-client-") as tmp:
-        args = [_require("node"), str(CLIENT), "--timeout", str(request_timeout_ms)]
+        args = [_require("node"), str(CLIENT), *client.args(), "--timeout", str(request_timeout_ms)]
         if list_only:
             args.append("--list-only")
         else:
@@ -166,19 +197,21 @@ def run_ts_client(
     except ValueError as exc:
         raise NodeToolsError(f"the TypeScript client printed no JSON document: {proc.stdout[:2000]!r}") from exc
     out["stderr"] = proc.stderr
+    if (out.get("line"), out.get("protocol")) != (client.line, client.protocol):
+        raise NodeToolsError(f"asked for {client}, the client ran line {out.get('line')} on {out.get('protocol')}")
     return out
 
 
-def ajv_accepts(cases: list[tuple[dict[str, Any], Any]]) -> list[bool]:
-    """For each (schema, value): does the TypeScript SDK's own validator (AJV with ajv-formats, as its
-    Client checks structuredContent) accept the value?"""
+def ajv_accepts(cases: list[tuple[dict[str, Any], Any]], line: int = 1) -> list[bool]:
+    """For each (schema, value): does the TypeScript SDK's own validator of `line` (AJV with
+    ajv-formats, as its Client checks structuredContent) accept the value?"""
     npm_install()
     node = _require("node")
     with tempfile.TemporaryDirectory(prefix="typed-mcp-ajv-") as temp:
         path = Path(temp) / "cases.json"
         path.write_text(json.dumps([{"schema": schema, "value": value} for schema, value in cases]))
         done = subprocess.run(
-            [node, str(NODE_DIR / "ajv_check.mjs"), str(path)],
+            [node, str(NODE_DIR / "ajv_check.mjs"), str(line), str(path)],
             cwd=NODE_DIR,
             capture_output=True,
             text=True,

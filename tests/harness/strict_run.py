@@ -38,6 +38,7 @@ from harness.node_tools import (
     prism,
     run_ts_client,
 )
+from harness.strict_clients import Pass, other_passes
 from typed_mcp.catalog.listing import list_all_tools
 
 # Prism's own errors when the spec gives it nothing to serve: an object for a `text/*` answer, and
@@ -46,7 +47,7 @@ PRISM_CANNOT_ANSWER = ("stoplight.io/prism/errors#NO_COMPLEX_OBJECT_TEXT", '"tit
 
 
 def strict_run_against_prism(
-    spec: Path, src: Path, module: str, env: dict[str, str], *, timeout: float = 1800
+    spec: Path, src: Path, module: str, env: dict[str, str], *, timeout: float = 1800, passes: tuple[Pass, ...] = ()
 ) -> dict[str, Any]:
     """Serve `spec` with Prism, start the generated server (stdio) on it, list every tool with the
     TypeScript SDK client (its AJV compiles every inputSchema and outputSchema), call every tool with
@@ -71,7 +72,10 @@ def strict_run_against_prism(
       contradicts itself there: see `split_unsatisfiable`), and invalid_for_prism (Prism's 400/422
       for requests whose only violations are those);
     - python_refused / python_disagrees: the MCP Python SDK client refused a result, or saw another
-      outcome than the TypeScript client.
+      outcome than the TypeScript client;
+    - strict_passes, strict_refused, strict_schema_failures, strict_listed_differs, strict_disagrees:
+      the same calls through each of `passes` (other strict clients and transports, see
+      `strict_clients`), and what they refused or saw otherwise than the reference pass.
     """
 
     with prism(spec.resolve()) as base, recording_proxy(base) as proxy:
@@ -83,6 +87,8 @@ def strict_run_against_prism(
         _require_alive(base, "the TypeScript client's calls")
         python = python_client_calls(command, env, calls, timeout=timeout)
         _require_alive(base, "the Python client's calls")
+        others = other_passes(command, env, calls, run, passes, timeout=timeout)
+        _require_alive(base, f"the calls of {', '.join(others['passes']) or 'no other pass'}")
         base.settle()
         logged = base.violations("request")
     results = run["results"]
@@ -170,6 +176,7 @@ def strict_run_against_prism(
         "python_disagrees": sorted(
             r["name"] for r in results if r["ok"] and python.get(r["name"], (None, None))[0] is not r["isError"]
         ),
+        **{f"strict_{key}": value for key, value in others.items()},
     }
 
 

@@ -46,6 +46,10 @@ logger = logging.getLogger(__name__)
 OPERATION_META = "typed-mcp/operation"  # where a tool's data comes from: its REST operation
 CATALOG = Path(__file__).with_name("catalog.json")  # the tools/list result, written at generation time
 SEARCH = Path(__file__).with_name("search.json")  # discovery mode's search documents, written at generation time
+# Seconds an idle HTTP connection stays open (uvicorn: 5). Clients pause between requests (the 1.x
+# TypeScript client compiles a page's outputSchemas before it asks for the next, many seconds on a big
+# API) and then reuse the connection; longer than the 60 s idle timeout of common load balancers.
+KEEP_ALIVE_SECONDS = 65
 INSTRUCTIONS = (
     f"Tools for {API_TITLE} (API version {API_VERSION}): each tool is one REST operation. "
     "Structured results are the API's own JSON, validated against the published outputSchema. "
@@ -380,7 +384,8 @@ def serve(
         custom_starlette_routes=[Route("/health", endpoint=health, methods=["GET"], include_in_schema=False)],
         **oauth,
     )
-    anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info")).serve)
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_keep_alive=KEEP_ALIVE_SECONDS)
+    anyio.run(uvicorn.Server(config).serve)
 
 
 async def _serve_stdio(server: Server) -> None:
