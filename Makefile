@@ -6,6 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := tests/node/node_modules/.installed
+CHROMIUM ?= /usr/bin/chromium
 SPEC := specs/weather-api.json
 OUT := generated/weather-mcp
 PACKAGE := weather-mcp
@@ -37,6 +38,12 @@ $(NODE_STAMP): tests/node/package-lock.json
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
+# Debian's Chromium, which the MCP Apps view test drives through playwright (which downloads no browser).
+# Installed with apt-get when missing and run as root (CI); otherwise say what to install.
+$(CHROMIUM):
+	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install Chromium (Debian: apt-get install chromium) or set CHROMIUM=/path/to/chromium"; exit 2; }
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
 ## generate: regenerate generated/ from the snapshot in specs/ (or from SPEC_URL=..., refreshing the snapshot)
 generate: $(STAMP)
 ifeq ($(SPEC_URL),)
@@ -52,8 +59,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check --no-cache --force-exclude $(OUT)
 
 ## test: the whole test suite
-test: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m pytest
+test: $(STAMP) $(NODE_STAMP) $(CHROMIUM)
+	TYPED_MCP_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
 
 ## check: exit 1 when the committed specs/ and generated/ no longer match the live API (SPEC_URL=...) or the snapshot
 check: $(STAMP)
