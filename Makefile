@@ -8,6 +8,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := tests/node/node_modules/.installed
 LIVE_VENV := .venv-live
 LIVE_STAMP := $(LIVE_VENV)/.installed
+CHROMIUM ?= /usr/bin/chromium
 SPEC := specs/weather-api.json
 OUT := generated/weather-mcp
 PACKAGE := weather-mcp
@@ -47,6 +48,12 @@ $(LIVE_STAMP): tests/live/requirements.txt
 
 live-venv: $(LIVE_STAMP)
 
+# Debian's Chromium, which the MCP Apps view test drives through playwright (which downloads no browser).
+# Installed with apt-get when missing and run as root (CI); otherwise say what to install.
+$(CHROMIUM):
+	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install Chromium (Debian: apt-get install chromium) or set CHROMIUM=/path/to/chromium"; exit 2; }
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
 ## generate: regenerate generated/ from the snapshot in specs/ (or from SPEC_URL=..., refreshing the snapshot)
 generate: $(STAMP)
 ifeq ($(SPEC_URL),)
@@ -62,8 +69,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check --no-cache --force-exclude $(OUT)
 
 ## test: the whole test suite
-test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP)
-	$(BIN)/python -m pytest
+test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP) $(CHROMIUM)
+	TYPED_MCP_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
 
 ## check: exit 1 when the committed specs/ and generated/ no longer match the live API (SPEC_URL=...) or the snapshot
 check: $(STAMP)

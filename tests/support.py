@@ -11,6 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mcp import StdioServerParameters
+from mcp.client.extension import advertise
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
+
 from harness.demo.process import HttpServer, Reply, Seen  # noqa: F401 - re-exported for the tests
 from typed_mcp.compare import CACHES
 
@@ -40,6 +44,10 @@ WEATHER_TOOLS = (
     "get_report",
     "delete_report",
 )
+# The committed demo package, and the table view (MCP Apps) of its one list tool.
+DEMO = REPO / "generated" / "weather-mcp"
+FORECAST_VIEW = "ui://weather-mcp/tables/get_forecast.html"
+APPS_CLIENT = [advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})]  # a host that renders views says so
 # A report the demo API's create_report accepts (with its bearer token).
 WEATHER_REPORT = {
     "city": "Paris",
@@ -48,6 +56,14 @@ WEATHER_REPORT = {
     "conditions": "fog",
     "observed_at": "2026-11-30T08:00:00+01:00",
 }
+
+
+def package_stdio(package: Path, module: str, *flags: str) -> StdioServerParameters:
+    """A generated package's server over stdio, without the demo package's WEATHER_MCP_ settings."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("WEATHER_MCP_")}
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", module, *flags], env={**clean, "PYTHONPATH": str(package / "src")}
+    )
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -21,6 +21,7 @@ from typed_mcp.models import literals
 from typed_mcp.models.build import Models
 from typed_mcp.plan.ir import ApiPlan, Operation
 from typed_mcp.render.search import search_documents
+from typed_mcp.render.views import table_views
 from typed_mcp.resources import templates_dir
 from typed_mcp.spec.normalize import Document
 
@@ -109,6 +110,7 @@ class ToolView:
     returns: str  # the return annotation
     call_args: list[str]  # keyword arguments of api.call(...), already rendered
     structured: bool
+    wrapped: bool = False  # structuredContent is {"result": <the answer>}
 
 
 def _field(annotation: str, description: str | None, constraints: tuple[tuple[str, Any], ...] = ()) -> str:
@@ -177,6 +179,7 @@ def tool_view(op: Operation, models: Models) -> ToolView:
     # only (`text` on mismatch: no outputSchema, a mismatching answer comes as text with a warning).
     checked = response.kind == "json" and op.output_schema
     structured = op.has_output_schema
+    wrap = False
     if checked:
         returns_type = models.annotation(response.schema_key)
         if returns_type == "Any":  # a JSON body without a schema: the SDK publishes no schema for bare Any
@@ -196,7 +199,9 @@ def tool_view(op: Operation, models: Models) -> ToolView:
     else:
         call.append(f"kind={py_literal('text' if response.kind == 'json' else response.kind)}")
         returns = "CallToolResult"
-    return ToolView(op=op, signature=required + optional, returns=returns, call_args=call, structured=structured)
+    return ToolView(
+        op=op, signature=required + optional, returns=returns, call_args=call, structured=structured, wrapped=wrap
+    )
 
 
 def _wrapped(annotation: str, models: Models, key: str | None) -> bool:
@@ -266,6 +271,7 @@ def render_package(
         "models_imported": sorted(models.modules.imported.items()),
         "module_of": sorted(models.modules.module_of.items()),
         "toolsets": toolsets(plan),
+        "views": table_views(plan, doc, {view.op.tool_name for view in tools if view.wrapped}),
     }
     src = f"src/{plan.module}"
     files = {
@@ -282,7 +288,7 @@ def render_package(
         f"{src}/search.json": search_documents(plan, doc),
     }
     runtime = templates_dir() / "package" / "_runtime"  # a package, copied verbatim, file by file
-    for path in sorted(runtime.glob("*.py")):
+    for path in sorted([*runtime.glob("*.py"), *runtime.glob("*.html")]):
         files[f"{src}/_runtime/{path.name}"] = path.read_text(encoding="utf-8")
     tool_template = env.get_template("package/tools/tool.py.j2")
     for view in tools:

@@ -1,11 +1,12 @@
 """The MCP server: publishes every tool of `tools/` with its schemas, and calls them.
 
-Only the MCP SDK's public API is used: the low-level `Server` (constructor handlers
-`on_list_tools`, `on_call_tool`, `get_tool_input_schema`, its `middleware` list, `run`,
-`create_initialization_options` and `streamable_http_app`), `MCPServer.add_tool`/`call_tool`/`list_tools`/
-`custom_route`/`run`, and the `request` of the handler context. Nothing reaches into the SDK's private
-attributes, so a new SDK release either keeps working or fails loudly, never by publishing an empty
-tool list.
+Only the MCP SDK's public API is used: the low-level `Server` (constructor handlers `on_list_tools`,
+`on_call_tool`, `get_tool_input_schema`, `on_list_resources` and `on_read_resource`, its `middleware`
+list and `extensions` map, `run`, `create_initialization_options` and `streamable_http_app`),
+`MCPServer.add_tool`/`call_tool`/`list_tools`/`custom_route`/`run`, the MCP Apps extension
+(`mcp.server.apps.Apps`) and the `request` of the handler context. Nothing reaches into the SDK's
+private attributes, so a new SDK release either keeps working or fails loudly, never by publishing an
+empty tool list.
 """
 
 import contextvars
@@ -17,6 +18,7 @@ from typing import Any
 
 import anyio
 from mcp.server import MCPServer, ServerRequestContext
+from mcp.server.apps import Apps
 from mcp.server.lowlevel import Server as LowLevelServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -25,9 +27,14 @@ from mcp.types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    ListResourcesResult,
     ListToolsResult,
     PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
     TextContent,
+    TextResourceContents,
 )
 from mcp.types import Tool as MCPTool
 from starlette.requests import Request
@@ -39,7 +46,8 @@ from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, SEARCH_TOOLS, Discovery
 from ._runtime.hosting import WILDCARD_HOSTS, Hosting, Origins
 from ._runtime.selection import Selection
-from .tools import INDEX, TOOLSETS
+from ._runtime.views import APP_MIME_TYPE, EXTENSION_ID, TableViews
+from .tools import INDEX, TOOLSETS, VIEWS
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +58,7 @@ SEARCH = Path(__file__).with_name("search.json")  # discovery mode's search docu
 # TypeScript client compiles a page's outputSchemas before it asks for the next, many seconds on a big
 # API) and then reuse the connection; longer than the 60 s idle timeout of common load balancers.
 KEEP_ALIVE_SECONDS = 65
+TABLES = TableViews(PACKAGE, VIEWS, INDEX)  # the table views (MCP Apps) of every list tool of the package
 INSTRUCTIONS = (
     f"Tools for {API_TITLE} (API version {API_VERSION}): each tool is one REST operation. "
     "Structured results are the API's own JSON, validated against the published outputSchema. "
@@ -86,6 +95,15 @@ class Server(LowLevelServer):
         selection: Selection | None = None,
         discovery: bool = False,
     ) -> None:
+        catalog = _Catalog(
+            CATALOG, self.PAGE_BYTES, forward_authorization_header, selection or Selection(), discovery
+        )
+        # The served tools' table views; without any, no resources capability and no Apps extension.
+        views = TableViews(PACKAGE, VIEWS, catalog.by_name)
+        resources = {
+            "on_list_resources": self.typed_mcp_list_resources,
+            "on_read_resource": self.typed_mcp_read_resource,
+        }
         super().__init__(
             PACKAGE,
             version=VERSION,
@@ -93,10 +111,12 @@ class Server(LowLevelServer):
             on_list_tools=self.typed_mcp_list_tools,
             on_call_tool=self.typed_mcp_call_tool,
             get_tool_input_schema=self.typed_mcp_input_schema,
+            **(resources if views.views else {}),
         )
-        self.typed_mcp = _Catalog(
-            CATALOG, self.PAGE_BYTES, forward_authorization_header, selection or Selection(), discovery
-        )
+        self.typed_mcp = catalog
+        self.typed_mcp_views = views
+        if views.views:
+            self.extensions[EXTENSION_ID] = {}
         self.middleware.append(self.typed_mcp_splice_tools)
 
     async def typed_mcp_list_tools(
@@ -165,6 +185,23 @@ class Server(LowLevelServer):
         except Exception as exc:
             logger.info("tool %r failed: %s", name, type(exc).__name__)
             return _error(str(exc))
+
+    async def typed_mcp_list_resources(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        """resources/list: the table view of every served list tool (one page: a few hundred bytes each)."""
+        return ListResourcesResult(resources=[Resource.model_validate(r) for r in self.typed_mcp_views.resources()])
+
+    async def typed_mcp_read_resource(
+        self, ctx: ServerRequestContext, params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        """resources/read: a table view's HTML (`text/html;profile=mcp-app`)."""
+        html = self.typed_mcp_views.html(str(params.uri))
+        if html is None:
+            message = f"Unknown resource {params.uri}: not a table view of this server"
+            raise MCPError(code=INVALID_PARAMS, message=message)
+        content = TextResourceContents(uri=params.uri, mime_type=APP_MIME_TYPE, text=html)
+        return ReadResourceResult(contents=[content])
 
     def typed_mcp_input_schema(self, name: str) -> dict[str, Any] | None:
         tool = self.typed_mcp.listed_by_name.get(name)
@@ -313,7 +350,7 @@ def _register(server: MCPServer, entry: Any) -> None:
         title=entry.title,
         description=entry.description,
         annotations=entry.annotations,
-        meta={OPERATION_META: entry.operation},
+        meta={OPERATION_META: entry.operation, **TABLES.meta(entry.name)},
         structured_output=entry.structured,
     )
 
@@ -337,7 +374,10 @@ def build_server(
         raise ValueError("--forward-authorization needs the package's catalog.json (regenerate the package)")
     if discovery or not (selection or Selection()).everything:
         raise ValueError("--toolsets, --tools, --read-only and --discovery need the package's catalog.json")
-    server = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS)
+    apps = Apps()  # the SDK's own MCP Apps extension serves the table views of the eager server
+    for uri in TABLES.by_uri:
+        apps.add_html_resource(uri, TABLES.html(uri) or "", name=TABLES.by_uri[uri] + " table")
+    server = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS, extensions=[apps] if VIEWS else [])
     for entry in tool_entries():
         _register(server, entry)
     server.custom_route("/health", methods=["GET"], include_in_schema=False)(health)

@@ -19,3 +19,9 @@ INDEX = {
 # Toolset -> its tools (`--toolsets`): the operations' tags in snake_case when the package was generated.
 TOOLSETS = {
 }
+
+# Tool name -> its table view (MCP Apps, `_runtime/views.py`): the keys from `structuredContent` to
+# the rows, and the columns the spec declares for a row.
+VIEWS = {
+    'get_forecast': (['result'], ['temperature', 'humidity', 'conditions']),
+}
