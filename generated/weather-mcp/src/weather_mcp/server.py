@@ -173,7 +173,8 @@ class Server(LowLevelServer):
         """`MCPServer.call_tool`, registering the tool first if this is its first call."""
         catalog = self.typed_mcp
         if name in catalog.by_name and name not in catalog.registered:
-            _register(catalog.sdk, _built(tool_entry(name)))  # imports this tool's module and the models it uses, no more
+            # Imports this tool's module and the models it uses, no more.
+            _register(catalog.sdk, _built(tool_entry(name)))
             catalog.registered.add(name)
         return await catalog.sdk.call_tool(name, arguments)
 
