@@ -34,7 +34,7 @@ class _Pool:
 
     pydantic derives a tool's output schema over the model's whole closure of referenced models; on
     an API where each closure is most of the API (Stripe's expandable fields), that is a second of
-    CPU and half a megabyte for every tool. Once a closure that big is seen, `models_json_schema`
+    CPU and half a megabyte for every tool. Once a closure that big is seen, one adapter of them all
     derives all the package's models together (the same definitions, under the same names, since
     every model class has its own name), and a tool's schema is its model's definition plus the
     closure of definitions it refers to: the shared objects themselves, never copied, so that the
