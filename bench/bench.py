@@ -273,8 +273,11 @@ async def list_all_tools(client: Any) -> tuple[list[Any], list[int]]:
             return tools, sizes
 
 
-async def stdio_session(server: ServerSpec, *, warm_lists: int = 0, call_all: bool = False) -> Session:
-    """Spawn the server over stdio, list its tools (timed from the spawn), optionally more."""
+async def stdio_session(
+    server: ServerSpec, *, warm_lists: int = 0, call_all: bool = False, call: tuple[str, ...] | list[str] = ()
+) -> Session:
+    """Spawn the server over stdio, list its tools (timed from the spawn), optionally more: warm
+    listings, then a call to every tool (`call_all`) or to the tools named in `call`."""
     import anyio
     from mcp import Client, StdioServerParameters
 
@@ -304,9 +307,10 @@ async def stdio_session(server: ServerSpec, *, warm_lists: int = 0, call_all: bo
             t = time.perf_counter()
             await list_all_tools(client)
             result.warm_s.append(time.perf_counter() - t)
-        if call_all:
+        chosen = tools if call_all else [tool for tool in tools if tool.name in call]
+        if chosen:
             t = time.perf_counter()
-            for tool in tools:
+            for tool in chosen:
                 result.calls += 1
                 try:
                     with anyio.fail_after(CALL_TIMEOUT_S):
@@ -893,12 +897,19 @@ def main(argv: list[str] | None = None) -> int:
         GENERATION_HEADER,
         generation_rows(gen),
     )
+    import payments  # bench/payments.py: Stripe's shape, where closures are the whole API
+
+    payments_table = (
+        "Generation and serving of the synthetic payments API",
+        payments.HEADER,
+        payments.rows(payments.measure(args.runs)),
+    )
     if args.generation_only:
         machine["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
         title = f"typed-mcp generate vs openapi-python-client on {spec.name} (medians of {args.runs} runs)"
-        print_tables(title, [generation_table], [])
+        print_tables(title, [generation_table, payments_table], [])
         if args.markdown:
-            args.markdown.write_text(markdown(title, machine, [generation_table], []), encoding="utf-8")
+            args.markdown.write_text(markdown(title, machine, [generation_table, payments_table], []), encoding="utf-8")
         return 0
     from harness.demo.process import HttpServer, Reply
 
@@ -921,6 +932,7 @@ def main(argv: list[str] | None = None) -> int:
             comparison_rows(stdio, inproc),
         ),
         generation_table,
+        payments_table,
     ]
     if scaling:
         tables.append(("Scaling on synthetic OpenAPI 3.0 specs", SCALING_HEADER, scaling_rows(scaling)))

@@ -20,8 +20,9 @@ import sys
 import time
 from pathlib import Path
 
+import payments
+
 import bench  # the benchmark's stdio sessions, venvs and paths (and tests/ on sys.path)
-from harness import synthetic
 from harness.demo.process import HttpServer, Reply
 
 SPECS = {
@@ -71,9 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-fastmcp", action="store_true", help="only typed-mcp")
     args = parser.parse_args(argv)
     bench.WORK.mkdir(parents=True, exist_ok=True)
-    payments = bench.WORK / "payments-openapi.json"
-    payments.write_text(json.dumps(synthetic.payments_spec()))
-    specs = {**SPECS, "payments (synthetic, Stripe's shape)": payments}
+    specs = {**SPECS, "payments (synthetic, Stripe's shape)": payments.spec_file()}
     fastmcp = None if args.no_fastmcp else bench.ensure_venv(bench.FASTMCP_VENV, "fastmcp", bench.FASTMCP_VERSION)
     rows = []
     with HttpServer() as upstream:

@@ -61,26 +61,6 @@ def test_generate_from_file_writes_a_complete_project(tmp_path: Path):
         ("[1, 2]", "the document is a list, not an object"),
         ('{"info": {}}', "missing the 'openapi' version field"),
         ('{"openapi": "4.0.0", "info": {}, "paths": {}}', "OpenAPI 4.0.0 is not supported"),
-        (
-            json.dumps(
-                minimal(
-                    **{
-                        "/a": {
-                            "get": {
-                                "responses": {
-                                    "200": {
-                                        "content": {
-                                            "application/json": {"schema": {"$ref": "#/components/schemas/Nope"}}
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                )
-            ),
-            "#/components/schemas/Nope: $ref points at nothing",
-        ),
         ("<!DOCTYPE html><html><body>login</body></html>", "got an HTML page"),
     ],
 )
@@ -94,6 +74,23 @@ def test_bad_input_fails_cleanly_and_leaves_output_alone(existing: Path, tmp_pat
     assert str(bad) in line and expected in line, line
     assert tree_digest(existing) == before
     assert sorted(p.name for p in existing.parent.iterdir() if p.name.startswith(".pkg")) == []  # no temp leftovers
+
+
+def test_a_dangling_ref_degrades_its_schema_and_strict_refuses_it(tmp_path: Path):
+    """The unit of failure is the operation: a `$ref` that points at nothing is dropped (that schema
+    is open) with a note; `--strict` makes it a one-line failure that writes nothing."""
+    schema = {"$ref": "#/components/schemas/Nope"}
+    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+    spec = tmp_path / "dangling.json"
+    spec.write_text(json.dumps(minimal(**{"/a": {"get": {"operationId": "get_a", "responses": ok}}})))
+    out = tmp_path / "out"
+    generate(spec, out, "dangling")
+    notes = json.loads((out / "typed-mcp.json").read_text())["notes"]
+    assert any("'#/components/schemas/Nope' points at nothing: dropped" in note for note in notes), notes
+    strict = tmp_path / "strict"
+    proc = run_cli("generate", str(spec), "--out", str(strict), "--strict", "--no-snapshot")
+    assert proc.returncode == 5 and "Nope' points at nothing" in one_line_error(proc)
+    assert not strict.exists()
 
 
 def test_yaml_input(tmp_path: Path):

@@ -49,6 +49,35 @@ def test_split_keeps_class_text_forward_references_and_rebuilds():
     }  # relative to models/__init__.py
 
 
+def test_a_big_recursive_group_and_its_users_are_built_on_first_use():
+    from typed_mcp.models.modules import LAZY_GROUP
+
+    size = LAZY_GROUP + 1  # a ring of models, each referring to the next: one group
+    ring = "".join(f"class M{i}(OpenModel):\n    next: Optional['M{(i + 1) % size}'] = None\n\n\n" for i in range(size))
+    source = (
+        "from typing import Optional\nfrom ._runtime import CountedModel, OpenModel\n\n\n"
+        "class Leaf(OpenModel):\n    v: int | None = None\n\n\n"
+        f"{ring}"
+        "class Page(CountedModel):\n    items: list[M0] | None = None\n\n\n"
+        "class Small(OpenModel):\n    again: Optional['Small'] = None\n    leaf: Leaf | None = None\n\n\n"
+        + "".join(f"M{i}.model_rebuild()\n" for i in range(size))
+        + "Small.model_rebuild()\n"
+    )
+    modules = split(source, "# header\n")
+    group, page = modules.sources["m0"], modules.sources["page"]
+    assert modules.module_of["M7"] == "m0" and modules.module_of["Page"] == "page"
+    # The group and what uses it: deferred bases under the usual names, the class text as written,
+    # no rebuild at import.
+    assert "from .._runtime import DeferredOpenModel as OpenModel\n" in group and "model_rebuild" not in group
+    assert "class M3(OpenModel):\n    next: Optional['M4'] = None\n" in group
+    assert "from .._runtime import DeferredCountedModel as CountedModel\n" in page and "from .m0 import M0\n" in page
+    assert all(text.splitlines()[1].startswith("# Built on first use") for text in (group, page))
+    # Small groups, and models that use no big group, are built at import as before.
+    for name in ("small", "leaf"):
+        assert "Deferred" not in modules.sources[name] and "first use" not in modules.sources[name]
+    assert modules.sources["small"].rstrip().endswith("Small.model_rebuild()")
+
+
 def test_module_names_never_clash_with_keywords_or_imported_names():
     source = "from datetime import date as date_aliased\nfrom pydantic import BaseModel\n\n\n"
     for name in ("Import", "DateAliased", "Class2", "Class_2"):

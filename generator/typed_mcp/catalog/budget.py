@@ -50,6 +50,7 @@ class Sizes:
     def __init__(self) -> None:
         self._known: dict[int, tuple[Any, int]] = {}
         self._refs: dict[int, tuple[Any, list[str]]] = {}
+        self._names: dict[str, int] = {}
 
     def refs(self, value: Any) -> list[str]:
         """The `$defs` names `value` refers to (remembered by identity, as sizes are)."""
@@ -78,8 +79,30 @@ class Sizes:
         rest = size({key: value for key, value in schema.items() if key != "$defs"})
         if not defs:
             return rest + len(',"$defs":{}')
-        inner = sum(size(name) + 1 + self.of(value) for name, value in defs.items()) + len(defs) - 1
+        inner = sum(self.name(name) + 1 + self.of(value) for name, value in defs.items()) + len(defs) - 1
         return rest + len(',"$defs":{}') + inner
+
+    def name(self, name: str) -> int:
+        """The size of a `$defs` key (a tool's closure repeats the same thousand names)."""
+        known = self._names.get(name)
+        if known is None:
+            known = self._names[name] = size(name)
+        return known
+
+    def trimmed(self, schema: Any, shared: dict[str, Any]) -> int:
+        """Exactly `size(schema)` for a `trim()` result: the definitions it kept unchanged (those
+        of `shared`, the same objects) are measured once, those it cut every time (never remembered:
+        they are a trial's own objects)."""
+        if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict) or list(schema)[-1] != "$defs":
+            return size(schema)
+        defs = schema["$defs"]
+        rest = {key: value for key, value in schema.items() if key != "$defs"}
+        inner = sum(
+            self.name(name) + 1 + (self.of(value) if shared.get(name) is value else size(value))
+            for name, value in defs.items()
+        )
+        # `{...rest` `,` `"$defs":{` entries with commas `}` `}`: the comma only after a non-empty rest.
+        return size(rest) + (1 if rest else 0) + len('"$defs":{}') + inner + max(len(defs) - 1, 0)
 
 
 def _refs(node: Any, found: list[str]) -> None:
@@ -152,19 +175,31 @@ def _cut(node: Any, keep: set[str], defs: dict[str, Any]) -> Any:
     return out if changed else node
 
 
-def trim(schema: Any, depth: int, level: dict[str, int] | None = None) -> Any:
+def trim(schema: Any, depth: int, level: dict[str, int] | None = None, sizes: Sizes | None = None) -> Any:
     """`schema` keeping the definitions within `depth` references of its root; deeper ones become
-    placeholders. `$defs` stays at the root and every `$ref` stays local. (`level`: its `levels()`.)"""
+    placeholders. `$defs` stays at the root and every `$ref` stays local. (`level`: its `levels()`.)
+    A definition that refers only to kept ones is kept as it is (the same object): only those at the
+    edge are walked, which matters when a closure is a thousand definitions and depths are tried."""
     if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
         return schema
     defs = schema["$defs"]
-    level = levels(schema) if level is None else level
+    sizes = sizes or Sizes()
+    level = levels(schema, sizes) if level is None else level
     keep = {name for name, distance in level.items() if distance <= depth}
     root = _cut({key: value for key, value in schema.items() if key != "$defs"}, keep, defs)
-    kept = {name: _cut(value, keep, defs) for name, value in defs.items() if name in keep}
+    kept = {
+        name: value if keep.issuperset(sizes.refs(value)) else _cut(value, keep, defs)
+        for name, value in defs.items()
+        if name in keep
+    }
     if kept:
         root["$defs"] = kept
     return root
+
+
+def _defs(schema: Any) -> dict[str, Any]:
+    defs = schema.get("$defs") if isinstance(schema, dict) else None
+    return defs if isinstance(defs, dict) else {}
 
 
 def _levels(schema: Any, sizes: Sizes) -> dict[str, int]:
@@ -182,10 +217,11 @@ def fit(input_schema: Any, output_schema: Any, budget: int = BUDGET, sizes: Size
         return Trimmed(input_schema, output_schema, None, full)
     inputs, outputs = _levels(input_schema, sizes), _levels(output_schema, sizes)
     deepest = max([0, *inputs.values(), *outputs.values()])
-    chosen = (trim(input_schema, 0, inputs), trim(output_schema, 0, outputs), 0)
+    chosen = (trim(input_schema, 0, inputs, sizes), trim(output_schema, 0, outputs, sizes), 0)
+    shared = [_defs(input_schema), _defs(output_schema)]
     for depth in range(1, deepest + 1):
-        trial = (trim(input_schema, depth, inputs), trim(output_schema, depth, outputs))
-        if size(trial[0]) + size(trial[1]) > budget:
+        trial = (trim(input_schema, depth, inputs, sizes), trim(output_schema, depth, outputs, sizes))
+        if sizes.trimmed(trial[0], shared[0]) + sizes.trimmed(trial[1], shared[1]) > budget:
             break
         chosen = (*trial, depth)
     return Trimmed(chosen[0], chosen[1], chosen[2], full)

@@ -25,6 +25,7 @@ from mcp.server import MCPServer
 from typed_mcp.catalog import budget
 from typed_mcp.children import print_result
 
+_JSON_SCHEMA = pydantic.TypeAdapter.json_schema  # before `_faster_schemas` wraps it
 POOL_DEFS = 200  # a schema with more definitions than this: derive every model's schema once, in one pass
 
 
@@ -33,7 +34,7 @@ class _Pool:
 
     pydantic derives a tool's output schema over the model's whole closure of referenced models; on
     an API where each closure is most of the API (Stripe's expandable fields), that is a second of
-    CPU and half a megabyte for every tool. Once a closure that big is seen, `models_json_schema`
+    CPU and half a megabyte for every tool. Once a closure that big is seen, one adapter of them all
     derives all the package's models together (the same definitions, under the same names, since
     every model class has its own name), and a tool's schema is its model's definition plus the
     closure of definitions it refers to: the shared objects themselves, never copied, so that the
@@ -72,17 +73,14 @@ class _Pool:
         models = importlib.import_module(self.module + ".models")
         classes = [getattr(models, name) for name in models.__all__]
         classes = [cls for cls in classes if isinstance(cls, type) and issubclass(cls, pydantic.BaseModel)]
-        settings = dict(options)
-        mode = settings.pop("mode", "validation")
-        schemas, top = pydantic.json_schema.models_json_schema(
-            [(cls, mode) for cls in classes],
-            by_alias=settings.pop("by_alias", True),
-            schema_generator=settings.pop("schema_generator", pydantic.json_schema.GenerateJsonSchema),
-            **settings,
-        )
+        # One adapter for all of them: one core schema holding each model once. (`models_json_schema`
+        # would build every model class, and in a recursive group each class holds the whole group:
+        # the group's size squared.) Its items are the models' references, in order.
+        together = pydantic.TypeAdapter(tuple[tuple(classes)] if classes else tuple[()])
+        top = _JSON_SCHEMA(together, **dict(options))
         names = {}
-        for (cls, _), root in schemas.items():
-            ref = root.get("$ref") if len(root) == 1 else None
+        for cls, item in zip(classes, top.get("prefixItems") or [], strict=False):
+            ref = item.get("$ref") if len(item) == 1 else None
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
                 names[cls] = ref[len("#/$defs/") :]
         self.ready[options] = (names, top.get("$defs", {}))
@@ -97,7 +95,7 @@ def _faster_schemas(pool: _Pool) -> None:
     pydantic.json_schema.GenerateJsonSchema.encode_default = (  # type: ignore[method-assign]
         lambda self, dft: None if dft is None else encode_default(self, dft)
     )
-    json_schema, schemas = pydantic.TypeAdapter.json_schema, {}
+    json_schema, schemas = _JSON_SCHEMA, {}
 
     def memo_json_schema(self: pydantic.TypeAdapter[Any], **options: Any) -> dict[str, Any]:
         try:
@@ -120,6 +118,19 @@ def _faster_schemas(pool: _Pool) -> None:
     pydantic.TypeAdapter.json_schema = memo_json_schema  # type: ignore[method-assign]
 
 
+def _listed(server: MCPServer) -> list[Any]:
+    """`server.list_tools()`, kept out of the task's result: when `asyncio.run` ends, Python 3.11's
+    `signal.getsignal` formats the repr of its SIGINT handler, which holds the finished task and so its
+    result (a quarter of a second for a chunk of big tools)."""
+    out: list[Any] = []
+
+    async def listing() -> None:
+        out.extend(await server.list_tools())
+
+    anyio.run(listing)
+    return out
+
+
 def main() -> None:
     gc.set_threshold(int(sys.argv[1]), 50, 1000)
     where = json.loads(sys.stdin.readline())
@@ -133,7 +144,7 @@ def main() -> None:
         for name in json.loads(line):
             package._register(server, package.tool_entry(name))  # exactly as the package's eager server registers it
         tools, depths = [], {}
-        for tool in anyio.run(server.list_tools):
+        for tool in _listed(server):
             # Within the budget before the tool is dumped: a trimmed tool is never serialized whole.
             done = budget.fit(tool.input_schema, tool.output_schema, trimmer.budget, trimmer.sizes)
             if done.depth is not None:

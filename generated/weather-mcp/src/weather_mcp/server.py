@@ -42,7 +42,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOOL_COUNT, VERSION
-from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry
+from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, SEARCH_TOOLS, Discovery
 from ._runtime.hosting import WILDCARD_HOSTS, Hosting, Origins
 from ._runtime.selection import Selection
@@ -215,7 +215,8 @@ class Server(LowLevelServer):
         """`MCPServer.call_tool`, registering the tool first if this is its first call."""
         catalog = self.typed_mcp
         if name in catalog.by_name and name not in catalog.registered:
-            _register(catalog.sdk, tool_entry(name))  # imports this tool's module and the models it uses, no more
+            # Imports this tool's module and the models it uses, no more.
+            _register(catalog.sdk, _built(tool_entry(name)))
             catalog.registered.add(name)
         return await catalog.sdk.call_tool(name, arguments)
 
@@ -341,6 +342,14 @@ def tool_entries() -> list[ToolEntry]:
     return [tool_entry(name) for name in INDEX]
 
 
+def _built(entry: ToolEntry) -> ToolEntry:
+    """`entry`, its answer's models built (those of a big recursive group are built on first use):
+    the SDK's adapter and the runtime's then share one validator instead of building one each. (The
+    catalog worker registers entries as they are: it needs their schemas, not their validators.)"""
+    build_models(entry.fn.__annotations__.get("return"))
+    return entry
+
+
 def _register(server: MCPServer, entry: Any) -> None:
     # structured_output=True: a return type that cannot produce an outputSchema fails loudly
     # instead of silently publishing the tool without one.
@@ -379,7 +388,7 @@ def build_server(
         apps.add_html_resource(uri, TABLES.html(uri) or "", name=TABLES.by_uri[uri] + " table")
     server = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS, extensions=[apps] if VIEWS else [])
     for entry in tool_entries():
-        _register(server, entry)
+        _register(server, _built(entry))
     server.custom_route("/health", methods=["GET"], include_in_schema=False)(health)
     return server
 

@@ -38,7 +38,7 @@ from .formats import (
     Uuid,
 )
 from .http import IDEMPOTENT_METHODS, RETRY_STATUSES, Api, encode_multipart, multipart_parts
-from .models import CountedModel, OpenModel, PropertyCount
+from .models import CountedModel, DeferredCountedModel, DeferredOpenModel, OpenModel, PropertyCount, build_models
 from .params import encode_query, encode_segment, encode_simple, expand_path
 from .registry import ToolEntry, tool
 from .results import PROVENANCE_KEY, UpstreamError, adapter, format_validation_error, validate_strict
@@ -54,6 +54,8 @@ __all__ = [
     "AwareDatetime",
     "CountedModel",
     "Date",
+    "DeferredCountedModel",
+    "DeferredOpenModel",
     "Duration",
     "EmailStr",
     "IPv4",
@@ -69,6 +71,7 @@ __all__ = [
     "Uuid",
     "ValidationError",
     "adapter",
+    "build_models",
     "encode_multipart",
     "encode_query",
     "encode_segment",
