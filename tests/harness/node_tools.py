@@ -48,7 +48,7 @@ class NodeToolsError(RuntimeError):
     pass
 
 
-def _require(program: str) -> str:
+def require(program: str) -> str:
     path = shutil.which(program)
     if path is None:
         raise NodeToolsError(
@@ -90,8 +90,8 @@ def npm_install() -> None:
     global _installed
     if _installed:
         return
-    _require("node")
-    npm = _require("npm")
+    require("node")
+    npm = require("npm")
     if not _installed_matches_lock():
         proc = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund"],
@@ -132,7 +132,7 @@ def run_ts_client(
     if (server_cmd is None) == (url is None):
         raise ValueError("give exactly one of server_cmd and url")
     with tempfile.TemporaryDirectory(prefix="ts-client-") as tmp:
-        args = [_require("node"), str(CLIENT), "--timeout", str(request_timeout_ms)]
+        args = [require("node"), str(CLIENT), "--timeout", str(request_timeout_ms)]
         if list_only:
             args.append("--list-only")
         else:
@@ -173,7 +173,7 @@ def ajv_accepts(cases: list[tuple[dict[str, Any], Any]]) -> list[bool]:
     """For each (schema, value): does the TypeScript SDK's own validator (AJV with ajv-formats, as its
     Client checks structuredContent) accept the value?"""
     npm_install()
-    node = _require("node")
+    node = require("node")
     with tempfile.TemporaryDirectory(prefix="typed-mcp-ajv-") as temp:
         path = Path(temp) / "cases.json"
         path.write_text(json.dumps([{"schema": schema, "value": value} for schema, value in cases]))

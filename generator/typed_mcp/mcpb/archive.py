@@ -27,5 +27,6 @@ def write_zip(folder: Path, out: Path) -> int:
             info.external_attr = (stat.S_IFREG | (0o755 if executable else 0o644)) << 16
             info.create_system = 3  # Unix, so that the permissions above are read
             info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, path.read_bytes(), compresslevel=9)
+            # level 6: within 1% of level 9's size at less than half its time
+            archive.writestr(info, path.read_bytes(), compresslevel=6)
     return len(files)
