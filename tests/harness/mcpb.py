@@ -8,10 +8,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from harness.node_tools import NODE_DIR, NodeToolsError, npm_install, require
+from harness.node_tools import NODE_DIR, node_script, npm_install
 
 MCPB_BIN = NODE_DIR / "node_modules" / ".bin" / "mcpb"
-CONFIG_SCRIPT = NODE_DIR / "mcpb_config.mjs"
 
 
 def mcpb(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -23,15 +22,4 @@ def mcpb(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProc
 def host_config(bundle_dir: Path, user_config: dict[str, Any]) -> dict[str, Any] | None:
     """The {"command", "args", "env"} a host runs for the unpacked bundle with these user_config
     values; None when the library refuses (a required value is missing)."""
-    npm_install()
-    node = require("node")
-    proc = subprocess.run(
-        [node, str(CONFIG_SCRIPT), str(bundle_dir), json.dumps(user_config)],
-        capture_output=True,
-        text=True,
-        cwd=NODE_DIR,
-        timeout=120,
-    )
-    if proc.returncode != 0:
-        raise NodeToolsError(f"mcpb_config.mjs failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return json.loads(proc.stdout)
+    return node_script("mcpb_config.mjs", str(bundle_dir), json.dumps(user_config))

@@ -172,20 +172,20 @@ def run_ts_client(
 def ajv_accepts(cases: list[tuple[dict[str, Any], Any]]) -> list[bool]:
     """For each (schema, value): does the TypeScript SDK's own validator (AJV with ajv-formats, as its
     Client checks structuredContent) accept the value?"""
-    npm_install()
-    node = require("node")
     with tempfile.TemporaryDirectory(prefix="typed-mcp-ajv-") as temp:
         path = Path(temp) / "cases.json"
         path.write_text(json.dumps([{"schema": schema, "value": value} for schema, value in cases]))
-        done = subprocess.run(
-            [node, str(NODE_DIR / "ajv_check.mjs"), str(path)],
-            cwd=NODE_DIR,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return node_script("ajv_check.mjs", str(path))
+
+
+def node_script(name: str, *args: str, timeout: float = 120) -> Any:
+    """Run tests/node/NAME with ARGS (in tests/node, its packages installed); the JSON it prints."""
+    npm_install()
+    done = subprocess.run(
+        [require("node"), str(NODE_DIR / name), *args], cwd=NODE_DIR, capture_output=True, text=True, timeout=timeout
+    )
     if done.returncode != 0:
-        raise NodeToolsError(f"ajv_check.mjs failed: {done.stderr[-2000:]}")
+        raise NodeToolsError(f"{name} failed ({done.returncode}): {done.stderr[-2000:]}")
     return json.loads(done.stdout)
 
 
