@@ -14,7 +14,7 @@ OUT := generated/weather-mcp
 PACKAGE := weather-mcp
 SPEC_URL ?=
 
-.PHONY: live-venv generate test lint demo corpus bench check build publish clean venv lock
+.PHONY: live-venv generate test lint demo corpus bench check build bundle publish clean venv lock
 
 venv: $(STAMP)
 
@@ -85,6 +85,10 @@ build: $(STAMP)
 	rm -rf dist/$(PACKAGE)
 	$(BIN)/python -m build --sdist --wheel --outdir dist/$(PACKAGE) $(OUT)
 	$(BIN)/twine check --strict dist/$(PACKAGE)/*
+
+## bundle: an MCPB bundle (.mcpb) of the generated package in dist/, its dependencies pinned by constraints.txt
+bundle: $(STAMP)
+	$(BIN)/typed-mcp bundle $(OUT) --out dist/$(PACKAGE).mcpb --constraint constraints.txt
 
 ## publish: upload dist/ with twine to TWINE_REPOSITORY_URL, as TWINE_USERNAME (default __token__) with TWINE_PASSWORD
 publish: build

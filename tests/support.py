@@ -57,6 +57,15 @@ WEATHER_REPORT = {
     "observed_at": "2026-11-30T08:00:00+01:00",
 }
 
+# A raw MCP initialize request over streamable HTTP, where status codes and headers are the point.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
 
 def package_stdio(package: Path, module: str, *flags: str) -> StdioServerParameters:
     """A generated package's server over stdio, without the demo package's WEATHER_MCP_ settings."""

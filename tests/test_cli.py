@@ -42,6 +42,7 @@ def test_generate_from_file_writes_a_complete_project(tmp_path: Path):
     for relative in (
         "pyproject.toml",
         "README.md",
+        "Dockerfile",
         "typed-mcp.json",
         "src/weather_mcp/__main__.py",
         "src/weather_mcp/models/weather_data.py",

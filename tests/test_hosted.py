@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from harness import environment
 from harness.demo.process import free_port, running
 from harness.node_tools import NodeToolsError, run_ts_client
-from support import REPO, WEATHER_TOOLS
+from support import INITIALIZE, MCP_HEADERS, REPO, WEATHER_TOOLS
 from support import WEATHER_REPORT as REPORT
 
 pytestmark = pytest.mark.anyio
@@ -28,13 +28,6 @@ pytestmark = pytest.mark.anyio
 PACKAGE = REPO / "generated" / "weather-mcp"
 OPERATOR_TOKEN = "demo-token"  # the upstream credential in the server's environment (the demo API accepts it)
 SCOPE = "mcp:tools"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
-MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 def server_args(port: int, *flags: str, base_url: str) -> list[str]:

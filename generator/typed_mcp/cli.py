@@ -286,6 +286,27 @@ def diff_command(
 
 
 @app.command()
+def bundle(
+    package: Annotated[Path, typer.Argument(help="a generated package folder (with typed-mcp.json)")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="the .mcpb file to write")],
+    constraint: Annotated[
+        Path | None,
+        typer.Option("--constraint", "-c", help="pip constraints pinning the vendored dependencies (same bytes)"),
+    ] = None,
+    author: Annotated[str, typer.Option(help="the manifest's author name")] = "typed-mcp",
+) -> None:
+    """Build an MCPB bundle (.mcpb) of PACKAGE: the package and its dependencies for this platform and Python."""
+    from typed_mcp.mcpb import build_bundle  # only this command needs it
+
+    try:
+        built = build_bundle(package, out, constraints=constraint, author=author)
+    except TypedMcpError as exc:
+        _fail(exc)
+        return
+    print(f"{built.path}: {built.entries} files, {built.size:,} bytes, sha256 {built.sha256}", file=sys.stderr)
+
+
+@app.command()
 def version() -> None:
     """Print the generator version."""
     print(f"typed-mcp {__version__}")

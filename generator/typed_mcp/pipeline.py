@@ -222,6 +222,25 @@ def version_of(api: ApiPlan, options: GenerateOptions) -> str:
     return package_version(options.version or api.api_version)
 
 
+def environment(api: ApiPlan) -> list[dict[str, str | bool]]:
+    """The variables a user sets to run the package: the base URL (with the spec's default, if any)
+    and every credential, `secret` where it is one. Installers (the MCPB bundle's user_config) read it."""
+    base: dict[str, str | bool] = {"name": f"{api.env_prefix}_BASE_URL", "about": "upstream API base URL"}
+    if api.default_base_url:
+        base["default"] = api.default_base_url
+    found = [base]
+    for scheme in api.schemes.values():
+        about = f"{scheme.kind} credential for security scheme {scheme.key}"
+        for index, var in enumerate(scheme.env_vars):
+            part = ("username", "password")[index] if scheme.kind == "basic" else ""
+            # a username names an account: shown as typed; everything else is a secret
+            found.append({"name": var, "about": f"{about} ({part})" if part else about, "secret": part != "username"})
+        for index, var in enumerate(scheme.client_env):
+            part = "client secret" if index else "client id"
+            found.append({"name": var, "about": f"OAuth2 {part} for {scheme.key}", "secret": bool(index)})
+    return found
+
+
 def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catalog: str | bytes | None = None) -> str:
     """What was generated from what: read by the drift check and by people. No timestamps. With the
     `catalog`, the schema budget and the tools it trimmed (tool -> depth of references kept)."""
@@ -236,6 +255,7 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
         "operations": len(api.operations) + len(api.skipped),
         "tools": {op.tool_name: op.key for op in api.operations},
         "skipped": [{"operation": s.key, "reason": s.reason} for s in api.skipped],
+        "environment": environment(api),
     }
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
         data["curation"] = api.curation

@@ -76,7 +76,7 @@ class NodeToolsError(RuntimeError):
     pass
 
 
-def _require(program: str) -> str:
+def require(program: str) -> str:
     path = shutil.which(program)
     if path is None:
         raise NodeToolsError(
@@ -118,8 +118,8 @@ def npm_install() -> None:
     global _installed
     if _installed:
         return
-    _require("node")
-    npm = _require("npm")
+    require("node")
+    npm = require("npm")
     if not _installed_matches_lock():
         proc = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund"],
@@ -163,7 +163,7 @@ def run_ts_client(
     if (server_cmd is None) == (url is None):
         raise ValueError("give exactly one of server_cmd and url")
     with tempfile.TemporaryDirectory(prefix="ts-client-") as tmp:
-        args = [_require("node"), str(CLIENT), *client.args(), "--timeout", str(request_timeout_ms)]
+        args = [require("node"), str(CLIENT), *client.args(), "--timeout", str(request_timeout_ms)]
         if list_only:
             args.append("--list-only")
         else:
@@ -205,20 +205,20 @@ def run_ts_client(
 def ajv_accepts(cases: list[tuple[dict[str, Any], Any]], line: int = 1) -> list[bool]:
     """For each (schema, value): does the TypeScript SDK's own validator of `line` (AJV with
     ajv-formats, as its Client checks structuredContent) accept the value?"""
-    npm_install()
-    node = _require("node")
     with tempfile.TemporaryDirectory(prefix="typed-mcp-ajv-") as temp:
         path = Path(temp) / "cases.json"
         path.write_text(json.dumps([{"schema": schema, "value": value} for schema, value in cases]))
-        done = subprocess.run(
-            [node, str(NODE_DIR / "ajv_check.mjs"), str(line), str(path)],
-            cwd=NODE_DIR,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return node_script("ajv_check.mjs", str(line), str(path))
+
+
+def node_script(name: str, *args: str, timeout: float = 120) -> Any:
+    """Run tests/node/NAME with ARGS (in tests/node, its packages installed); the JSON it prints."""
+    npm_install()
+    done = subprocess.run(
+        [require("node"), str(NODE_DIR / name), *args], cwd=NODE_DIR, capture_output=True, text=True, timeout=timeout
+    )
     if done.returncode != 0:
-        raise NodeToolsError(f"ajv_check.mjs failed: {done.stderr[-2000:]}")
+        raise NodeToolsError(f"{name} failed ({done.returncode}): {done.stderr[-2000:]}")
     return json.loads(done.stdout)
 
 

@@ -28,6 +28,8 @@ from typed_mcp.spec.normalize import Document
 # The MCP SDK minor the generated server is tested with (it uses only the SDK's public API, but a
 # new minor may still change behaviour): generated packages pin it, `~=` allowing patch releases.
 MCP_REQUIREMENT = "mcp~=2.3.0"
+# The generated Dockerfile's base image: slim, with a pinned tag, the Python of the locked toolchain.
+DOCKER_BASE = "python:3.11.13-slim-bookworm"
 _TYPING_NAMES = {"Annotated", "Any", "Literal"}
 _BUILTINS = {"list", "dict", "str", "int", "float", "bool", "None", "bytes", "set", "tuple", "object"}
 
@@ -272,11 +274,13 @@ def render_package(
         "module_of": sorted(models.modules.module_of.items()),
         "toolsets": toolsets(plan),
         "views": table_views(plan, doc, {view.op.tool_name for view in tools if view.wrapped}),
+        "docker_base": DOCKER_BASE,
     }
     src = f"src/{plan.module}"
     files = {
         "pyproject.toml": env.get_template("pyproject.toml.j2").render(context),
         "README.md": env.get_template("README.md.j2").render(context),
+        "Dockerfile": env.get_template("Dockerfile.j2").render(context),
         f"{src}/__init__.py": env.get_template("package/__init__.py.j2").render(context),
         f"{src}/__main__.py": env.get_template("package/__main__.py.j2").render(context),
         f"{src}/_about.py": env.get_template("package/_about.py.j2").render(context),

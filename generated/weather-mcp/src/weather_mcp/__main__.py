@@ -5,7 +5,7 @@ import logging
 import sys
 
 from ._about import API_VERSION, GENERATOR, SPEC_SHA256, VERSION
-from ._runtime.hosting import AUTH_MODES, Hosting, HostingError
+from ._runtime.hosting import AUTH_MODES, Hosting, HostingError, listen_port
 from ._runtime.selection import Selection, SelectionError, flag
 from .upstream import api
 
@@ -19,7 +19,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="streamable-http: address to bind")
-    parser.add_argument("--port", type=int, default=8000, help="streamable-http: port to bind")
+    parser.add_argument(
+        "--port", type=int, help="streamable-http: port to bind ($WEATHER_MCP_PORT; default 8000)"
+    )
     parser.add_argument(
         "--stateless", action="store_true", help="streamable-http: keep no session state (scale out behind a balancer)"
     )
@@ -89,6 +91,7 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         hosting = Hosting.from_options(args, ENV)
+        port = listen_port(args.port, ENV)
         api.forward_authorization = hosting.auth == "forwarded"
         selection = Selection.from_options(args.toolsets, args.tools, args.read_only, ENV)
         discovery = flag(args.discovery, ENV + "_DISCOVERY")
@@ -98,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     except (SelectionError, HostingError) as exc:  # one line: what is wrong and what to choose
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
     # streamable-http: GET /health answers {"status": "ok", ...} for load balancers.
-    serve(server, args.transport, host=args.host, port=args.port, stateless=args.stateless, hosting=hosting)
+    serve(server, args.transport, host=args.host, port=port, stateless=args.stateless, hosting=hosting)
 
 
 if __name__ == "__main__":

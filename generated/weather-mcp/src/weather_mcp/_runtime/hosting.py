@@ -49,6 +49,18 @@ def env_list(value: str | None, env: str) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def listen_port(value: int | None, env: str) -> int:
+    """The port to bind: `--port`, else `<PREFIX>_PORT` (how a container image or a platform sets it),
+    else 8000."""
+    if value is not None:
+        raw = str(value)
+    else:
+        raw = os.environ.get(f"{env}_PORT", "").strip() or "8000"
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise HostingError(f"the port must be a number from 1 to 65535 (got {raw[:40]!r}; --port or {env}_PORT)")
+    return int(raw)
+
+
 def auth_mode(value: str | None, forward_authorization: bool, env: str) -> str:
     """The auth mode: `--auth`, else `--forward-authorization` (the alias of `forwarded`), else
     `<PREFIX>_AUTH`, else `none`."""
