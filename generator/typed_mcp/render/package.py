@@ -20,6 +20,7 @@ from typed_mcp import __version__, names
 from typed_mcp.models import literals
 from typed_mcp.models.build import Models
 from typed_mcp.plan.ir import ApiPlan, Operation
+from typed_mcp.render.clients import client_setups
 from typed_mcp.render.search import search_documents
 from typed_mcp.resources import templates_dir
 from typed_mcp.spec.normalize import Document
@@ -264,6 +265,7 @@ def render_package(
         "models_imported": sorted(models.modules.imported.items()),
         "module_of": sorted(models.modules.module_of.items()),
         "toolsets": toolsets(plan),
+        "clients": client_setups(plan),
     }
     src = f"src/{plan.module}"
     files = {
