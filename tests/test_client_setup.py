@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from harness.demo.process import free_port, running
 from harness.index import package_index
-from support import REPO, WEATHER_REPORT, WEATHER_TOOLS
+from support import REPO, WEATHER_REPORT, WEATHER_TOOLS, build_wheel
 from typed_mcp.plan.build import plan as build_plan
 from typed_mcp.plan.curation import Curation
 from typed_mcp.render.clients import client_setups
@@ -87,13 +87,7 @@ def filled(env: dict[str, str], demo_url: str, inputs: list[dict]) -> dict[str, 
 def index(tmp_path_factory) -> str:
     """The committed package's wheel on a local index; yields its simple API URL."""
     packages = tmp_path_factory.mktemp("packages")
-    built = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(packages), str(PACKAGE)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert built.returncode == 0, built.stderr[-2000:]
+    build_wheel(PACKAGE, packages)
     with package_index(packages) as url:
         yield f"{url}/simple/"
 
