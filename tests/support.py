@@ -86,6 +86,20 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
     )
 
 
+def build_wheel(project: Path, out: Path) -> Path:
+    """The wheel of a project folder, built with this environment's hatchling (no isolated
+    environment to download); must succeed."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(project)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (path,) = out.glob("*.whl")
+    return path
+
+
 def generate(
     spec: dict[str, Any] | Path | str, out: Path, package: str, *extra: str
 ) -> subprocess.CompletedProcess[str]:

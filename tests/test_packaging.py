@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from support import CORPUS, REPO, generate, run_cli
+from support import CORPUS, REPO, build_wheel, generate, run_cli
 from typed_mcp.compare import CACHES
 from typed_mcp.errors import ToolchainError
 from typed_mcp.models import build as models
@@ -24,15 +24,8 @@ from typed_mcp.models import build as models
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    proc = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(REPO)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    (path,) = out.glob("typed_mcp-*.whl")
+    path = build_wheel(REPO, tmp_path_factory.mktemp("wheel"))
+    assert path.name.startswith("typed_mcp-")
     return path
 
 

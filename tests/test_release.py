@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from harness.demo.process import free_port, running
+from harness.index import package_index
 from support import CORPUS, REPO, generate, run_cli
 
 WEATHER = REPO / "specs" / "weather-api.json"
@@ -151,22 +151,7 @@ def test_build_publish_to_a_real_index_and_install_fresh(tmp_path: Path):
     htpasswd.save()
     packages = tmp_path / "packages"
     packages.mkdir()
-    port = free_port()
-    index = f"http://127.0.0.1:{port}"
-    server = [
-        str(Path(sys.executable).parent / "pypi-server"),
-        "run",
-        "-p",
-        str(port),
-        "-i",
-        "127.0.0.1",
-        "-P",
-        str(tmp_path / "htpasswd"),
-        "-a",
-        "update",
-        str(packages),
-    ]
-    with running(server, f"{index}/simple/"):
+    with package_index(packages, tmp_path / "htpasswd") as index:
         publish = subprocess.run(
             ["make", "publish", f"OUT={COMMITTED}", "PACKAGE=weather-mcp"],
             cwd=REPO,

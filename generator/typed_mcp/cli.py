@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from typed_mcp import __version__, compare
+from typed_mcp import __version__, compare, project
 from typed_mcp.catalog import budget, diff
 from typed_mcp.errors import SpecError, TypedMcpError
 from typed_mcp.options import GenerateOptions
@@ -83,8 +83,13 @@ def _root(
 
 @app.command()
 def generate(
-    source: Annotated[str, typer.Argument(help="OpenAPI document: a file (JSON/YAML) or an http(s) URL")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="folder to write the package project to")],
+    source: Annotated[
+        str | None,
+        typer.Argument(help="OpenAPI document: a file (JSON/YAML) or an http(s) URL (default: the config's)"),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="folder to write the package project to (default: the config's)")
+    ] = None,
     package_name: Annotated[str | None, typer.Option(help="distribution name (default: from the API title)")] = None,
     header: Header = [],  # noqa: B006 (typer reads the default; it is never mutated)
     snapshot: Annotated[
@@ -116,7 +121,11 @@ def generate(
 ) -> None:
     """Write a complete MCP server project for SOURCE to OUT (replaced only when everything succeeded)."""
     try:
-        if snapshot is None and is_url(source) and not no_snapshot:
+        target = project.resolve(source, out, package_name, snapshot, config)
+        source, out, package_name, snapshot = target.source, target.out, target.package_name, target.snapshot
+        if no_snapshot:
+            snapshot = None
+        elif snapshot is None and is_url(source):
             snapshot = Path("specs") / (package_names(package_name, "api")[0] if package_name else "openapi")
         options = GenerateOptions(
             source=source,
@@ -146,7 +155,7 @@ def generate(
         _fail(exc)
         return
     if not quiet:
-        _summary(result, out)
+        _summary(result, options.out)
         _budget(result)
 
 
@@ -209,8 +218,12 @@ class _Null:
 
 @app.command()
 def check(
-    source: Annotated[str, typer.Argument(help="the live spec URL, or the snapshot file")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="the committed package folder")],
+    source: Annotated[
+        str | None, typer.Argument(help="the live spec URL, or the snapshot file (default: the config's)")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="the committed package folder (default: the config's)")
+    ] = None,
     package_name: Annotated[str | None, typer.Option(help="as given to generate")] = None,
     snapshot: Annotated[
         Path | None, typer.Option(help="the committed spec snapshot to compare a fetched spec with")
@@ -224,6 +237,8 @@ def check(
 ) -> None:
     """Exit 0 when SOURCE regenerates exactly the committed package (and snapshot); 1 on drift, with a summary."""
     try:
+        target = project.resolve(source, out, package_name, snapshot, config)
+        source, out, package_name, snapshot = target.source, target.out, target.package_name, target.snapshot
         options = GenerateOptions(
             source=source,
             out=out,
@@ -304,6 +319,36 @@ def bundle(
         _fail(exc)
         return
     print(f"{built.path}: {built.entries} files, {built.size:,} bytes, sha256 {built.sha256}", file=sys.stderr)
+
+
+@app.command()
+def init(
+    source: Annotated[
+        str | None, typer.Argument(help="the URL (or file) of the API's OpenAPI document, written into typed-mcp.toml")
+    ] = None,
+    package_name: Annotated[str | None, typer.Option(help="distribution name (default: from the API title)")] = None,
+    directory: Annotated[Path, typer.Option("--dir", help="the repository to set up")] = Path(),
+    header: Header = [],  # noqa: B006 (typer reads the default; it is never mutated)
+) -> None:
+    """Set up a repository: typed-mcp.toml, Makefile targets (generate, check, build, publish), the drift
+    workflow and a README section; nothing that exists is replaced. Then: make generate."""
+    from typed_mcp.init import init as run_init  # only this command needs the init templates
+
+    try:
+        report = run_init(directory, source, package_name, _headers(header))
+    except TypedMcpError as exc:
+        _fail(exc)
+        return
+    for line in report.written:
+        print(line, file=sys.stderr)
+    for line in report.kept:
+        print(f"kept {line}", file=sys.stderr)
+    if header:
+        print(
+            "the -H headers were used once and written nowhere: `make` sends SPEC_TOKEN as a bearer token",
+            file=sys.stderr,
+        )
+    print("next: make generate" if report.written else "nothing to do: everything was already there", file=sys.stderr)
 
 
 @app.command()

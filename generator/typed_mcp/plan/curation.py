@@ -102,6 +102,11 @@ class AuthConfig(_Strict):
 
 
 class Config(_Strict):
+    # What `generate` and `check` run on when the command line does not say (paths relative to this file):
+    source: str | None = None  # the spec: an http(s) URL or a file
+    package_name: str | None = None  # the distribution name
+    out: str | None = None  # the package folder
+    snapshot: str | None = None  # where a fetched spec is saved (generate) and compared with (check)
     overlays: list[str] = []  # overlay files, relative to the config file, applied before --overlay ones
     include: Selection = Selection()
     exclude: Selection = Selection()

@@ -20,6 +20,7 @@ from typed_mcp import __version__, names
 from typed_mcp.models import literals
 from typed_mcp.models.build import Models
 from typed_mcp.plan.ir import ApiPlan, Operation
+from typed_mcp.render.clients import client_setups
 from typed_mcp.render.search import search_documents
 from typed_mcp.render.views import table_views
 from typed_mcp.resources import templates_dir
@@ -275,6 +276,7 @@ def render_package(
         "toolsets": toolsets(plan),
         "views": table_views(plan, doc, {view.op.tool_name for view in tools if view.wrapped}),
         "docker_base": DOCKER_BASE,
+        "clients": client_setups(plan),
     }
     src = f"src/{plan.module}"
     files = {

@@ -1,0 +1,152 @@
+"""`typed-mcp init` in a user's repository: the config, the Makefile targets, the drift workflow and
+a README section, then the written `make generate` and `make check` for real against the demo API's
+live spec; nothing that exists is replaced, and a second init changes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import yaml
+
+from support import REPO, run_cli, tree_digest
+from typed_mcp.init import rule_targets
+
+# The written Makefile installs typed-mcp into its own .venv on first use; here it uses the one
+# running the tests (the same typed-mcp, already installed).
+VENV_DIR = str(Path(sys.executable).parent.parent)
+VENV = f"TYPED_MCP_VENV={VENV_DIR}"
+
+
+def environment(folder: Path) -> dict[str, str]:
+    """With typed-mcp's cache on, in a folder of the test's own, as the written workflow keeps one:
+    the checks after the first generation then take seconds."""
+    env = {k: v for k, v in os.environ.items() if k != "TYPED_MCP_NO_CACHE"}
+    return {**env, "TYPED_MCP_CACHE_DIR": str(folder.parent / "cache"), "TYPED_MCP_VENV": VENV_DIR}
+
+
+def make(folder: Path, target: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["make", target, VENV], cwd=folder, capture_output=True, text=True, timeout=600, env=environment(folder)
+    )
+
+
+def workflow_step(folder: Path, name: str) -> tuple[int, str]:
+    """Run one `run:` step of the written workflow with bash, as GitHub Actions would; its outputs."""
+    workflow = yaml.safe_load((folder / ".github/workflows/api-drift.yml").read_text())
+    step = next(s for s in workflow["jobs"]["drift"]["steps"] if s.get("name") == name)
+    outputs = folder / "github-output"
+    outputs.write_text("")
+    proc = subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**environment(folder), "GITHUB_OUTPUT": str(outputs)},
+    )
+    return proc.returncode, outputs.read_text()
+
+
+def test_init_in_an_empty_folder_then_make_generate_and_check(demo_url: str, tmp_path: Path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    url = f"{demo_url}/v1/openapi.json"
+    proc = run_cli("init", url, cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[-1] == "next: make generate"
+    assert sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if p.is_file()) == [
+        ".github/workflows/api-drift.yml",
+        ".gitignore",
+        "Makefile",
+        "README.md",
+        "typed-mcp.toml",
+    ]
+    # The package name comes from the live spec's title, as generate would choose it.
+    config = (repo / "typed-mcp.toml").read_text()
+    assert f'source = "{url}"' in config and 'package_name = "weather-mcp"' in config
+    assert rule_targets((repo / "Makefile").read_text()) >= {"generate", "check", "build", "publish"}
+    assert "make check" in (repo / ".github/workflows/api-drift.yml").read_text()
+
+    generate = make(repo, "generate")
+    assert generate.returncode == 0, generate.stdout + generate.stderr
+    assert (repo / "generated/weather-mcp/src/weather_mcp/catalog.json").is_file()
+    assert (repo / "specs/weather-mcp.json").read_bytes() == httpx.get(url).content
+    # The workflow's step runs `make check`: drift=false is its exit 0.
+    assert workflow_step(repo, "Drift check against the live API") == (0, "drift=false\n")
+
+    before = tree_digest(repo)
+    again = run_cli("init", url, cwd=repo)
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.splitlines()[-1] == "nothing to do: everything was already there"
+    assert tree_digest(repo) == before
+
+    # A hand edit of the package is drift: the workflow's step (make check) says so.
+    tool = repo / "generated/weather-mcp/src/weather_mcp/tools/get_weather.py"
+    tool.write_text(tool.read_text() + "# edited\n")
+    assert workflow_step(repo, "Drift check against the live API") == (0, "drift=true\n")
+    # The config's paths are relative to the config file, wherever the command runs.
+    elsewhere = subprocess.run(
+        [Path(sys.executable).parent / "typed-mcp", "check", "--config", repo / "typed-mcp.toml"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=environment(repo),
+    )
+    assert (
+        elsewhere.returncode == 1
+        and "1 generated file(s) differ: src/weather_mcp/tools/get_weather.py" in elsewhere.stdout
+    )
+
+
+def test_init_keeps_what_exists_and_appends_only_missing_targets(tmp_path: Path):
+    makefile = "PACKAGE := mine\nVERSION ::= 1\n\nbuild:\n\tcc -o app app.c\n\nall test: build\n"
+    readme = "# My API client\n\nSome text without a final newline."
+    workflow = "name: mine\n"
+    (tmp_path / "Makefile").write_text(makefile)
+    (tmp_path / "README.md").write_text(readme)
+    (tmp_path / ".github/workflows").mkdir(parents=True)
+    (tmp_path / ".github/workflows/api-drift.yml").write_text(workflow)
+    (tmp_path / ".gitignore").write_text("dist\n")
+    proc = run_cli("init", "https://api.example.com/openapi.json", "--package-name", "example-mcp", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "appended the targets generate, check, publish to Makefile" in proc.stderr
+    assert "kept Makefile's own build (not replaced)" in proc.stderr
+    assert "kept .github/workflows/api-drift.yml (exists)" in proc.stderr
+
+    text = (tmp_path / "Makefile").read_text()
+    assert text.startswith(makefile) and text.count("\nbuild:") == 1
+    assert rule_targets(text) >= {"generate", "check", "publish", "build", "all", "test"}
+    # make reads the result, and the user's first target stays its default goal.
+    dry = subprocess.run(["make", "-n"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert dry.returncode == 0 and dry.stdout.startswith("cc -o app app.c"), dry.stdout + dry.stderr
+    assert (tmp_path / ".github/workflows/api-drift.yml").read_text() == workflow
+    assert (tmp_path / "README.md").read_text().startswith(readme + "\n\n## MCP server: example-mcp\n")
+    assert (tmp_path / ".gitignore").read_text() == "dist\n.venv/\n"  # "dist" already covered dist/
+
+    # Run again: everything is there now.
+    before = tree_digest(tmp_path)
+    again = run_cli("init", "https://api.example.com/openapi.json", "--package-name", "example-mcp", cwd=tmp_path)
+    assert again.returncode == 0 and "nothing to do" in again.stderr
+    assert tree_digest(tmp_path) == before
+
+
+def test_rule_targets_reads_rules_not_assignments_or_recipes():
+    text = "A := x:y\nB ::= 1\nC ?= a:b\nD=1\n\ngen check: $(OUT)\n\techo not: a rule\nlib.a:: x\n$(BIN)/tool:\n"
+    assert rule_targets(text) == {"gen", "check", "lib.a", "$(BIN)/tool"}
+
+
+def test_missing_source_and_credentials_in_the_url_are_one_line_errors(tmp_path: Path):
+    (tmp_path / "typed-mcp.toml").write_text('package_name = "x-mcp"\n')
+    proc = run_cli("generate", "--config", str(tmp_path / "typed-mcp.toml"))
+    assert proc.returncode == 1
+    assert proc.stderr == f"error: {tmp_path / 'typed-mcp.toml'}: source: not set, and no SOURCE given\n"
+    proc = run_cli("check", "--out", str(tmp_path))
+    assert proc.stderr == "error: give SOURCE, or a --config file that sets `source`\n"
+    proc = run_cli("init", "https://user:secret@api.example.com/openapi.json", "--package-name", "x", cwd=tmp_path)
+    assert proc.returncode == 1 and "secret" not in proc.stderr and "pass them with -H" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["typed-mcp.toml"]  # nothing written
