@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 GOOD = json.dumps({"temperature": 21.5, "humidity": 40.0, "conditions": "clear"}).encode()
 MIB = 1024 * 1024
+HEAD_LIMIT = 16 * MIB  # a longer request head is still recorded, as OVERSIZED
+OVERSIZED = "<request head over 16 MiB>"
 
 
 @dataclass
@@ -178,9 +180,11 @@ FAULTS: dict[str, Fault] = {
 
 class Hostile:
     """The server: `url` (faults by last path segment), `other_url` (answers `ok` to anything and
-    records it: a redirect target on another origin)."""
+    records it: a redirect target on another origin). `scripted=False` makes it a plain recording
+    upstream that answers `ok` to every request (the fuzzer's: an argument may spell a fault's name)."""
 
-    def __init__(self) -> None:
+    def __init__(self, scripted: bool = True) -> None:
+        self.scripted = scripted
         self.seen: list[Request] = []
         self.url = self.other_url = ""
         self._loop = asyncio.new_event_loop()
@@ -206,7 +210,7 @@ class Hostile:
 
     async def _listen(self, origin: str) -> str:
         server = await asyncio.start_server(
-            lambda r, w: self._serve(origin, r, w), "127.0.0.1", 0, limit=MIB, reuse_address=True
+            lambda r, w: self._serve(origin, r, w), "127.0.0.1", 0, limit=HEAD_LIMIT, reuse_address=True
         )
         self._servers.append(server)
         return f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
@@ -227,8 +231,10 @@ class Hostile:
                 if request is None:
                     return
                 self.seen.append(request)
+                if request.target == OVERSIZED:
+                    return
                 name = request.target.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
-                fault = ok if origin == "other" else FAULTS.get(name, ok)
+                fault = FAULTS.get(name, ok) if origin == "main" and self.scripted else ok
                 await fault(writer, self)
                 if fault not in (ok, invalid_json, html, redirect, redirect_same, redirect_post):
                     return  # a fault leaves the connection unusable
@@ -243,8 +249,10 @@ class Hostile:
 async def _read_request(origin: str, reader: asyncio.StreamReader) -> Request | None:
     try:
         head = await reader.readuntil(b"\r\n\r\n")
-    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+    except asyncio.IncompleteReadError:
         return None
+    except asyncio.LimitOverrunError:  # still a request that left: recorded, never served
+        return Request(origin, "?", OVERSIZED, {}, b"")
     lines = head.decode("latin-1").split("\r\n")
     method, target, _ = (lines[0].split(" ", 2) + ["", ""])[:3]
     headers = {}

@@ -36,8 +36,10 @@ from starlette.routing import Route
 
 from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOOL_COUNT, VERSION
 from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry
+from ._runtime.arguments import ArgumentCheck
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, SEARCH_TOOLS, Discovery
 from ._runtime.selection import Selection
+from ._runtime.stdio import CheckedLines
 from .tools import INDEX, TOOLSETS
 
 logger = logging.getLogger(__name__)
@@ -152,7 +154,12 @@ class Server(LowLevelServer):
             FORWARDED_AUTHORIZATION.reset(token)
 
     async def typed_mcp_call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """A tool's result exactly as tools/call answers it in full mode."""
+        """A tool's result exactly as tools/call answers it in full mode. Arguments its inputSchema
+        refuses are an error result naming the fields; no request is sent."""
+        tool = self.typed_mcp.by_name.get(name)
+        refused = tool is not None and self.typed_mcp.arguments.refusal(name, tool["inputSchema"], arguments)
+        if refused:
+            return _error(refused)
         try:
             return await self.call_tool(name, arguments)
         except MCPError:
@@ -206,6 +213,7 @@ class _Catalog:
         self.results: dict[int, ListToolsResult] = {}
         self.forward_authorization = forward_authorization
         self.sdk = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS)
+        self.arguments = ArgumentCheck()
         self.registered: set[str] = set()
 
     def bounds(self, cursor: Any) -> tuple[int, int]:
@@ -363,5 +371,7 @@ def serve(
 
 
 async def _serve_stdio(server: Server) -> None:
-    async with stdio_server() as (read_stream, write_stream):
+    lines = CheckedLines()  # a line the SDK cannot read gets an error answer, not silence
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):
+        lines.answer = write_stream
         await server.run(read_stream, write_stream, server.create_initialization_options())

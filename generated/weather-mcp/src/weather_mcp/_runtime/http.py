@@ -147,7 +147,7 @@ class Api(Settings, Credentials):
         if not base:
             raise UpstreamError(f"no base URL for the upstream API: set {self.env_prefix}_BASE_URL or pass --base-url")
         base_url = httpx.URL(base)
-        url = base_url.copy_with(path=base_url.path.rstrip("/") + expand_path(path, path_params, styles))
+        url = _with_path(method, path, base_url, base_url.path.rstrip("/") + expand_path(path, path_params, styles))
         query_pairs = [
             pair for name, value in query.items() for pair in encode_query(name, value, *styles.get(name, (None, None)))
         ]
@@ -171,7 +171,9 @@ class Api(Settings, Credentials):
                 extensions={SECRET_QUERY: secret_query} if secret_query else None,
                 **encoded,
             )
-        except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        except httpx.InvalidURL as exc:  # its message names the URL part, never a value
+            raise UpstreamError(f"{method} {path}: invalid request URL: {str(exc)[:120]}") from None
+        except (ValueError, TypeError) as exc:
             raise UpstreamError(f"{method} {path}: invalid request ({type(exc).__name__})") from None
         # Defence in depth: nothing above may move the request off the configured API.
         if (request.url.scheme, request.url.host, request.url.port) != (base_url.scheme, base_url.host, base_url.port):
@@ -295,6 +297,14 @@ async def _inflate_capped(response: httpx.Response, encoding: str, limit: int, t
     return b"".join(chunks)
 
 
+def _with_path(method: str, path: str, base_url: httpx.URL, full_path: str) -> httpx.URL:
+    """The base URL with the expanded path; a path httpx cannot send (too long) is an error result."""
+    try:
+        return base_url.copy_with(path=full_path)
+    except httpx.InvalidURL as exc:
+        raise UpstreamError(f"{method} {path}: invalid request URL: {str(exc)[:120]}") from None
+
+
 def _redirect_error(method: str, path: str, sent: httpx.URL, response: httpx.Response) -> str:
     """A 3xx answer: never followed (another origin would get the request and its credentials, and
     the same origin may move it off the base path), so an error saying where it pointed."""
@@ -319,6 +329,8 @@ def _header_value(name: str, value: Any) -> str:
     text = encode_simple(value)
     if any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F for c in text):
         raise UpstreamError(f"header parameter {name!r} may not contain control characters (CR, LF...)")
+    if not text.isascii():  # httpx sends header text as ASCII; other bytes would mean what the API guesses
+        raise UpstreamError(f"header parameter {name!r} must be ASCII text (HTTP header values are)")
     return text
 
 
