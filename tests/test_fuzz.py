@@ -16,15 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from harness import fuzz
 from harness.hostile import Hostile, Request
-from support import CORPUS, generate
-
-REPORT = {
-    "city": "Oslo",
-    "temperature": 1.0,
-    "humidity": 2.0,
-    "conditions": "snow",
-    "observed_at": "2026-12-01T00:00:00Z",
-}
+from support import CORPUS, WEATHER_REPORT, generate
 
 pytestmark = pytest.mark.anyio
 HOST = "127.0.0.1:8000"
@@ -121,7 +113,7 @@ def _demo(upstream: Hostile) -> StdioServerParameters:
         ("get_report", {"report_id": False}, "report_id"),  # the SDK's lax model read false as 0
         ("get_report", {"report_id": "7"}, "report_id"),  # ... and "7" as 7
         ("get_forecast", {"city": "Oslo", "days": True}, "days"),
-        ("create_report", {"body": json.dumps(REPORT)}, "body"),  # ... and a JSON string as the object
+        ("create_report", {"body": json.dumps(WEATHER_REPORT)}, "body"),  # ... and a JSON string as the object
     ],
 )
 async def test_arguments_the_input_schema_refuses_send_no_request(tool, arguments, field):

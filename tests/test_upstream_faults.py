@@ -16,20 +16,13 @@ from mcp import Client, StdioServerParameters
 
 from harness.demo.process import free_port, running
 from harness.hostile import Hostile
-from support import REPO
+from support import REPO, WEATHER_REPORT
 
 PACKAGE = REPO / "generated" / "weather-mcp"
 TIMEOUT = 2.0  # WEATHER_MCP_TIMEOUT: every fault that stalls must end by it
 CAP = 1024 * 1024  # WEATHER_MCP_MAX_RESPONSE_BYTES; the floods send 64 times as much
 RSS_GROWTH_MIB = 24  # a flood may not grow the server by more than this (64 MiB were offered)
 TOKEN = "fault-test-secret-token"
-REPORT = {
-    "city": "Oslo",
-    "temperature": 1.0,
-    "humidity": 2.0,
-    "conditions": "snow",
-    "observed_at": "2026-12-01T00:00:00Z",
-}
 
 ENV = {
     "PYTHONPATH": str(PACKAGE / "src"),
@@ -105,7 +98,7 @@ def _rss(pid: int) -> int:
 
 async def _call(client, fault: str):
     if fault == "reports":
-        return await client.call_tool("create_report", {"body": REPORT}, read_timeout_seconds=30)
+        return await client.call_tool("create_report", {"body": WEATHER_REPORT}, read_timeout_seconds=30)
     return await client.call_tool("get_weather", {"city": fault}, read_timeout_seconds=30)
 
 

@@ -44,9 +44,8 @@ from mcp import Client, StdioServerParameters
 from harness.arguments import _resolve, synthesize_arguments
 from harness.demo.process import free_port, running
 from harness.hostile import OVERSIZED, Hostile, Request
+from support import CORPUS, REPO
 
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = Path(os.environ.get("TYPED_MCP_CORPUS", REPO.parent / "shared" / "corpus"))
 DEMO = REPO / "generated" / "weather-mcp"
 # Three varied corpus specs: forum forms and bodies (Discourse), many string path parameters
 # (Wikimedia), deep JSON bodies and Azure's path and api-version parameters.
