@@ -170,3 +170,15 @@ async def test_unsendable_valid_values_are_clear_refusals_naming_the_parameter(t
             assert accented.is_error and "header parameter 'X-Token' must be ASCII" in accented.content[0].text
             assert upstream.seen == []
             assert not (await client.call_tool("get_item", {"id": "1", "x_token": "key"})).is_error
+
+
+@pytest.mark.parametrize("value", ["\\..\\..", "..%2f..%2fadmin", "a/../b", "x\\..", "%5c..%5C..", "%252e%252e%252f"])
+async def test_path_values_that_decode_to_dot_segments_are_refused(value):
+    """`\\..\\..` went out as `%5C..%5C..` and `..%2f..%2fadmin` as `..%252f..%252fadmin`: one segment on
+    the wire, but `..` segments to a server that decodes before it normalizes (IIS reads `\\` as `/`)."""
+    with Hostile(scripted=False) as upstream:
+        async with Client(_demo(upstream)) as client:
+            result = await client.call_tool("get_weather", {"city": value})
+            assert upstream.seen == [] and result.is_error
+            assert "path parameter 'city' may not hold a '.' or '..' segment" in result.content[0].text
+            assert not (await client.call_tool("get_weather", {"city": "a..b"})).is_error

@@ -9,7 +9,9 @@ tested Python, one module per concern:
 - `params`: OpenAPI parameter serialization (style/explode);
 - `http`: the request, retries with backoff, the response size cap;
 - `results`: the MCP tool result, validated as strict clients validate it;
-- `registry`: what a tool function tells the server about itself.
+- `registry`: what a tool function tells the server about itself;
+- `arguments`: tool arguments checked against the published inputSchema before anything is sent;
+- `stdio`: stdin lines the SDK's stdio transport cannot read, answered with a JSON-RPC error.
 
 Guarantees:
 - the host, scheme and base path always come from the configured base URL; path parameters are

@@ -41,8 +41,15 @@ class ArgumentCheck:
 
 
 def _describe(error: ValidationError) -> str:
-    """`body.id: 'abc' does not match '^[a-z]$' (pattern)`: where, what, and the keyword."""
-    return f"{_where(error)}: {_bounded(error.message)} ({error.validator})"
+    """`body.id: 'abc' is too short (minLength: 2)`: where, what, and the keyword. For an anyOf or
+    oneOf, the failure inside the branch whose type matched (not "not of type 'null'")."""
+    while error.context:
+        specific = [sub for sub in error.context if sub.validator != "type"]
+        error = (specific or error.context)[0]
+    keyword = str(error.validator)
+    if isinstance(error.validator_value, (int, float, str)) and len(str(error.validator_value)) <= 40:
+        keyword = f"{keyword}: {error.validator_value}"
+    return f"{_where(error)}: {_bounded(error.message)} ({keyword})"
 
 
 def _where(error: ValidationError) -> str:
