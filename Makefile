@@ -14,7 +14,7 @@ OUT := generated/weather-mcp
 PACKAGE := weather-mcp
 SPEC_URL ?=
 
-.PHONY: live-venv generate test lint demo corpus bench check build bundle publish clean venv lock
+.PHONY: live-venv generate test lint demo corpus bench check build bundle publish clean venv lock fuzz
 
 venv: $(STAMP)
 
@@ -95,6 +95,11 @@ publish: build
 	@test -n "$$TWINE_REPOSITORY_URL" || { echo "set TWINE_REPOSITORY_URL (e.g. https://upload.pypi.org/legacy/) and TWINE_PASSWORD (an API token)"; exit 2; }
 	@test -n "$$TWINE_PASSWORD" || { echo "set TWINE_PASSWORD (an API token)"; exit 2; }
 	TWINE_USERNAME=$${TWINE_USERNAME:-__token__} $(BIN)/twine upload --non-interactive --repository-url "$$TWINE_REPOSITORY_URL" dist/$(PACKAGE)/*
+
+## fuzz: FUZZ_CALLS (default 10000) fuzzed tool calls: the demo and three corpus specs, over stdio and HTTP
+FUZZ_CALLS ?= 10000
+fuzz: $(STAMP)
+	cd tests && ../$(BIN)/python -m harness.fuzz --calls $(FUZZ_CALLS)
 
 ## demo: start the demo API, generate from its live spec, serve the package and call every tool
 demo: $(STAMP)

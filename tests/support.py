@@ -75,6 +75,16 @@ def package_stdio(package: Path, module: str, *flags: str) -> StdioServerParamet
     )
 
 
+# A valid body for the demo's create_report.
+WEATHER_REPORT = {
+    "city": "Oslo",
+    "temperature": 1.0,
+    "humidity": 2.0,
+    "conditions": "snow",
+    "observed_at": "2026-12-01T00:00:00Z",
+}
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "typed_mcp", *args],

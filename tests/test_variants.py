@@ -373,8 +373,13 @@ def test_property_counts_are_published_and_checked(tmp_path, monkeypatch):
     assert defs["PropertyCount"]["minProperties"] == 1 and rule["tags"]["anyOf"][0]["minProperties"] == 1
     assert tool.output_schema["$defs"][rule["action_parameters"]["$ref"].split("/")[-1]]["minProperties"] == 1
     refused, too_many, empty_named, empty_map, fine = calls
-    assert refused.is_error and "at least 1 property required" in refused.content[0].text
-    assert too_many.is_error and "at most 2 properties allowed" in too_many.content[0].text
+    # Refused by the inputSchema check (before the argument model's CountedModel, which says the same).
+    assert (
+        refused.is_error
+        and "body.action_parameters: {} should be non-empty (minProperties: 1)" in refused.content[0].text
+    )
+    assert too_many.is_error and "body.action_parameters" in too_many.content[0].text
+    assert "(maxProperties: 2)" in too_many.content[0].text
     assert empty_named.is_error and empty_map.is_error
     assert not fine.is_error and fine.structured_content["action_parameters"] == {"a": "x", "z": True}
     assert sent == [

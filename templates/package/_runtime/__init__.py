@@ -11,7 +11,9 @@ tested Python, one module per concern:
 - `results`: the MCP tool result, validated as strict clients validate it;
 - `registry`: what a tool function tells the server about itself.
 - `hosting`: who may reach a server over streamable HTTP (auth mode, non-loopback rule, Host/Origin);
-- `introspection`: `--auth oauth`, an OAuth 2.1 resource server checking tokens by RFC 7662 introspection.
+- `introspection`: `--auth oauth`, an OAuth 2.1 resource server checking tokens by RFC 7662 introspection;
+- `arguments`: tool arguments checked against the published inputSchema before anything is sent;
+- `stdio`: stdin lines the SDK's stdio transport cannot read, answered with a JSON-RPC error.
 
 Guarantees:
 - the host, scheme and base path always come from the configured base URL; path parameters are

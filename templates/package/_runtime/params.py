@@ -46,15 +46,27 @@ def _quote_all(text: str) -> str:
     return quote(text, safe="")
 
 
-def _is_dot_segment(text: str) -> bool:
-    """`.` or `..` in any percent-encoding (`%2e`, `%2E%2e`, `%252e`...): what a server that
-    decodes (even twice) before it normalizes would read as a dot segment."""
+def _decoded(text: str) -> str:
+    """`text` percent-decoded until it no longer changes (at most 8 times)."""
     for _ in range(8):
         decoded = unquote(text)
         if decoded == text:
             break
         text = decoded
-    return text in (".", "..")
+    return text
+
+
+def _is_dot_segment(text: str) -> bool:
+    """`.` or `..` in any percent-encoding (`%2e`, `%2E%2e`, `%252e`...): what a server that
+    decodes (even twice) before it normalizes would read as a dot segment."""
+    return _decoded(text) in (".", "..")
+
+
+def _holds_dot_segment(text: str) -> bool:
+    """A value that, decoded, has a `.` or `..` part between `/` or `\\` (`..%2f..%2fadmin`, `\\..`):
+    encoded it is one segment, but a server that decodes `%2F` (or reads `\\` as `/`, as IIS does)
+    before it normalizes walks up the path."""
+    return any(part in (".", "..") for part in _decoded(text).replace("\\", "/").split("/"))
 
 
 def expand_path(template: str, values: dict[str, Any], styles: dict[str, tuple[str | None, bool | None]]) -> str:
@@ -63,9 +75,11 @@ def expand_path(template: str, values: dict[str, Any], styles: dict[str, tuple[s
         style, explode = styles.get(name, (None, None))
         if value is None:
             raise UpstreamError(f"path parameter {name!r} is required")
-        if _is_dot_segment(encode_simple(value)):
-            # Refused rather than encoded: some servers decode %2E before they normalize the path.
-            raise UpstreamError(f"path parameter {name!r} may not be '.' or '..' (a dot segment), in any encoding")
+        if _holds_dot_segment(encode_simple(value)):
+            # Refused rather than encoded: some servers decode %2E, %2F or `\` before they normalize the path.
+            raise UpstreamError(
+                f"path parameter {name!r} may not hold a '.' or '..' segment (between '/' or '\\'), in any encoding"
+            )
         if style == "label":
             text = "." + encode_segment(value)
         elif style == "matrix":

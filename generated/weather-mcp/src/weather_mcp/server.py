@@ -43,9 +43,11 @@ from starlette.routing import Route
 
 from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOOL_COUNT, VERSION
 from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models
+from ._runtime.arguments import ArgumentCheck
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, SEARCH_TOOLS, Discovery
 from ._runtime.hosting import WILDCARD_HOSTS, Hosting, Origins
 from ._runtime.selection import Selection
+from ._runtime.stdio import CheckedLines
 from ._runtime.views import APP_MIME_TYPE, EXTENSION_ID, TableViews
 from .tools import INDEX, TOOLSETS, VIEWS
 
@@ -177,7 +179,12 @@ class Server(LowLevelServer):
             FORWARDED_AUTHORIZATION.reset(token)
 
     async def typed_mcp_call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """A tool's result exactly as tools/call answers it in full mode."""
+        """A tool's result exactly as tools/call answers it in full mode. Arguments its inputSchema
+        refuses are an error result naming the fields; no request is sent."""
+        tool = self.typed_mcp.by_name.get(name)
+        refused = tool is not None and self.typed_mcp.arguments.refusal(name, tool["inputSchema"], arguments)
+        if refused:
+            return _error(refused)
         try:
             return await self.call_tool(name, arguments)
         except MCPError:
@@ -249,6 +256,7 @@ class _Catalog:
         self.results: dict[int, ListToolsResult] = {}
         self.forward_authorization = forward_authorization
         self.sdk = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS)
+        self.arguments = ArgumentCheck()
         self.registered: set[str] = set()
 
     def bounds(self, cursor: Any) -> tuple[int, int]:
@@ -438,5 +446,7 @@ def serve(
 
 
 async def _serve_stdio(server: Server) -> None:
-    async with stdio_server() as (read_stream, write_stream):
+    lines = CheckedLines()  # a line the SDK cannot read gets an error answer, not silence
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):
+        lines.answer = write_stream
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+import anyio
 import httpx
 from mcp.types import CallToolResult
 from pydantic import BaseModel
@@ -37,6 +38,9 @@ SECRET_QUERY = "typed_mcp.secret_query"
 
 IDEMPOTENT_METHODS = {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
 RETRY_STATUSES = {429, 502, 503, 504}
+# An error answer is read only as far as its excerpt needs: a hostile or broken upstream's 64 MiB
+# error page costs neither memory nor the cap's worth of reading.
+ERROR_BODY_BYTES = 16 * 1024
 
 
 @dataclass
@@ -112,6 +116,8 @@ class Api(Settings, Credentials):
                 if response.status_code in (401, 403) and not credentials:
                     message += f" ({self._unauthorized_hint(security)})"
                 return _error(self._scrub(message), source)
+            if 300 <= response.status_code < 400 and response.status_code != 304:
+                return _error(self._scrub(_redirect_error(method, path, request.url, response)), source)
             if (
                 kind == "json"
                 and wrap
@@ -156,7 +162,7 @@ class Api(Settings, Credentials):
         if not base:
             raise UpstreamError(f"no base URL for the upstream API: set {self.env_prefix}_BASE_URL or pass --base-url")
         base_url = httpx.URL(base)
-        url = base_url.copy_with(path=base_url.path.rstrip("/") + expand_path(path, path_params, styles))
+        url = _with_path(method, path, base_url, base_url.path.rstrip("/") + expand_path(path, path_params, styles))
         query_pairs = [
             pair for name, value in query.items() for pair in encode_query(name, value, *styles.get(name, (None, None)))
         ]
@@ -183,7 +189,9 @@ class Api(Settings, Credentials):
                 extensions={SECRET_QUERY: secret_query} if secret_query else None,
                 **encoded,
             )
-        except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        except httpx.InvalidURL as exc:  # its message names the URL part, never a value
+            raise UpstreamError(f"{method} {path}: invalid request URL: {str(exc)[:120]}") from None
+        except (ValueError, TypeError) as exc:
             raise UpstreamError(f"{method} {path}: invalid request ({type(exc).__name__})") from None
         # Defence in depth: nothing above may move the request off the configured API.
         if (request.url.scheme, request.url.host, request.url.port) != (base_url.scheme, base_url.host, base_url.port):
@@ -216,50 +224,73 @@ class Api(Settings, Credentials):
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _send_once(self, request: httpx.Request) -> httpx.Response:
-        client = self.client()
-        limit = self.max_response_bytes
+        timeout = self.timeout
         try:
-            response = await client.send(request, stream=True)
-            try:
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > limit:
-                    raise UpstreamError(f"upstream response is {declared} bytes, over the {limit} byte cap")
-                body = await _read_capped(response, limit)
-            finally:
-                await response.aclose()
-        except httpx.TimeoutException:
-            raise UpstreamError(f"upstream {request.method} timed out after {self.timeout:g}s") from None
+            # httpx's timeout bounds each network read, so an upstream sending one byte a second never
+            # trips it: the whole exchange, headers and body, gets the same timeout as a deadline.
+            with anyio.fail_after(timeout):
+                status, headers, body = await self._exchange(request)
+        except (httpx.TimeoutException, TimeoutError):
+            raise UpstreamError(f"upstream {request.method} timed out after {timeout:g}s") from None
         except httpx.ConnectError:
             raise UpstreamError(
                 f"could not connect to the upstream API at {_origin(request.url)}", retryable=True
             ) from None
+        except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as exc:
+            raise UpstreamError(
+                f"the upstream connection was closed or reset before the answer was complete ({type(exc).__name__})"
+            ) from None
         except httpx.HTTPError as exc:
             raise UpstreamError(f"upstream request failed: {type(exc).__name__}") from None
+        return httpx.Response(status, headers=headers, content=body, request=request)
+
+    async def _exchange(self, request: httpx.Request) -> tuple[int, list[tuple[str, str]], bytes]:
+        """Status, headers and the decoded body (capped; only an excerpt's worth of an error answer)."""
+        limit = self.max_response_bytes
+        response = await self.client().send(request, stream=True)
+        try:
+            if not 200 <= response.status_code < 300:
+                body = await _read_capped(response, min(limit, ERROR_BODY_BYTES), truncate=True)
+            else:
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > limit:
+                    raise UpstreamError(f"upstream response is {declared} bytes, over the {limit} byte cap")
+                body = await _read_capped(response, limit)
+        finally:
+            await response.aclose()
         # The body is already decoded: the headers no longer describe an encoding or a length.
         headers = [(k, v) for k, v in response.headers.multi_items() if k not in ("content-encoding", "content-length")]
-        return httpx.Response(response.status_code, headers=headers, content=body, request=request)
+        return response.status_code, headers, body
 
 
-async def _read_capped(response: httpx.Response, limit: int) -> bytes:
+async def _read_capped(response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
     """The body decoded (every Content-Encoding httpx decodes: gzip, deflate, br, zstd), reading
     stopped as soon as the decoded bytes pass `limit`: the cap counts what is held in memory, so a
-    small compressed body cannot expand without bound."""
+    small compressed body cannot expand without bound. With `truncate`, the first `limit` bytes
+    instead of an error."""
     encoding = response.headers.get("content-encoding", "").strip().lower()
     if encoding in _ZLIB_WBITS:
-        return await _inflate_capped(response, encoding, limit)
+        return await _inflate_capped(response, encoding, limit, truncate)
     chunks, size = [], 0
     async for chunk in response.aiter_bytes():
         size += len(chunk)
-        if size > limit:
-            raise UpstreamError(f"upstream response is over the {limit} byte cap (decoded)")
         chunks.append(chunk)
+        if size > limit:
+            return _past_limit(chunks, limit, truncate)
     return b"".join(chunks)
+
+
+def _past_limit(chunks: list[bytes], limit: int, truncate: bool) -> bytes:
+    """Reading stops past `limit`: the first `limit` bytes with `truncate`, else the cap's error."""
+    if not truncate:
+        raise UpstreamError(f"upstream response is over the {limit} byte cap (decoded)")
+    return b"".join(chunks)[:limit]
 
 
 _ZLIB_WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 
 
-async def _inflate_capped(response: httpx.Response, encoding: str, limit: int) -> bytes:
+async def _inflate_capped(response: httpx.Response, encoding: str, limit: int, truncate: bool) -> bytes:
     """gzip or deflate decoded here, zlib never asked for more than the cap allows (`max_length`):
     even one small network read of a bomb cannot expand past the cap in memory."""
     decoder, first = zlib.decompressobj(_ZLIB_WBITS[encoding]), True
@@ -272,14 +303,42 @@ async def _inflate_capped(response: httpx.Response, encoding: str, limit: int) -
                 if first and encoding == "deflate":  # raw deflate, without the zlib wrapper (as httpx reads it)
                     decoder, first = zlib.decompressobj(-zlib.MAX_WBITS), False
                     continue
+                if truncate:  # an error answer's excerpt: what decoded is enough
+                    return b"".join(chunks)
                 raise UpstreamError(f"upstream response is not valid {encoding}") from None
             first = False
             size += len(out)
-            if size > limit:
-                raise UpstreamError(f"upstream response is over the {limit} byte cap (decoded)")
             chunks.append(out)
+            if size > limit:
+                return _past_limit(chunks, limit, truncate)
             data = decoder.unconsumed_tail
     return b"".join(chunks)
+
+
+def _with_path(method: str, path: str, base_url: httpx.URL, full_path: str) -> httpx.URL:
+    """The base URL with the expanded path; a path httpx cannot send (too long) is an error result."""
+    try:
+        return base_url.copy_with(path=full_path)
+    except httpx.InvalidURL as exc:
+        raise UpstreamError(f"{method} {path}: invalid request URL: {str(exc)[:120]}") from None
+
+
+def _redirect_error(method: str, path: str, sent: httpx.URL, response: httpx.Response) -> str:
+    """A 3xx answer: never followed (another origin would get the request and its credentials, and
+    the same origin may move it off the base path), so an error saying where it pointed."""
+    message = f"{method} {path} failed: HTTP {response.status_code} {response.reason_phrase}".rstrip()
+    location = response.headers.get("location", "").strip()
+    if not location:
+        return f"{message}: a redirect without a Location, not followed"
+    try:
+        target = sent.join(location)
+    except (httpx.InvalidURL, ValueError):
+        return f"{message}: a redirect to an invalid Location, not followed"
+    if _origin(target) != _origin(sent):
+        where = f"{_origin(target)} (another origin)"
+    else:
+        where = target.path
+    return f"{message}: a redirect to {where[:200]}, not followed (set the base URL to where the API answers)"
 
 
 def _header_value(name: str, value: Any) -> str:
@@ -288,6 +347,8 @@ def _header_value(name: str, value: Any) -> str:
     text = encode_simple(value)
     if any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F for c in text):
         raise UpstreamError(f"header parameter {name!r} may not contain control characters (CR, LF...)")
+    if not text.isascii():  # httpx sends header text as ASCII; other bytes would mean what the API guesses
+        raise UpstreamError(f"header parameter {name!r} must be ASCII text (HTTP header values are)")
     return text
 
 
