@@ -116,7 +116,7 @@ def _ts_listing(module: str, out: Path, expected: int) -> tuple[int | None, str]
     try:
         listed = node_tools.run_ts_client(command, env=environment(out / "src"), list_only=True)
     except node_tools.NodeToolsError as exc:
-        return None, "listing: TypeScript client: " + str(exc).strip().splitlines()[0][:200]
+        return None, "listing: TypeScript client: " + str(exc).strip().splitlines()[-1][:200]
     return listed["tools"], "" if listed["tools"] == expected else (
         f"listing: the TypeScript client listed {listed['tools']} tools, {expected} planned"
     )

@@ -20,7 +20,7 @@ turn into models that refuse valid data or cannot validate at all.
 5. `allOf: [X, {nullable: true}]`, written as `anyOf: [X], nullable`.
 6. Discriminators whose branches do not already pin the property (the code generator would make
    the branch models require it, also where they are used alone).
-7. Patterns with ECMA-262 named groups, which Python clients cannot compile (`portable_pattern`).
+7. Patterns that one engine reads otherwise or refuses (`patterns.portable_pattern`).
 8. `minProperties` / `maxProperties` on an object with declared properties, which the code
    generator drops (see PROPERTY_COUNT).
 9. `required` beside a `oneOf`/`anyOf` that declares no properties of its own, which the code
@@ -36,9 +36,10 @@ Each is where a real spec broke a tool; see the functions for how.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
+
+from typed_mcp.spec.patterns import portable_pattern
 
 _UNIONS = ("anyOf", "oneOf")
 _SHAPE = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else")
@@ -188,19 +189,6 @@ def _drop_inapplicable(schema: dict[str, Any]) -> None:
     for keyword, applies in _APPLIES_TO.items():
         if keyword in schema and not set(types) & set(applies):
             del schema[keyword]
-
-
-def portable_pattern(pattern: str) -> str | None:
-    """A pattern every client can compile, or None. JSON Schema patterns are ECMA-262 regexes;
-    some use named groups, `(?<id>...)`, which Python's `re` cannot read, and the MCP Python
-    SDK's client then refuses the whole tool ("is not a 'regex'"). A named group matches as a plain
-    group does, so it is written as one; a pattern Python still cannot compile is dropped."""
-    rewritten = re.sub(r"\(\?<(?![=!])[A-Za-z_][A-Za-z0-9_]*>", "(?:", pattern)
-    try:
-        re.compile(rewritten)
-    except (re.error, RecursionError):
-        return None
-    return rewritten
 
 
 def _only_nullable(part: Any) -> bool:

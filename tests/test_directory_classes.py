@@ -1,0 +1,211 @@
+"""The failure classes `make directory` found in the APIs.guru collection, each reproduced by a small
+spec written for it and generated through the real pipeline (the CLI, its listing checks on)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import jsonschema
+import pytest
+from mcp import Client
+
+from harness.node_tools import run_ts_client
+from support import HttpServer, Reply, generate, import_server
+from typed_mcp.catalog.listing import list_all_tools
+
+COMPONENT = "#/components/schemas/"
+
+
+def _post(operation: str, body: str, answer: str) -> dict[str, Any]:
+    return {
+        "post": {
+            "operationId": operation,
+            "requestBody": {"content": {"application/json": {"schema": {"$ref": COMPONENT + body}}}},
+            "responses": {
+                "200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": COMPONENT + answer}}}}
+            },
+        }
+    }
+
+
+def aws_like_spec(count: int = 30) -> dict[str, Any]:
+    """What AWS specs (converted from Smithy) do hundreds of times: a request declared before the
+    scalar components its properties use, each property named like its component and written
+    `allOf: [{$ref}, {description}]`. The code generator names the `allOf` site after the property,
+    which is the component's name. Plus an inline model (`Order.items` -> `OrderItems`) that holds
+    the name of a component declared after it."""
+    fields = [f"Field{i:02d}" for i in range(count)]
+    schemas: dict[str, Any] = {
+        "PutRequest": {
+            "type": "object",
+            "required": fields[:2],
+            "properties": {f: {"allOf": [{"$ref": COMPONENT + f}, {"description": f"the {f}"}]} for f in fields},
+        },
+        "PutResult": {
+            "type": "object",
+            "properties": {"Field00": {"allOf": [{"$ref": COMPONENT + "Field00"}, {"description": "echo"}]}},
+        },
+        "Order": {
+            "type": "object",
+            "properties": {"items": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        },
+        "OrderItems": {"type": "object", "required": ["z"], "properties": {"z": {"type": "string"}}},
+    }
+    schemas.update({f: {"type": "string", "minLength": 1, "maxLength": 50} for f in fields})
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Names", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {"/put": _post("Put", "PutRequest", "PutResult"), "/items": _post("ListItems", "Order", "OrderItems")},
+        "components": {"schemas": schemas},
+    }
+
+
+def test_class_names_settle_by_construction_where_inline_sites_take_component_names(tmp_path):
+    # On the old code: "model generation: could not settle class names after 20 renames" (one
+    # code generator run per name; 30 names here).
+    out = tmp_path / "names"
+    generate(aws_like_spec(), out, "names-api")
+    tools = _listed(out, "names_api")
+    models = importlib.import_module("names_api.models")
+    # Every component keeps its own readable name and is the scalar it declares.
+    assert models.Field29.model_validate("x").root == "x"
+    with pytest.raises(ValueError):
+        models.Field29.model_validate("")
+    # The component that an inline model's name (OrderItems) would have shadowed is still the component.
+    items = tools["list_items"]["outputSchema"]
+    assert items["required"] == ["z"] and set(items["properties"]) == {"z"}
+    put = tools["put"]["inputSchema"]["$defs"]["PutRequest"]
+    assert put["properties"]["Field01"] == {"$ref": "#/$defs/Field01"}  # required: not nullable
+    field = tools["put"]["inputSchema"]["$defs"]["Field01"]
+    assert {k: v for k, v in field.items() if k != "title"} == {"maxLength": 50, "minLength": 1, "type": "string"}
+
+
+def test_models_without_any_object_model_generate_and_validate(tmp_path):
+    # On the old code: "model generation: the base model import is missing" (the code generator
+    # imports the base model only when some model is an object).
+    spec = {
+        "openapi": "3.0.0",
+        "info": {"title": "Symbols", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {
+            "/symbols": {
+                "get": {
+                    "operationId": "getSymbols",
+                    "responses": {
+                        "200": {
+                            "description": "symbols",
+                            "content": {"application/json": {"schema": {"type": "array", "items": {"type": "string"}}}},
+                        }
+                    },
+                }
+            },
+            "/quotes": {"get": {"operationId": "getQuotes", "responses": {"200": {"description": "no schema"}}}},
+        },
+    }
+    out = tmp_path / "symbols"
+    generate(spec, out, "symbols-api")
+    tools = _listed(out, "symbols_api")
+    assert tools["get_symbols"]["outputSchema"]["properties"]["result"]["type"] == "array"
+
+    async def call(answer: Any) -> Any:
+        async with Client(import_server(out, "symbols_api")) as client:
+            upstream.routes["/symbols"] = Reply(200, answer)
+            return await client.call_tool("get_symbols", {})
+
+    with HttpServer() as upstream, pytest.MonkeyPatch.context() as env:
+        env.setenv("SYMBOLS_API_BASE_URL", upstream.url)
+        good = anyio.run(call, ["EURUSD", "GBPJPY"])
+        bad = anyio.run(call, [1, 2])
+    assert not good.is_error and good.structured_content == {"result": ["EURUSD", "GBPJPY"]}
+    assert bad.is_error
+
+
+# pattern in the spec -> what every engine reads alike (None: no common form, dropped)
+PATTERNS = {
+    r"^[[A-Z0-9]{1,18}$": r"^[\[A-Z0-9]{1,18}$",  # Rust: a nested class, unclosed; pydantic refused to start
+    r"^https\://\S+$": r"^https://\S+$",  # AJV's `u` mode: "Invalid escape"
+    r"^[^/:|\000-\037]+$": r"^[^/:|\x00-\x1F]+$",  # AJV's `u` mode: "Invalid class escape"; Rust: no octal
+    r"^(?<year>\d{4})$": r"^(?:\d{4})$",  # Python's `re`: no `(?<name>`
+    r"^a\-b[\-x]\/$": r"^a-b[\-x]\/$",
+    r"^(a)\1$": r"^(a)\1$",
+    r"^abc\Z": None,  # `\Z` means the end in Python, a `Z` in ECMA-262
+}
+
+
+def test_patterns_are_written_in_the_form_every_engine_reads_alike():
+    from typed_mcp.spec.patterns import portable_pattern  # here: the old code had no such module
+
+    assert {pattern: portable_pattern(pattern) for pattern in PATTERNS} == PATTERNS
+
+
+def test_patterns_one_engine_refuses_no_longer_stop_the_server_or_a_strict_listing(tmp_path):
+    # On the old code: exit 7 "the generated package does not start: error: unclosed character class"
+    # (`[[`), and with that fixed alone the TypeScript client's listing ends in a SyntaxError (`\:`, `\000`).
+    answer = {
+        "type": "object",
+        "properties": {
+            "fare": {"type": "string", "pattern": r"^[[A-Z0-9]{1,18}$"},
+            "link": {"type": "string", "pattern": r"^https\://\S+$"},
+        },
+    }
+    # Not in the model: an octal escape there makes the code generator choose Python's engine for
+    # the whole model, which would hide what Rust makes of `[[`.
+    stream = {"type": "string", "pattern": r"^[^/:|\000-\037]+$"}
+    spec = {
+        "openapi": "3.0.0",
+        "info": {"title": "Fares", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {
+            "/fares/{stream}": {
+                "get": {
+                    "operationId": "getFare",
+                    "parameters": [{"name": "stream", "in": "path", "required": True, "schema": stream}],
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"$ref": COMPONENT + "Fare"}}},
+                        }
+                    },
+                }
+            }
+        },
+        "components": {"schemas": {"Fare": answer}},
+    }
+    out = tmp_path / "fares"
+    generate(spec, out, "fares-api")
+    good = {"fare": "[AB12", "link": "https://fares.example/1"}
+    bad = {"fare": "ab", "link": "https://fares.example/1"}
+    with HttpServer() as upstream:
+        upstream.routes["/fares/s1"] = lambda _: Reply(200, good if len(upstream.seen) == 1 else bad)
+        run = run_ts_client(
+            [sys.executable, "-m", "fares_api", "--base-url", upstream.url],
+            {"PYTHONPATH": str(out / "src")},
+            [{"name": "get_fare", "arguments": {"stream": "s1"}}] * 2,
+            compile_schemas=True,
+        )
+    assert run["schemas"]["failures"] == [] and run["schemas"]["compiled"] == 2
+    first, second = run["results"]
+    assert first["ok"] and not first["isError"] and first["structuredContent"] == good
+    assert second["isError"] and "fare" in second["text"]  # the model reads the pattern as the spec means it
+    schema = _listed(out, "fares_api")["get_fare"]["outputSchema"]
+    fare = schema["properties"]["fare"]
+    assert fare["anyOf"][0]["pattern"] == r"^[\[A-Z0-9]{1,18}$"  # optional: string or null
+    # The pattern still means what the spec says, in the model and in the published schema.
+    assert jsonschema.Draft202012Validator(schema).is_valid(good)
+    assert not jsonschema.Draft202012Validator(schema).is_valid(bad)
+
+
+def _listed(out: Path, module: str) -> dict[str, dict[str, Any]]:
+    """The package's tools as its server lists them to the MCP Python SDK's client."""
+
+    async def listing() -> list[Any]:
+        async with Client(import_server(out, module)) as client:
+            return await list_all_tools(client)
+
+    tools = anyio.run(listing)
+    return {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools}
