@@ -125,6 +125,36 @@ def test_models_without_any_object_model_generate_and_validate(tmp_path):
     assert bad.is_error
 
 
+def test_a_dotted_schema_name_keeps_the_models_one_module(tmp_path):
+    # On the old code: "model generation produced several modules; expected one" (the code generator
+    # made a dot in a schema's name a module when the schema's items were an inline model).
+    items = {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}
+    spec = {
+        "openapi": "3.0.0",
+        "info": {"title": "Dotted", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {
+            "/diag": {
+                "get": {
+                    "operationId": "getDiag",
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"$ref": COMPONENT + "rfdiag.response"}}},
+                        }
+                    },
+                }
+            }
+        },
+        "components": {"schemas": {"rfdiag.response": {"type": "array", "items": items}}},
+    }
+    out = tmp_path / "dotted"
+    generate(spec, out, "dotted-api")
+    tools = _listed(out, "dotted_api")
+    assert tools["get_diag"]["outputSchema"]["properties"]["result"]["type"] == "array"
+    assert importlib.import_module("dotted_api.models").RfdiagResponse.model_validate([{"id": "a"}]).root[0].id == "a"
+
+
 # pattern in the spec -> what every engine reads alike (None: no common form, dropped)
 PATTERNS = {
     r"^[[A-Z0-9]{1,18}$": r"^[\[A-Z0-9]{1,18}$",  # Rust: a nested class, unclosed; pydantic refused to start

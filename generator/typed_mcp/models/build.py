@@ -359,6 +359,9 @@ def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) ->
                     model_name_map=name_map,
                     emit_model_metadata=metadata,
                     naming_strategy=NAMING,
+                    # One module whatever the schema names: by default a dot in one (`rfdiag.response`)
+                    # may make the models a package of modules (as an array of inline items does).
+                    treat_dot_as_module=False,
                     # `email` becomes pydantic's EmailStr and `uri` its AnyUrl, both replaced by the runtime's
                     # own (see RUNTIME_TYPES); strict clients have no `idn-email` check, so those stay plain strings.
                     # `url`, outside JSON Schema but common (Box), is a `uri`: else nothing told a caller.
