@@ -39,12 +39,14 @@ def aws_like_spec(count: int = 30) -> dict[str, Any]:
     which is the component's name. Plus an inline model (`Order.items` -> `OrderItems`) that holds
     the name of a component declared after it."""
     fields = [f"Field{i:02d}" for i in range(count)]
+    # And keys that are not their class name (`VpceName00`), under properties whose class name is.
+    upper = [f"VPCEName{i:02d}" for i in range(5)]
+    properties = {f: {"allOf": [{"$ref": COMPONENT + f}, {"description": f"the {f}"}]} for f in fields}
+    properties.update(
+        {f"vpceName{i:02d}": {"allOf": [{"$ref": COMPONENT + u}, {"title": u}]} for i, u in enumerate(upper)}
+    )
     schemas: dict[str, Any] = {
-        "PutRequest": {
-            "type": "object",
-            "required": fields[:2],
-            "properties": {f: {"allOf": [{"$ref": COMPONENT + f}, {"description": f"the {f}"}]} for f in fields},
-        },
+        "PutRequest": {"type": "object", "required": fields[:2], "properties": properties},
         "PutResult": {
             "type": "object",
             "properties": {"Field00": {"allOf": [{"$ref": COMPONENT + "Field00"}, {"description": "echo"}]}},
@@ -55,7 +57,7 @@ def aws_like_spec(count: int = 30) -> dict[str, Any]:
         },
         "OrderItems": {"type": "object", "required": ["z"], "properties": {"z": {"type": "string"}}},
     }
-    schemas.update({f: {"type": "string", "minLength": 1, "maxLength": 50} for f in fields})
+    schemas.update({f: {"type": "string", "minLength": 1, "maxLength": 50} for f in fields + upper})
     return {
         "openapi": "3.0.0",
         "info": {"title": "Names", "version": "1"},
@@ -80,7 +82,9 @@ def test_class_names_settle_by_construction_where_inline_sites_take_component_na
     items = tools["list_items"]["outputSchema"]
     assert items["required"] == ["z"] and set(items["properties"]) == {"z"}
     put = tools["put"]["inputSchema"]["$defs"]["PutRequest"]
-    assert put["properties"]["Field01"] == {"$ref": "#/$defs/Field01"}  # required: not nullable
+    # Required, so not nullable; the description the old code dropped is kept.
+    assert put["properties"]["Field01"] == {"$ref": "#/$defs/Field01", "description": "the Field01"}
+    assert models.VpceName04.model_validate("v").root == "v"
     field = tools["put"]["inputSchema"]["$defs"]["Field01"]
     assert {k: v for k, v in field.items() if k != "title"} == {"maxLength": 50, "minLength": 1, "type": "string"}
 
@@ -164,6 +168,8 @@ PATTERNS = {
     r"^a\-b[\-x]\/$": r"^a-b[\-x]\/$",
     r"^(a)\1$": r"^(a)\1$",
     r"^abc\Z": None,  # `\Z` means the end in Python, a `Z` in ECMA-262
+    r"^a\u002Fb$": r"^a\u002Fb$",
+    r"[\u0020-\uD7FF\uD800\uDBFF-\uDC00\uDFFF]*": None,  # surrogates: Rust "not a Unicode scalar value"
 }
 
 

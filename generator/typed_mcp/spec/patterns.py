@@ -11,6 +11,7 @@ import warnings
 
 _SYNTAX = set("^$\\.*+?()[]{}|/")  # what ECMA-262's `u` mode lets a backslash escape as itself
 _LETTER_ESCAPES = set("dDwWsSbBnrtfvcxupPk")  # letter escapes ECMA-262 gives a meaning
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # half a UTF-16 pair: no character in Rust
 _OCTAL = re.compile(r"0[0-7]{0,2}|[0-3][0-7]{2}")
 _NAMED_GROUP = re.compile(r"\(\?<(?![=!])[A-Za-z_][A-Za-z0-9_]*>")
 
@@ -22,8 +23,9 @@ def portable_pattern(pattern: str) -> str | None:
     - An escaped character that needs none (`\\:`, `\\@`) is refused by the `u` mode: written plain.
     - A legacy octal escape (`\\000`, `\\037` in a class) is written as the `\\xHH` it means.
     - A `[` inside a character class is a literal in ECMA-262 and in `re`, a nested class in Rust: escaped.
-    - A letter escape that ECMA-262 does not define (`\\Z`, `\\A`) means something else in each engine:
-      the pattern is dropped, as is one Python's `re` still cannot compile."""
+    - A letter escape that ECMA-262 does not define (`\\Z`, `\\A`) means something else in each engine,
+      and a UTF-16 surrogate (`\\uD800`) is a code unit in ECMA-262 and no character at all in Rust:
+      such a pattern is dropped, as is one Python's `re` still cannot compile."""
     rewritten = _rewritten(_NAMED_GROUP.sub("(?:", pattern))
     if rewritten is None:
         return None
@@ -54,7 +56,7 @@ def _rewritten(pattern: str) -> str | None:
                     return None
                 out.append(char + escaped)  # a backreference
             elif escaped.isascii() and escaped.isalnum():
-                if escaped not in _LETTER_ESCAPES:
+                if escaped not in _LETTER_ESCAPES or _SURROGATE.match(pattern, i):
                     return None
                 out.append(char + escaped)
             elif escaped in _SYNTAX or (in_class and escaped == "-"):

@@ -30,6 +30,8 @@ turn into models that refuse valid data or cannot validate at all.
    inherited type and drops the new structure (`_override`).
 11. A schema without `type` whose keywords all apply to one type (`pattern` and `maxLength`: a
    string), which the code generator makes `Any`, dropping them (`implied_type`).
+12. `allOf: [{$ref: X}, {description: ...}]`, written as `allOf: [{$ref: X}]` with the annotations
+   beside it (`_ref_with_annotations`).
 
 Each is where a real spec broke a tool; see the functions for how.
 """
@@ -95,6 +97,8 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
     parts = out.get("allOf")
     if isinstance(parts, list) and any(_only_nullable(p) for p in parts):
         return _nullable_all_of(out, parts)
+    if isinstance(parts, list) and _annotated_ref(parts):
+        return _ref_with_annotations(out, parts)
     if isinstance(parts, list) and len(parts) > 1:
         out["allOf"] = _narrow_parts(parts, resolve)
     discriminator = out.get("discriminator")
@@ -203,6 +207,29 @@ def _nullable_all_of(schema: dict[str, Any], parts: list[Any]) -> dict[str, Any]
     out = {k: v for k, v in schema.items() if k != "allOf"}
     out["anyOf"] = rest if len(rest) == 1 else [{"allOf": rest}]
     out["nullable"] = True
+    return out
+
+
+def _annotated_ref(parts: list[Any]) -> bool:
+    """`allOf: [{$ref: X}, {description: ...}]`: one reference, and parts that only annotate it."""
+    refs = [p for p in parts if isinstance(p, dict) and set(p) == {"$ref"}]
+    rest = [p for p in parts if p not in refs]
+    return (
+        len(refs) == 1 and bool(rest) and all(isinstance(p, dict) and p and set(p) <= set(_ANNOTATIONS) for p in rest)
+    )
+
+
+def _ref_with_annotations(schema: dict[str, Any], parts: list[Any]) -> dict[str, Any]:
+    """`allOf: [{$ref: X}, {description: d}]` as `allOf: [{$ref: X}], description: d` (the schema's own
+    annotations first). The code generator named the first form's site after its property, for the
+    whole run, and then refused that name to the component X when X came later in the document (AWS
+    specs write every property so, named like its component); it also dropped the description."""
+    out = {k: v for k, v in schema.items() if k != "allOf"}
+    for part in parts:
+        if set(part) == {"$ref"}:
+            out["allOf"] = [part]
+        else:
+            out.update({k: v for k, v in part.items() if k not in out})
     return out
 
 
