@@ -159,6 +159,44 @@ def test_a_dotted_schema_name_keeps_the_models_one_module(tmp_path):
     assert importlib.import_module("dotted_api.models").RfdiagResponse.model_validate([{"id": "a"}]).root[0].id == "a"
 
 
+def test_a_keyword_value_of_the_wrong_type_is_dropped_not_fatal(tmp_path):
+    # On the old code: "model generation failed: SchemaParseError: ... validation errors for JsonSchemaObject"
+    # for the whole spec (api.video writes `pattern: 0`).
+    payload = {
+        "type": "object",
+        "required": ["timecode"],
+        "properties": {
+            "timecode": {"type": "string", "pattern": 0, "maxLength": "12"},
+            "count": {"type": "integer", "minimum": "1", "exclusiveMaximum": True, "maximum": 9},
+        },
+    }
+    spec = {
+        "openapi": "3.0.0",
+        "info": {"title": "Thumbs", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {
+            "/pick": {
+                "get": {
+                    "operationId": "pick",
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"$ref": COMPONENT + "Pick"}}},
+                        }
+                    },
+                }
+            }
+        },
+        "components": {"schemas": {"Pick": payload}},
+    }
+    out = tmp_path / "thumbs"
+    generate(spec, out, "thumbs-api")
+    schema = _listed(out, "thumbs_api")["pick"]["outputSchema"]
+    assert schema["properties"]["timecode"] == {"type": "string"}
+    count = schema["properties"]["count"]["anyOf"][0]
+    assert count == {"type": "integer", "exclusiveMaximum": 9}  # the well-formed bound kept
+
+
 # pattern in the spec -> what every engine reads alike (None: no common form, dropped)
 PATTERNS = {
     r"^[[A-Z0-9]{1,18}$": r"^[\[A-Z0-9]{1,18}$",  # Rust: a nested class, unclosed; pydantic refused to start

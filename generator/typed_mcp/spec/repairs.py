@@ -32,6 +32,7 @@ turn into models that refuse valid data or cannot validate at all.
    string), which the code generator makes `Any`, dropping them (`implied_type`).
 12. `allOf: [{$ref: X}, {description: ...}]`, written as `allOf: [{$ref: X}]` with the annotations
    beside it (`_ref_with_annotations`).
+13. Keywords whose value has the wrong type, such as `pattern: 0` (`_drop_malformed`).
 
 Each is where a real spec broke a tool; see the functions for how.
 """
@@ -85,6 +86,7 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
         del out["default"]
     if (implied := implied_type(out)) is not None:
         out["type"] = implied
+    _drop_malformed(out)
     _drop_inapplicable(out)
     if isinstance(out.get("properties"), dict) and out["properties"]:
         for keyword, carrier in PROPERTY_COUNT.items():
@@ -183,6 +185,35 @@ def implied_type(schema: dict[str, Any]) -> str | None:
     if len(kinds) != 1:
         return None
     return {"string": "string", "array": "array", "object": "object"}.get(next(iter(kinds))[0], "number")
+
+
+_COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
+_NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_FLAGS = ("uniqueItems", "nullable", "readOnly", "writeOnly", "deprecated")
+
+
+def _drop_malformed(schema: dict[str, Any]) -> None:
+    """Keywords whose value has the wrong type (`pattern: 0`, `maxLength: "10"`): they say nothing a
+    reader can act on, and the code generator refused the whole spec over one of them."""
+    for keyword in _COUNTS:
+        value = schema.get(keyword)
+        if keyword in schema and not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            del schema[keyword]
+    for keyword in _NUMBERS:
+        value = schema.get(keyword)
+        flag = keyword.startswith("exclusive") and isinstance(value, bool)  # 3.0's form: a flag
+        if keyword in schema and not (flag or _number(value)):
+            del schema[keyword]
+    for keyword in _FLAGS:
+        if keyword in schema and not isinstance(schema[keyword], bool):
+            del schema[keyword]
+    for keyword in ("pattern", "format"):
+        if keyword in schema and not isinstance(schema[keyword], str):
+            del schema[keyword]
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _drop_inapplicable(schema: dict[str, Any]) -> None:
