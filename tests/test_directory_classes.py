@@ -20,6 +20,17 @@ from typed_mcp.catalog.listing import list_all_tools
 COMPONENT = "#/components/schemas/"
 
 
+def _spec(title: str, paths: dict[str, Any], schemas: dict[str, Any] | None = None) -> dict[str, Any]:
+    spec = {"openapi": "3.0.0", "info": {"title": title, "version": "1"}, "servers": [{"url": "http://127.0.0.1:9"}]}
+    return {**spec, "paths": paths, **({"components": {"schemas": schemas}} if schemas else {})}
+
+
+def _get(operation: str, schema: dict[str, Any], parameters: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A GET whose 200 answers JSON of `schema`."""
+    answer = {"description": "ok", "content": {"application/json": {"schema": schema}}}
+    return {"get": {"operationId": operation, "parameters": parameters or [], "responses": {"200": answer}}}
+
+
 def _post(operation: str, body: str, answer: str) -> dict[str, Any]:
     return {
         "post": {
@@ -58,13 +69,8 @@ def aws_like_spec(count: int = 30) -> dict[str, Any]:
         "OrderItems": {"type": "object", "required": ["z"], "properties": {"z": {"type": "string"}}},
     }
     schemas.update({f: {"type": "string", "minLength": 1, "maxLength": 50} for f in fields + upper})
-    return {
-        "openapi": "3.0.0",
-        "info": {"title": "Names", "version": "1"},
-        "servers": [{"url": "http://127.0.0.1:9"}],
-        "paths": {"/put": _post("Put", "PutRequest", "PutResult"), "/items": _post("ListItems", "Order", "OrderItems")},
-        "components": {"schemas": schemas},
-    }
+    paths = {"/put": _post("Put", "PutRequest", "PutResult"), "/items": _post("ListItems", "Order", "OrderItems")}
+    return _spec("Names", paths, schemas)
 
 
 def test_class_names_settle_by_construction_where_inline_sites_take_component_names(tmp_path):
@@ -92,25 +98,11 @@ def test_class_names_settle_by_construction_where_inline_sites_take_component_na
 def test_models_without_any_object_model_generate_and_validate(tmp_path):
     # On the old code: "model generation: the base model import is missing" (the code generator
     # imports the base model only when some model is an object).
-    spec = {
-        "openapi": "3.0.0",
-        "info": {"title": "Symbols", "version": "1"},
-        "servers": [{"url": "http://127.0.0.1:9"}],
-        "paths": {
-            "/symbols": {
-                "get": {
-                    "operationId": "getSymbols",
-                    "responses": {
-                        "200": {
-                            "description": "symbols",
-                            "content": {"application/json": {"schema": {"type": "array", "items": {"type": "string"}}}},
-                        }
-                    },
-                }
-            },
-            "/quotes": {"get": {"operationId": "getQuotes", "responses": {"200": {"description": "no schema"}}}},
-        },
+    paths = {
+        "/symbols": _get("getSymbols", {"type": "array", "items": {"type": "string"}}),
+        "/quotes": {"get": {"operationId": "getQuotes", "responses": {"200": {"description": "no schema"}}}},
     }
+    spec = _spec("Symbols", paths)
     out = tmp_path / "symbols"
     generate(spec, out, "symbols-api")
     tools = _listed(out, "symbols_api")
@@ -133,25 +125,11 @@ def test_a_dotted_schema_name_keeps_the_models_one_module(tmp_path):
     # On the old code: "model generation produced several modules; expected one" (the code generator
     # made a dot in a schema's name a module when the schema's items were an inline model).
     items = {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}
-    spec = {
-        "openapi": "3.0.0",
-        "info": {"title": "Dotted", "version": "1"},
-        "servers": [{"url": "http://127.0.0.1:9"}],
-        "paths": {
-            "/diag": {
-                "get": {
-                    "operationId": "getDiag",
-                    "responses": {
-                        "200": {
-                            "description": "ok",
-                            "content": {"application/json": {"schema": {"$ref": COMPONENT + "rfdiag.response"}}},
-                        }
-                    },
-                }
-            }
-        },
-        "components": {"schemas": {"rfdiag.response": {"type": "array", "items": items}}},
-    }
+    spec = _spec(
+        "Dotted",
+        {"/diag": _get("getDiag", {"$ref": COMPONENT + "rfdiag.response"})},
+        {"rfdiag.response": {"type": "array", "items": items}},
+    )
     out = tmp_path / "dotted"
     generate(spec, out, "dotted-api")
     tools = _listed(out, "dotted_api")
@@ -170,25 +148,7 @@ def test_a_keyword_value_of_the_wrong_type_is_dropped_not_fatal(tmp_path):
             "count": {"type": "integer", "minimum": "1", "exclusiveMaximum": True, "maximum": 9},
         },
     }
-    spec = {
-        "openapi": "3.0.0",
-        "info": {"title": "Thumbs", "version": "1"},
-        "servers": [{"url": "http://127.0.0.1:9"}],
-        "paths": {
-            "/pick": {
-                "get": {
-                    "operationId": "pick",
-                    "responses": {
-                        "200": {
-                            "description": "ok",
-                            "content": {"application/json": {"schema": {"$ref": COMPONENT + "Pick"}}},
-                        }
-                    },
-                }
-            }
-        },
-        "components": {"schemas": {"Pick": payload}},
-    }
+    spec = _spec("Thumbs", {"/pick": _get("pick", {"$ref": COMPONENT + "Pick"})}, {"Pick": payload})
     out = tmp_path / "thumbs"
     generate(spec, out, "thumbs-api")
     schema = _listed(out, "thumbs_api")["pick"]["outputSchema"]
@@ -230,26 +190,9 @@ def test_patterns_one_engine_refuses_no_longer_stop_the_server_or_a_strict_listi
     # Not in the model: an octal escape there makes the code generator choose Python's engine for
     # the whole model, which would hide what Rust makes of `[[`.
     stream = {"type": "string", "pattern": r"^[^/:|\000-\037]+$"}
-    spec = {
-        "openapi": "3.0.0",
-        "info": {"title": "Fares", "version": "1"},
-        "servers": [{"url": "http://127.0.0.1:9"}],
-        "paths": {
-            "/fares/{stream}": {
-                "get": {
-                    "operationId": "getFare",
-                    "parameters": [{"name": "stream", "in": "path", "required": True, "schema": stream}],
-                    "responses": {
-                        "200": {
-                            "description": "ok",
-                            "content": {"application/json": {"schema": {"$ref": COMPONENT + "Fare"}}},
-                        }
-                    },
-                }
-            }
-        },
-        "components": {"schemas": {"Fare": answer}},
-    }
+    parameters = [{"name": "stream", "in": "path", "required": True, "schema": stream}]
+    paths = {"/fares/{stream}": _get("getFare", {"$ref": COMPONENT + "Fare"}, parameters)}
+    spec = _spec("Fares", paths, {"Fare": answer})
     out = tmp_path / "fares"
     generate(spec, out, "fares-api")
     good = {"fare": "[AB12", "link": "https://fares.example/1"}
