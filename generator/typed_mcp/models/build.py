@@ -316,21 +316,25 @@ def codegen_job(job: dict[str, Any]) -> dict[str, Any]:
         return {"error": exc.message}
 
 
-def _misnamed(wanted: dict[str, str], given: dict[str, str]) -> list[str]:
-    """The schemas that did not get their wanted class: named otherwise, or their name is another model's.
-    `given`: source (a JSON pointer) -> class name, for every model the code generator wrote."""
-    holder = {cls: source for source, cls in given.items()}
+def _misnamed(wanted: dict[str, str], given: list[tuple[str, str]]) -> list[str]:
+    """The schemas that did not get their wanted class: not among the classes made from them, or not
+    made a model while their name is another model's. `given`: (source, a JSON pointer; class name)
+    for every model the code generator wrote; one source may give several (a union member's variant)."""
+    classes_of: dict[str, set[str]] = {}
+    for source, cls in given:
+        classes_of.setdefault(source, set()).add(cls)
+    held = {cls for _, cls in given}
     misnamed = []
     for key, cls in wanted.items():
-        source = f"#/components/schemas/{_escape(key)}"
-        if given.get(source, cls) != cls or holder.get(cls, source) != source:
+        made = classes_of.get(f"#/components/schemas/{_escape(key)}")
+        if (made is not None and cls not in made) or (made is None and cls in held):
             misnamed.append(key)
     return misnamed
 
 
-def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) -> tuple[str, dict[str, str]]:
-    """The models source, and which class the code generator gave to each schema it made a model of
-    (its model metadata: source pointer -> class name)."""
+def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) -> tuple[str, list[tuple[str, str]]]:
+    """The models source, and which classes the code generator made of which schemas (its model
+    metadata: source pointer, class name)."""
     from datamodel_code_generator import DataModelType, InputFileType, OpenAPIScope, PythonVersion, generate
 
     with tempfile.TemporaryDirectory(prefix="typed-mcp-models-") as temp:
@@ -377,7 +381,7 @@ def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) ->
             ) from exc
         if not isinstance(out, str):
             raise SpecError("model generation produced several modules; expected one", source=origin)
-        given = {model["source_ref"]: model["class_name"] for model in json.loads(metadata.read_text())["models"]}
+        given = [(model["source_ref"], model["class_name"]) for model in json.loads(metadata.read_text())["models"]]
     return out, given
 
 
