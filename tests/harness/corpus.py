@@ -10,6 +10,7 @@ import csv
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -77,11 +78,15 @@ def run_timed(
         tempfile.NamedTemporaryFile("r") as peak,
     ):
         timed = ["/usr/bin/time", "-o", peak.name, "-f", "%M", *args] if Path("/usr/bin/time").exists() else args
-        proc = subprocess.Popen(timed, stdout=out, stderr=err, env={**os.environ, **(env or {})})
+        # Its own process group, so that a timeout also ends the processes it started (GNU time's child,
+        # model and catalog workers), not only GNU time.
+        proc = subprocess.Popen(
+            timed, stdout=out, stderr=err, env={**os.environ, **(env or {})}, start_new_session=True
+        )
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         seconds = time.perf_counter() - started
         out.seek(0)

@@ -1,16 +1,17 @@
-"""`python -m harness.corpus_child list|schemes MODULE`: what the corpus runner asks of a generated
+"""`python -m harness.corpus_child list|stdio|schemes MODULE`: what the corpus runner asks of a generated
 package in a fresh interpreter (so times and memory are the package's own), as one result."""
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 import time
 from typing import Any
 
 import anyio
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from harness.corpus import schema_problems
 from typed_mcp.catalog import budget
@@ -57,6 +58,21 @@ def listing(module: str) -> dict[str, Any]:
     return anyio.run(main)
 
 
+def stdio_listing(module: str) -> dict[str, Any]:
+    """The package's server started as a user starts it (`python -m MODULE`, over stdio) and listed
+    by the Python SDK's client: tool count, how many have an outputSchema, and their names."""
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", module, "--base-url", "http://127.0.0.1:9"], env=dict(os.environ)
+    )
+
+    async def main() -> dict[str, Any]:
+        async with Client(params) as client:
+            tools = await list_all_tools(client)
+        return {"tools": len(tools), "with_output": sum(t.output_schema is not None for t in tools)}
+
+    return anyio.run(main)
+
+
 def schemes(module: str) -> list[str]:
     """The environment variables of the package's credentials."""
     api = importlib.import_module(f"{module}.upstream").api
@@ -64,4 +80,4 @@ def schemes(module: str) -> list[str]:
 
 
 if __name__ == "__main__":
-    print_result({"list": listing, "schemes": schemes}[sys.argv[1]](sys.argv[2]))
+    print_result({"list": listing, "stdio": stdio_listing, "schemes": schemes}[sys.argv[1]](sys.argv[2]))

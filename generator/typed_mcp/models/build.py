@@ -17,9 +17,11 @@ import json
 import keyword
 import logging
 import re
+import tempfile
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from typed_mcp import cache, names
@@ -90,8 +92,7 @@ def build_models(
                 source = _settle_names(doc, slices, class_names, helper, cores_free)
     if source is None:  # a small API, or parts that cannot be merged: one run here
         source = _settle_names(doc, [schemas], class_names, None, cores_free)
-    if BASE_IMPORT not in source:
-        raise SpecError("model generation: the base model import is missing", source=doc.origin)
+    source = _with_base_import(source)
     source, moved = _runtime_types(source)
     source, counted = _property_counts(source)
     moved += counted
@@ -111,7 +112,12 @@ def build_models(
     return models
 
 
-MAX_RENAMES = 20
+# Naming settles by construction: a class name that is a schema's own key is not forced on the code
+# generator (which gives it to that schema unless another model holds it, and reports what it gave),
+# only the names that differ from the key are. A schema that did not get its name takes a hashed one,
+# which nothing else can hold, all at once: a second pass settles it. The third is for a forced name
+# that the code generator refused outright (_NameTaken), which each pass also settles at once.
+MAX_PASSES = 3
 _NAME_TAKEN = re.compile(r"maps '[^']*' to '([^']+)', but that model name is already used")
 
 
@@ -119,6 +125,14 @@ class _NameTaken(Exception):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.name = name
+
+
+class _Misnamed(Exception):
+    """Schemas whose class the code generator named otherwise than wanted (their keys)."""
+
+    def __init__(self, keys: list[str]) -> None:
+        super().__init__(", ".join(keys))
+        self.keys = keys
 
 
 def _escape(name: str) -> str:
@@ -211,14 +225,17 @@ def _settle_names(
     helper: model_parts.CodegenProcess | None,
     cores_free: Callable[[], None],
 ) -> str:
-    for _ in range(MAX_RENAMES):
+    for _ in range(MAX_PASSES):
         try:
             return _generate(doc, slices, class_names, helper, cores_free)
+        except _Misnamed as misnamed:
+            keys = misnamed.keys
         except _NameTaken as taken:
-            # The code generator gave an inline model the name we wanted for a component: take another.
-            key = next(k for k, v in class_names.items() if v == taken.name)
-            class_names[key] = f"{taken.name}{names.short_hash(key, 6).upper()}"
-    raise SpecError(f"model generation: could not settle class names after {MAX_RENAMES} renames", source=doc.origin)
+            keys = [k for k, v in class_names.items() if v == taken.name]
+        # Another model holds the names these schemas wanted: each takes one hashed from its key.
+        for key in keys:
+            class_names[key] = f"{class_names[key]}{names.short_hash(key, 6).upper()}"
+    raise SpecError(f"model generation: could not settle class names in {MAX_PASSES} passes", source=doc.origin)
 
 
 def _generate(
@@ -255,13 +272,18 @@ def _generate(
     elif todo:
         cores_free()
         answers = {i: codegen_job(jobs[i]) for i in todo}
+    misnamed = sorted({key for answer in answers.values() for key in answer.get("misnamed", [])})
     for i, answer in answers.items():  # only what was generated now goes into the cache
         if "taken" in answer:
             raise _NameTaken(answer["taken"])
         if "error" in answer:
             raise SpecError(answer["error"], source=doc.origin)
+        if misnamed:
+            continue
         sources[i] = answer["source"]
         cache.put(keys[i], answer["source"])
+    if misnamed:
+        raise _Misnamed(misnamed)
     if merged_key is None:
         return sources[0]
     merged = model_parts.merge(*sources, fixed)
@@ -276,63 +298,91 @@ def _job(doc: Document, schemas: dict[str, Any], class_names: dict[str, str]) ->
         "paths": {},
         "components": {**(doc.data.get("components") or {}), "schemas": schemas},
     }
-    name_map = {f"#/components/schemas/{_escape(k)}": class_names[k] for k in schemas}
-    return {"document": document, "name_map": name_map, "origin": doc.origin}
+    # A name equal to its key is the code generator's own choice (see MAX_PASSES): not forced.
+    name_map = {f"#/components/schemas/{_escape(k)}": class_names[k] for k in schemas if class_names[k] != k}
+    wanted = {k: class_names[k] for k in schemas}
+    return {"document": document, "name_map": name_map, "wanted": wanted, "origin": doc.origin}
 
 
 def codegen_job(job: dict[str, Any]) -> dict[str, Any]:
-    """One part's answer, as JSON: `source`, or the class name the code generator `taken`, or an `error`.
-    Run here or in a model generator process (model_parts)."""
+    """One part's answer, as JSON: `source` and the schemas it `misnamed`, or the class name the code
+    generator `taken`, or an `error`. Run here or in a model generator process (model_parts)."""
     try:
-        return {"source": _codegen(job["document"], job["name_map"], job["origin"])}
+        source, given = _codegen(job["document"], job["name_map"], job["origin"])
+        return {"source": source, "misnamed": _misnamed(job["wanted"], given)}
     except _NameTaken as taken:
         return {"taken": taken.name}
     except SpecError as exc:
         return {"error": exc.message}
 
 
-def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) -> str:
+def _misnamed(wanted: dict[str, str], given: list[tuple[str, str]]) -> list[str]:
+    """The schemas that did not get their wanted class: not among the classes made from them, or not
+    made a model while their name is another model's. `given`: (source, a JSON pointer; class name)
+    for every model the code generator wrote; one source may give several (a union member's variant)."""
+    classes_of: dict[str, set[str]] = {}
+    for source, cls in given:
+        classes_of.setdefault(source, set()).add(cls)
+    held = {cls for _, cls in given}
+    misnamed = []
+    for key, cls in wanted.items():
+        made = classes_of.get(f"#/components/schemas/{_escape(key)}")
+        if (made is not None and cls not in made) or (made is None and cls in held):
+            misnamed.append(key)
+    return misnamed
+
+
+def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) -> tuple[str, list[tuple[str, str]]]:
+    """The models source, and which classes the code generator made of which schemas (its model
+    metadata: source pointer, class name)."""
     from datamodel_code_generator import DataModelType, InputFileType, OpenAPIScope, PythonVersion, generate
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            logging.getLogger("datamodel_code_generator").setLevel(logging.ERROR)
-            out = generate(
-                copy.deepcopy(document),
-                input_file_type=InputFileType.OpenAPI,
-                openapi_scopes=[OpenAPIScope.Schemas],
-                output_model_type=DataModelType.PydanticV2BaseModel,
-                target_python_version=PythonVersion.PY_310,
-                extra_fields="allow",
-                base_class=f"{BASE_MODULE}.{BASE_CLASS}",
-                disable_timestamp=True,
-                use_annotated=True,
-                field_constraints=True,
-                strict_nullable=True,
-                use_schema_description=True,
-                enum_field_as_literal="all",
-                output_datetime_class="AwareDatetime",
-                disable_future_imports=True,
-                formatters=[],
-                model_name_map=name_map,
-                naming_strategy=NAMING,
-                # `email` becomes pydantic's EmailStr and `uri` its AnyUrl, both replaced by the runtime's
-                # own (see RUNTIME_TYPES); strict clients have no `idn-email` check, so those stay plain strings.
-                # `url`, outside JSON Schema but common (Box), is a `uri`: else nothing told a caller.
-                type_mappings=["idn-email=string", "url=uri"],
-                model_extra_keys_without_x_prefix=set(repairs.PROPERTY_COUNT.values()),
-            )
-    except Exception as exc:  # the code generator raises many types; all mean "this schema set failed"
-        taken = _NAME_TAKEN.search(str(exc))
-        if taken:
-            raise _NameTaken(taken.group(1)) from exc
-        raise SpecError(
-            f"model generation failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", source=origin
-        ) from exc
-    if not isinstance(out, str):
-        raise SpecError("model generation produced several modules; expected one", source=origin)
-    return out
+    with tempfile.TemporaryDirectory(prefix="typed-mcp-models-") as temp:
+        metadata = Path(temp) / "models.json"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                logging.getLogger("datamodel_code_generator").setLevel(logging.ERROR)
+                out = generate(
+                    copy.deepcopy(document),
+                    input_file_type=InputFileType.OpenAPI,
+                    openapi_scopes=[OpenAPIScope.Schemas],
+                    output_model_type=DataModelType.PydanticV2BaseModel,
+                    target_python_version=PythonVersion.PY_310,
+                    extra_fields="allow",
+                    base_class=f"{BASE_MODULE}.{BASE_CLASS}",
+                    disable_timestamp=True,
+                    use_annotated=True,
+                    field_constraints=True,
+                    strict_nullable=True,
+                    use_schema_description=True,
+                    enum_field_as_literal="all",
+                    output_datetime_class="AwareDatetime",
+                    disable_future_imports=True,
+                    formatters=[],
+                    model_name_map=name_map,
+                    emit_model_metadata=metadata,
+                    naming_strategy=NAMING,
+                    # One module whatever the schema names: by default a dot in one (`rfdiag.response`)
+                    # may make the models a package of modules (as an array of inline items does).
+                    treat_dot_as_module=False,
+                    # `email` becomes pydantic's EmailStr and `uri` its AnyUrl, both replaced by the runtime's
+                    # own (see RUNTIME_TYPES); strict clients have no `idn-email` check, so those stay plain strings.
+                    # `url`, outside JSON Schema but common (Box), is a `uri`: else nothing told a caller.
+                    type_mappings=["idn-email=string", "url=uri"],
+                    model_extra_keys_without_x_prefix=set(repairs.PROPERTY_COUNT.values()),
+                )
+        except Exception as exc:  # the code generator raises many types; all mean "this schema set failed"
+            taken = _NAME_TAKEN.search(str(exc))
+            if taken:
+                raise _NameTaken(taken.group(1)) from exc
+            raise SpecError(
+                f"model generation failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", source=origin
+            ) from exc
+        if not isinstance(out, str):
+            raise SpecError("model generation produced several modules; expected one", source=origin)
+        given = [(model["source_ref"], model["class_name"]) for model in json.loads(metadata.read_text())["models"]]
+    return out, given
 
 
 # Types the runtime replaces, by where the code generator imports them from. EmailStr: pydantic's needs
@@ -390,6 +440,19 @@ def _runtime_types(source: str) -> tuple[str, list[str]]:
         if left:
             raise _not_applied(f"the runtime's types in place of {', '.join(left)}")
     return edited, moved
+
+
+def _with_base_import(source: str) -> str:
+    """The source with the base model's import, which the code generator leaves out when no model is an
+    object (only lists, scalars, enums): the runtime's types are imported in its place."""
+    if BASE_IMPORT in source:
+        return source
+    if re.search(rf"\b{BASE_CLASS}\b", source):
+        raise _not_applied("the runtime's base model (its import)")
+    imports = [node for node in ast.parse(source).body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    lines = source.splitlines(keepends=True)
+    at = imports[-1].end_lineno if imports else 0
+    return "".join(lines[:at]) + BASE_IMPORT + "".join(lines[at:])
 
 
 def _not_applied(edit: str) -> ToolchainError:

@@ -19,7 +19,8 @@ from typed_mcp.plan.ir import ApiPlan, Body, Operation, Parameter, Response, Sec
 from typed_mcp.plan.variants import COMPONENT_SCHEMA, Views
 from typed_mcp.spec.load import redact_url
 from typed_mcp.spec.normalize import HTTP_METHODS, Document
-from typed_mcp.spec.repairs import implied_type, portable_pattern
+from typed_mcp.spec.patterns import portable_pattern
+from typed_mcp.spec.repairs import implied_type
 
 _STATUS_ORDER = ("200", "201", "202", "203", "206", "2XX", "204", "205", "default")
 _NO_BODY = ("204", "205")

@@ -20,7 +20,7 @@ turn into models that refuse valid data or cannot validate at all.
 5. `allOf: [X, {nullable: true}]`, written as `anyOf: [X], nullable`.
 6. Discriminators whose branches do not already pin the property (the code generator would make
    the branch models require it, also where they are used alone).
-7. Patterns with ECMA-262 named groups, which Python clients cannot compile (`portable_pattern`).
+7. Patterns that one engine reads otherwise or refuses (`patterns.portable_pattern`).
 8. `minProperties` / `maxProperties` on an object with declared properties, which the code
    generator drops (see PROPERTY_COUNT).
 9. `required` beside a `oneOf`/`anyOf` that declares no properties of its own, which the code
@@ -30,15 +30,19 @@ turn into models that refuse valid data or cannot validate at all.
    inherited type and drops the new structure (`_override`).
 11. A schema without `type` whose keywords all apply to one type (`pattern` and `maxLength`: a
    string), which the code generator makes `Any`, dropping them (`implied_type`).
+12. `allOf: [{$ref: X}, {description: ...}]`, written as `allOf: [{$ref: X}]` with the annotations
+   beside it (`_ref_with_annotations`).
+13. Keywords whose value has the wrong type, such as `pattern: 0` (`_drop_malformed`).
 
 Each is where a real spec broke a tool; see the functions for how.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
+
+from typed_mcp.spec.patterns import portable_pattern
 
 _UNIONS = ("anyOf", "oneOf")
 _SHAPE = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else")
@@ -82,6 +86,7 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
         del out["default"]
     if (implied := implied_type(out)) is not None:
         out["type"] = implied
+    _drop_malformed(out)
     _drop_inapplicable(out)
     if isinstance(out.get("properties"), dict) and out["properties"]:
         for keyword, carrier in PROPERTY_COUNT.items():
@@ -94,6 +99,8 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
     parts = out.get("allOf")
     if isinstance(parts, list) and any(_only_nullable(p) for p in parts):
         return _nullable_all_of(out, parts)
+    if isinstance(parts, list) and _annotated_ref(parts):
+        return _ref_with_annotations(out, parts)
     if isinstance(parts, list) and len(parts) > 1:
         out["allOf"] = _narrow_parts(parts, resolve)
     discriminator = out.get("discriminator")
@@ -180,6 +187,35 @@ def implied_type(schema: dict[str, Any]) -> str | None:
     return {"string": "string", "array": "array", "object": "object"}.get(next(iter(kinds))[0], "number")
 
 
+_COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
+_NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_FLAGS = ("uniqueItems", "nullable", "readOnly", "writeOnly", "deprecated")
+
+
+def _drop_malformed(schema: dict[str, Any]) -> None:
+    """Keywords whose value has the wrong type (`pattern: 0`, `maxLength: "10"`): they say nothing a
+    reader can act on, and the code generator refused the whole spec over one of them."""
+    for keyword in _COUNTS:
+        value = schema.get(keyword)
+        if keyword in schema and not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            del schema[keyword]
+    for keyword in _NUMBERS:
+        value = schema.get(keyword)
+        flag = keyword.startswith("exclusive") and isinstance(value, bool)  # 3.0's form: a flag
+        if keyword in schema and not (flag or _number(value)):
+            del schema[keyword]
+    for keyword in _FLAGS:
+        if keyword in schema and not isinstance(schema[keyword], bool):
+            del schema[keyword]
+    for keyword in ("pattern", "format"):
+        if keyword in schema and not isinstance(schema[keyword], str):
+            del schema[keyword]
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _drop_inapplicable(schema: dict[str, Any]) -> None:
     types = schema.get("type")
     types = [types] if isinstance(types, str) else types
@@ -188,19 +224,6 @@ def _drop_inapplicable(schema: dict[str, Any]) -> None:
     for keyword, applies in _APPLIES_TO.items():
         if keyword in schema and not set(types) & set(applies):
             del schema[keyword]
-
-
-def portable_pattern(pattern: str) -> str | None:
-    """A pattern every client can compile, or None. JSON Schema patterns are ECMA-262 regexes;
-    some use named groups, `(?<id>...)`, which Python's `re` cannot read, and the MCP Python
-    SDK's client then refuses the whole tool ("is not a 'regex'"). A named group matches as a plain
-    group does, so it is written as one; a pattern Python still cannot compile is dropped."""
-    rewritten = re.sub(r"\(\?<(?![=!])[A-Za-z_][A-Za-z0-9_]*>", "(?:", pattern)
-    try:
-        re.compile(rewritten)
-    except (re.error, RecursionError):
-        return None
-    return rewritten
 
 
 def _only_nullable(part: Any) -> bool:
@@ -215,6 +238,29 @@ def _nullable_all_of(schema: dict[str, Any], parts: list[Any]) -> dict[str, Any]
     out = {k: v for k, v in schema.items() if k != "allOf"}
     out["anyOf"] = rest if len(rest) == 1 else [{"allOf": rest}]
     out["nullable"] = True
+    return out
+
+
+def _annotated_ref(parts: list[Any]) -> bool:
+    """`allOf: [{$ref: X}, {description: ...}]`: one reference, and parts that only annotate it."""
+    refs = [p for p in parts if isinstance(p, dict) and set(p) == {"$ref"}]
+    rest = [p for p in parts if p not in refs]
+    return (
+        len(refs) == 1 and bool(rest) and all(isinstance(p, dict) and p and set(p) <= set(_ANNOTATIONS) for p in rest)
+    )
+
+
+def _ref_with_annotations(schema: dict[str, Any], parts: list[Any]) -> dict[str, Any]:
+    """`allOf: [{$ref: X}, {description: d}]` as `allOf: [{$ref: X}], description: d` (the schema's own
+    annotations first). The code generator named the first form's site after its property, for the
+    whole run, and then refused that name to the component X when X came later in the document (AWS
+    specs write every property so, named like its component); it also dropped the description."""
+    out = {k: v for k, v in schema.items() if k != "allOf"}
+    for part in parts:
+        if set(part) == {"$ref"}:
+            out["allOf"] = [part]
+        else:
+            out.update({k: v for k, v in part.items() if k not in out})
     return out
 
 
