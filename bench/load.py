@@ -17,17 +17,17 @@ import argparse
 import json
 import os
 import platform
-import signal
-import socket
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 from inproc_calls import quantile
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from harness.demo.process import free_port, stop, wait_http  # noqa: E402 - the test harness, as bench.py uses it
 
 BENCH = Path(__file__).resolve().parent
 PACKAGE = BENCH.parent / "generated" / "weather-mcp"
@@ -47,39 +47,15 @@ COLUMNS = (
 )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(url: str, proc: subprocess.Popen, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"{proc.args[:4]} exited with {proc.returncode} before {url} answered")
-        try:
-            if httpx.get(url, timeout=2.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"{url} did not answer within {timeout:g}s")
-
-
 @contextmanager
 def process(args: list[str], ready_url: str, env: dict[str, str] | None = None):
+    # stderr is inherited, not a pipe: a pipe nobody reads during the run could block a chatty server.
     proc = subprocess.Popen(args, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL)
     try:
-        wait_for(ready_url, proc)
+        wait_http(ready_url, proc, timeout=120)
         yield proc
     finally:
-        proc.send_signal(signal.SIGTERM)  # uvicorn's supervisor stops its workers on SIGTERM
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, grace=30)  # SIGTERM: uvicorn's supervisor stops its workers
 
 
 def workers_of(pid: int) -> list[int]:

@@ -18,15 +18,12 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 import anyio
+from load_upstream import CITIES  # a sibling script (this script's folder is on sys.path)
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-
-sys.path.insert(0, str(Path(__file__).parent))
-from load_upstream import CITIES  # noqa: E402 - a sibling script, not a package
 
 NAMES = sorted(CITIES)
 SAMPLES = 5  # error messages kept, to say what went wrong

@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
+from pathlib import Path
 
-# The demo API's cities (tests/harness/demo/weather_api.py), what get_weather must return for each.
-CITIES = {
-    "london": {"temperature": 22.5, "humidity": 45.0, "conditions": "sunny"},
-    "paris": {"temperature": 19.0, "humidity": 60.0, "conditions": "cloudy"},
-    "tokyo": {"temperature": 27.0, "humidity": 70.0, "conditions": "humid"},
-    "sydney": {"temperature": 15.5, "humidity": 55.0, "conditions": "rain"},
-}
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from harness.demo.weather_api import CITIES as DEMO_CITIES  # noqa: E402 - the test harness, as bench.py uses it
+
+# The demo API's cities, what get_weather must return for each.
+CITIES = {city: data.model_dump() for city, data in DEMO_CITIES.items()}
 BODIES = {f"/v1/weather/{city}": json.dumps(data).encode() for city, data in CITIES.items()}
 MAX_HEAD = 64 * 1024
 
