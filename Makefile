@@ -14,7 +14,7 @@ OUT := generated/weather-mcp
 PACKAGE := weather-mcp
 SPEC_URL ?=
 
-.PHONY: live-venv generate test lint demo corpus directory bench check build bundle publish clean venv lock fuzz
+.PHONY: live-venv generate test lint demo corpus directory bench load check build bundle publish clean venv lock fuzz
 
 venv: $(STAMP)
 
@@ -133,6 +133,11 @@ bench: $(STAMP)
 	$(BIN)/python bench/modes.py --markdown bench/MODES.md
 	$(BIN)/python bench/search_quality.py bench/.work/modes-github__api.github.com bench/search_tasks/github.json --peer $(CORPUS)/github__api.github.com.json
 	$(BIN)/python bench/search_quality.py bench/.work/modes-cloudflare__openapi bench/search_tasks/cloudflare.json --peer $(CORPUS)/cloudflare__openapi.json
+
+## load: the demo package under uvicorn with 1 and 4 workers, 100 MCP SDK clients, 20,000 calls each (bench/LOAD.md; ~15 min on 2 shared cores)
+LOAD_ARGS ?=
+load: $(STAMP)
+	$(BIN)/python bench/load.py $(LOAD_ARGS)
 
 clean:
 	rm -rf $(VENV) $(LIVE_VENV) .pytest_cache dist

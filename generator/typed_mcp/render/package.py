@@ -285,6 +285,7 @@ def render_package(
         "Dockerfile": env.get_template("Dockerfile.j2").render(context),
         f"{src}/__init__.py": env.get_template("package/__init__.py.j2").render(context),
         f"{src}/__main__.py": env.get_template("package/__main__.py.j2").render(context),
+        f"{src}/asgi.py": env.get_template("package/asgi.py.j2").render(context),
         f"{src}/_about.py": env.get_template("package/_about.py.j2").render(context),
         f"{src}/upstream.py": env.get_template("package/upstream.py.j2").render(context),
         f"{src}/server.py": env.get_template("package/server.py.j2").render(context),

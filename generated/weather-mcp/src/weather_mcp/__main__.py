@@ -23,7 +23,14 @@ def main(argv: list[str] | None = None) -> None:
         "--port", type=int, help="streamable-http: port to bind ($WEATHER_MCP_PORT; default 8000)"
     )
     parser.add_argument(
-        "--stateless", action="store_true", help="streamable-http: keep no session state (scale out behind a balancer)"
+        "--stateless", action="store_true", default=None,
+        help="streamable-http: keep no session state, so any replica can answer any request "
+        "($WEATHER_MCP_STATELESS=1; always on in the ASGI app, weather_mcp.asgi)",
+    )
+    parser.add_argument(
+        "--json-response", action="store_true", default=None,
+        help="streamable-http: answer each request with one JSON body instead of an SSE stream "
+        "($WEATHER_MCP_JSON_RESPONSE=1)",
     )
     parser.add_argument(
         "--auth", choices=AUTH_MODES,
@@ -35,8 +42,9 @@ def main(argv: list[str] | None = None) -> None:
         "--forward-authorization", action="store_true", help="the same as --auth forwarded"
     )
     parser.add_argument(
-        "--insecure-no-auth", action="store_true",
-        help="streamable-http: allow a non-loopback --host without an auth mode (anyone who can connect is served)",
+        "--insecure-no-auth", action="store_true", default=None,
+        help="streamable-http: allow a non-loopback --host without an auth mode (anyone who can connect is served; "
+        "$WEATHER_MCP_INSECURE_NO_AUTH=1)",
     )
     parser.add_argument(
         "--allowed-hosts",
@@ -87,21 +95,23 @@ def main(argv: list[str] | None = None) -> None:
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
     if args.base_url:
         api.base_url = args.base_url
-    from .server import build_server, serve
+    from .server import hosted_server, serve
 
     try:
+        args.insecure_no_auth = flag(args.insecure_no_auth, ENV + "_INSECURE_NO_AUTH")
         hosting = Hosting.from_options(args, ENV)
         port = listen_port(args.port, ENV)
-        api.forward_authorization = hosting.auth == "forwarded"
         selection = Selection.from_options(args.toolsets, args.tools, args.read_only, ENV)
-        discovery = flag(args.discovery, ENV + "_DISCOVERY")
-        server = build_server(
-            forward_authorization_header=api.forward_authorization, selection=selection, discovery=discovery
-        )
+        server = hosted_server(hosting, selection, flag(args.discovery, ENV + "_DISCOVERY"))
+        stateless = flag(args.stateless, ENV + "_STATELESS")
+        json_response = flag(args.json_response, ENV + "_JSON_RESPONSE")
     except (SelectionError, HostingError) as exc:  # one line: what is wrong and what to choose
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
     # streamable-http: GET /health answers {"status": "ok", ...} for load balancers.
-    serve(server, args.transport, host=args.host, port=port, stateless=args.stateless, hosting=hosting)
+    serve(
+        server, args.transport, host=args.host, port=port,
+        stateless=stateless, json_response=json_response, hosting=hosting,
+    )
 
 
 if __name__ == "__main__":

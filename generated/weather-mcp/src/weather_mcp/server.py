@@ -45,13 +45,16 @@ from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOO
 from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models
 from ._runtime.arguments import ArgumentCheck
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, SEARCH_TOOLS, Discovery
-from ._runtime.hosting import WILDCARD_HOSTS, Hosting, Origins
+from ._runtime.hosting import WILDCARD_HOSTS, Hosting, Origins, loopback_only
 from ._runtime.selection import Selection
 from ._runtime.stdio import CheckedLines
 from ._runtime.views import APP_MIME_TYPE, EXTENSION_ID, TableViews
 from .tools import INDEX, TOOLSETS, VIEWS
+from .upstream import api
 
 logger = logging.getLogger(__name__)
+
+ENV_PREFIX = 'WEATHER_MCP'  # the environment variables' prefix
 
 OPERATION_META = "typed-mcp/operation"  # where a tool's data comes from: its REST operation
 CATALOG = Path(__file__).with_name("catalog.json")  # the tools/list result, written at generation time
@@ -401,6 +404,14 @@ def build_server(
     return server
 
 
+def hosted_server(hosting: Hosting, selection: Selection, discovery: bool) -> Server | MCPServer:
+    """The server as `hosting` and the selection say; in forwarded mode the upstream gets each
+    client's Authorization and never the environment's credentials."""
+    api.forward_authorization = hosting.auth == "forwarded"
+    forward = api.forward_authorization
+    return build_server(forward_authorization_header=forward, selection=selection, discovery=discovery)
+
+
 def serve(
     server: Server | MCPServer,
     transport: str,
@@ -408,6 +419,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     stateless: bool = False,
+    json_response: bool = False,
     hosting: Hosting | None = None,
 ) -> None:
     """Serve MCP over stdio or streamable HTTP (with GET /health) until stopped. Over HTTP, Host and
@@ -419,16 +431,34 @@ def serve(
         else:
             anyio.run(_serve_stdio, server)
         return
-    security = hosting.origins.settings()
     if host in WILDCARD_HOSTS and not hosting.origins.public:
         logger.warning("only loopback Host headers are accepted: name this server's public host with --allowed-hosts")
     if isinstance(server, MCPServer):
         if hosting.auth != "none":  # fail closed: never serve without the chosen auth mode
             raise ValueError("--auth needs the package's catalog.json (regenerate the package)")
-        server.run("streamable-http", host=host, port=port, stateless_http=stateless, transport_security=security)
+        server.run(
+            "streamable-http",
+            host=host,
+            port=port,
+            stateless_http=stateless,
+            json_response=json_response,
+            transport_security=hosting.origins.settings(),
+        )
         return
     import uvicorn
 
+    app = http_app(server, hosting, stateless=stateless, json_response=json_response, host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_keep_alive=KEEP_ALIVE_SECONDS)
+    anyio.run(uvicorn.Server(config).serve)
+
+
+def http_app(
+    server: Server, hosting: Hosting, *, stateless: bool, json_response: bool = False, host: str = "127.0.0.1"
+) -> Any:
+    """The streamable HTTP ASGI app at /mcp, with GET /health: Host and Origin checked, `hosting`'s
+    auth mode, and without one only loopback connections served (`hosting.loopback_only`).
+    `stateless`: every request stands alone (any worker or replica can answer it); `json_response`:
+    one JSON body per request instead of an SSE stream."""
     oauth = {}
     if hosting.oauth is not None:
         from ._runtime.introspection import IntrospectionVerifier
@@ -436,13 +466,13 @@ def serve(
         oauth = {"auth": hosting.oauth.settings(), "token_verifier": IntrospectionVerifier(hosting.oauth)}
     app = server.streamable_http_app(
         stateless_http=stateless,
+        json_response=json_response,
         host=host,
-        transport_security=security,
+        transport_security=hosting.origins.settings(),
         custom_starlette_routes=[Route("/health", endpoint=health, methods=["GET"], include_in_schema=False)],
         **oauth,
     )
-    config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_keep_alive=KEEP_ALIVE_SECONDS)
-    anyio.run(uvicorn.Server(config).serve)
+    return loopback_only(app, hosting, ENV_PREFIX)
 
 
 async def _serve_stdio(server: Server) -> None:

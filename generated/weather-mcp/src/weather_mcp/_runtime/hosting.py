@@ -12,6 +12,7 @@ Auth modes (`--auth`, or `<PREFIX>_AUTH`):
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import re
 from collections.abc import Iterable
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
+
+logger = logging.getLogger(__name__)
 
 AUTH_MODES = ("none", "forwarded", "oauth")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
@@ -141,24 +144,82 @@ class Hosting:
     auth: str
     origins: Origins
     oauth: Any = None  # an `introspection.OAuthResource` with --auth oauth
+    insecure_no_auth: bool = False
 
     @classmethod
     def from_options(cls, args: Any, env: str) -> Hosting:
-        """From the server's parsed command line (`--auth`, `--host`, `--allowed-*`, `--oauth-*`)."""
+        """From the server's parsed command line (`--auth`, `--host`, `--insecure-no-auth`,
+        `--allowed-*`, `--oauth-*`), each option defaulting to its environment variable."""
         mode = auth_mode(args.auth, args.forward_authorization, env)
         check_bind(args.transport, args.host, mode, args.insecure_no_auth)
+        oauth = {key: getattr(args, f"oauth_{key}") for key in OAUTH_OPTIONS}
+        return cls._build(env, mode, args.insecure_no_auth, args.host, args.allowed_hosts, args.allowed_origins, oauth)
+
+    @classmethod
+    def from_env(cls, env: str, insecure_no_auth: bool) -> Hosting:
+        """For a process manager that binds the socket itself (uvicorn, gunicorn): everything from
+        the environment. The bind address is not known here, so `loopback_only` keeps the
+        non-loopback rule on each connection instead."""
+        mode = auth_mode(None, False, env)
+        return cls._build(env, mode, insecure_no_auth, "", None, None, dict.fromkeys(OAUTH_OPTIONS))
+
+    @classmethod
+    def _build(
+        cls,
+        env: str,
+        mode: str,
+        insecure: bool,
+        host: str,
+        allowed_hosts: str | None,
+        allowed_origins: str | None,
+        oauth_options: dict[str, str | None],
+    ) -> Hosting:
         oauth = None
         if mode == "oauth":
             from .introspection import OAuthResource  # only a server with --auth oauth needs it
 
             oauth = OAuthResource.from_options(
                 env,
-                resource=args.oauth_resource,
-                issuer=args.oauth_issuer,
-                introspection_url=args.oauth_introspection_url,
-                client_id=args.oauth_introspection_client,
-                scopes=args.oauth_scopes,
+                resource=oauth_options["resource"],
+                issuer=oauth_options["issuer"],
+                introspection_url=oauth_options["introspection_url"],
+                client_id=oauth_options["introspection_client"],
+                scopes=oauth_options["scopes"],
             )
-        hosts = env_list(args.allowed_hosts, f"{env}_ALLOWED_HOSTS")
-        origins = env_list(args.allowed_origins, f"{env}_ALLOWED_ORIGINS")
-        return cls(mode, Origins.build(args.host, hosts, origins, oauth.resource if oauth else None), oauth)
+        hosts = env_list(allowed_hosts, f"{env}_ALLOWED_HOSTS")
+        origins = env_list(allowed_origins, f"{env}_ALLOWED_ORIGINS")
+        return cls(mode, Origins.build(host, hosts, origins, oauth.resource if oauth else None), oauth, insecure)
+
+
+OAUTH_OPTIONS = ("resource", "issuer", "introspection_url", "introspection_client", "scopes")
+
+
+def loopback_only(app: Any, hosting: Hosting, env: str) -> Any:
+    """The ASGI app, refusing every connection that reached a non-loopback address while no auth
+    mode is chosen (and `--insecure-no-auth` is not given): the rule of `check_bind`, kept per
+    connection for a server whose socket a process manager bound (`uvicorn --host 0.0.0.0`). The
+    address a connection reached is the ASGI scope's `server`; a unix socket counts as non-loopback."""
+    if hosting.auth != "none" or hosting.insecure_no_auth:
+        return app
+    message = (
+        f"refused: this server has no auth mode and serves loopback connections only; set {env}_AUTH=oauth "
+        f"or {env}_AUTH=forwarded, or {env}_INSECURE_NO_AUTH=1 to serve anyone who can connect"
+    ).encode()
+    warned: list[str] = []
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        server = scope.get("server") if scope["type"] in ("http", "websocket") else None
+        if scope["type"] in ("http", "websocket") and not (server and is_loopback_host(str(server[0]))):
+            if not warned:  # once per process: the operator sees why, clients see 403s
+                warned.append(str(server))
+                logger.error("%s (a connection reached %s)", message.decode(), server)
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(message)).encode())]
+            await send({"type": "http.response.start", "status": 403, "headers": headers})
+            await send({"type": "http.response.body", "body": message})
+            return
+        await app(scope, receive, send)
+
+    return guarded

@@ -1,0 +1,126 @@
+"""The generated package behind a process manager: the committed demo package's ASGI factory
+(`weather_mcp.asgi:create_app`) run by uvicorn with several worker processes on 127.0.0.1, called by
+concurrent MCP Python SDK clients; its stateless transport; the non-loopback rule kept per
+connection (uvicorn, not the package, binds the socket); and a bad configuration stopping every
+worker instead of a restart loop."""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import subprocess
+import sys
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from harness import environment
+from harness.demo.process import free_port, running, stop
+from harness.demo.weather_api import CITIES
+from support import REPO
+
+pytestmark = pytest.mark.anyio
+
+PACKAGE = REPO / "generated" / "weather-mcp"
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def uvicorn(port: int, *flags: str) -> list[str]:
+    app = ["-m", "uvicorn", "--factory", "weather_mcp.asgi:create_app", "--port", str(port)]
+    return [sys.executable, *app, "--no-access-log", *flags]
+
+
+def package_env(demo_url: str, **variables: str) -> dict[str, str]:
+    return {**environment(PACKAGE / "src"), "WEATHER_MCP_BASE_URL": demo_url, **variables}
+
+
+def non_loopback_address() -> str | None:
+    """An address of this machine's own that is not loopback (the one its default route leaves from)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            sock.connect(("192.0.2.1", 9))  # UDP: no packet is sent, the kernel only picks a route
+        except OSError:
+            return None
+        address = sock.getsockname()[0]
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+async def test_uvicorn_workers_serve_concurrent_sdk_clients_statelessly(demo_url):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    cities = sorted(CITIES)
+    results: dict[tuple[int, int], object] = {}
+
+    async def client(index: int) -> None:
+        async with Client(streamable_http_client(url)) as session:  # each client its own connection
+            for call in range(5):
+                city = cities[(index + call) % len(cities)]
+                result = await session.call_tool("get_weather", {"city": city})
+                assert not result.is_error, result.content
+                results[index, call] = (city, result.structured_content)
+
+    with running(uvicorn(port, "--workers", "2"), f"http://127.0.0.1:{port}/health", package_env(demo_url)):
+        async with anyio.create_task_group() as group:
+            for index in range(6):
+                group.start_soon(client, index)
+        # Stateless: no session id is handed out, and a call with no initialize before it (as a
+        # request reaching another worker or replica than the last one) is answered.
+        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call"}
+        call["params"] = {"name": "get_temperature", "arguments": {"city": "paris"}}
+        response = httpx.post(url, json=call, headers={**MCP_HEADERS, "mcp-protocol-version": "2025-06-18"})
+    assert len(results) == 30
+    for city, structured in results.values():
+        assert structured == CITIES[city].model_dump()
+    assert response.status_code == 200, response.text
+    assert "mcp-session-id" not in response.headers
+    assert '"isError":false' in response.text.replace(" ", "") and "19" in response.text
+
+
+def test_without_auth_only_loopback_connections_are_served(demo_url):
+    address = non_loopback_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback address to connect to")
+    port = free_port()
+    with running(uvicorn(port, "--host", "0.0.0.0"), f"http://127.0.0.1:{port}/health", package_env(demo_url)):
+        assert httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200
+        refused = httpx.get(f"http://{address}:{port}/health")
+        mcp = httpx.post(f"http://{address}:{port}/mcp", json={}, headers=MCP_HEADERS)
+    assert refused.status_code == 403 and mcp.status_code == 403
+    assert "WEATHER_MCP_AUTH=oauth" in refused.text and "WEATHER_MCP_INSECURE_NO_AUTH=1" in refused.text
+
+
+def test_an_auth_mode_or_the_insecure_flag_lifts_the_loopback_rule():
+    # By its path, under a name of its own (as in test_hosted): importing `weather_mcp` here would
+    # shadow the packages other tests generate under that name.
+    path = PACKAGE / "src" / "weather_mcp" / "_runtime" / "hosting.py"
+    spec = importlib.util.spec_from_file_location("asgi_hosting_under_test", path)
+    hosting = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look it up
+    spec.loader.exec_module(hosting)
+    origins = hosting.Origins.build("", [], [], None)
+
+    async def app(scope, receive, send):
+        pass
+
+    assert hosting.loopback_only(app, hosting.Hosting("forwarded", origins), "X") is app
+    assert hosting.loopback_only(app, hosting.Hosting("none", origins, insecure_no_auth=True), "X") is app
+    assert hosting.loopback_only(app, hosting.Hosting("none", origins), "X") is not app
+
+
+def test_a_bad_configuration_stops_every_worker_with_one_line(demo_url):
+    port = free_port()
+    args = uvicorn(port, "--workers", "2")
+    env = package_env(demo_url, WEATHER_MCP_AUTH="bogus")
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _, stderr = proc.communicate(timeout=60)  # uvicorn's supervisor gives up: no restart loop
+    except subprocess.TimeoutExpired:
+        stop(proc)
+        pytest.fail("uvicorn kept restarting workers that cannot boot")
+    errors = [line for line in stderr.splitlines() if line.startswith("weather_mcp.asgi: error:")]
+    assert errors == [
+        "weather_mcp.asgi: error: WEATHER_MCP_AUTH must be one of none, forwarded, oauth (got 'bogus')"
+    ] * len(errors)
+    assert errors and "Traceback" not in stderr
