@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 
 from harness import data_registry
 from harness.node_tools import run_ts_client
-from support import HttpServer, Reply, generate
+from support import REPO, HttpServer, Reply, generate, run_cli
 
 pytestmark = pytest.mark.anyio
 
@@ -184,3 +184,19 @@ def test_the_typescript_client_lists_and_calls_data_tools(data_package, demo_url
     forecast = run["results"][1]["structuredContent"]
     assert forecast["sources"] == [f"{demo_url}/v1/forecast?city=Tokyo&days=2"]
     assert forecast["table"][0] == FORECAST_COLUMNS and len(forecast["table"]) == 3
+
+
+def test_the_config_chooses_the_profile_and_refuses_an_unknown_one(tmp_path):
+    spec = REPO / "specs" / "weather-api.json"
+    config = tmp_path / "typed-mcp.toml"
+    config.write_text(f'source = "{spec}"\nout = "pkg"\npackage_name = "weather-data-mcp"\nprofile = "tables"\n')
+    refused = run_cli("generate", "--config", str(config), "--no-snapshot")
+    assert refused.returncode != 0 and "profile" in refused.stderr and "data-tools" in refused.stderr
+    assert not (tmp_path / "pkg").exists()
+    config.write_text(config.read_text().replace('"tables"', '"data-tools"'))
+    made = run_cli("generate", "--config", str(config), "--no-snapshot")
+    assert made.returncode == 0, made.stderr
+    assert json.loads((tmp_path / "pkg" / "typed-mcp.json").read_text())["profile"] == "data-tools"
+    tool = (tmp_path / "pkg" / "src" / MODULE / "tools" / "get_forecast.py").read_text()
+    assert "-> Annotated[CallToolResult, DataResult[list[WeatherData]]]:" in tool
+    assert "## Data tools (profile `data-tools`)" in (tmp_path / "pkg" / "README.md").read_text()
