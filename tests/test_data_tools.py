@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 
 from harness import data_registry
 from harness.node_tools import run_ts_client
-from support import REPO, HttpServer, Reply, generate, run_cli
+from support import REPO, WEATHER_REPORT, HttpServer, Reply, generate, run_cli
 
 pytestmark = pytest.mark.anyio
 
@@ -27,13 +27,6 @@ HARNESS = Path(__file__).resolve().parent
 MODULE = "weather_data_mcp"
 TOKEN = {"WEATHER_DATA_MCP_HTTP_BEARER_TOKEN": "demo-token"}
 FORECAST_COLUMNS = ["temperature", "humidity", "conditions"]
-REPORT_BODY = {
-    "city": "London",
-    "temperature": 21.5,
-    "humidity": 40,
-    "conditions": "clear",
-    "observed_at": "2026-11-30T09:00:00Z",
-}
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +112,7 @@ async def test_every_tool_registers_and_every_result_passes(data_package, weathe
     created, _ = results["create_report"]
     report, _ = results["get_report"]
     assert report.structured_content["data"] == created.structured_content["data"]
-    assert report.structured_content["data"]["city"] == REPORT_BODY["city"]
+    assert report.structured_content["data"]["city"] == WEATHER_REPORT["city"]
     deleted, _ = results["delete_report"]
     assert deleted.structured_content["data"] is None and "204" in deleted.content[0].text
 
@@ -132,7 +125,7 @@ async def call_every_tool(package: Path, base_url: str) -> dict[str, Any]:
             "get_weather": {"city": "Paris"},
             "get_forecast": {"city": "Tokyo", "days": 2},
             "get_temperatures": {"cities": ["London", "Sydney"]},
-            "create_report": {"body": REPORT_BODY},
+            "create_report": {"body": WEATHER_REPORT},
         }
         results = {name: await client.call_tool(name, arguments) for name, arguments in calls.items()}
         created = results["create_report"]
@@ -172,7 +165,7 @@ def test_the_typescript_client_lists_and_calls_data_tools(data_package, demo_url
         {"name": "get_weather", "arguments": {"city": "Paris"}},
         {"name": "get_forecast", "arguments": {"city": "Tokyo", "days": 2}},
         {"name": "get_temperatures", "arguments": {"cities": ["London", "Paris"]}},
-        {"name": "create_report", "arguments": {"body": REPORT_BODY}},
+        {"name": "create_report", "arguments": {"body": WEATHER_REPORT}},
         {"name": "get_temperature", "arguments": {"city": "London"}},
     ]
     run = run_ts_client(command, {"PYTHONPATH": str(data_package / "src"), **TOKEN}, calls, compile_schemas=True)
