@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -42,6 +43,19 @@ ConfigFile = Annotated[
 Overlays = Annotated[
     list[Path],
     typer.Option("--overlay", help="an OpenAPI Overlay 1.0 document applied to the spec first (repeatable, in order)"),
+]
+
+
+class Profile(str, Enum):
+    default = "default"
+    data_tools = "data-tools"
+
+
+ProfileOption = Annotated[
+    Profile | None,
+    typer.Option(
+        help="data-tools: every result is {sources, data, table} (README: Profiles); default: the config's, or default"
+    ),
 ]
 ToolPrefix = Annotated[
     str, typer.Option(help="start every tool name with this (e.g. gh: gh_repos_get), for hosts that mix servers")
@@ -118,6 +132,7 @@ def generate(
     tool_prefix: ToolPrefix = "",
     config: ConfigFile = None,
     overlay: Overlays = [],  # noqa: B006 (typer reads the default; it is never mutated)
+    profile: ProfileOption = None,
 ) -> None:
     """Write a complete MCP server project for SOURCE to OUT (replaced only when everything succeeded)."""
     try:
@@ -143,6 +158,7 @@ def generate(
             tool_prefix=tool_prefix,
             config=config,
             overlays=tuple(overlay),
+            profile=profile.value if profile is not None else None,
         )
         with err.status("generating", spinner="dots") if err.is_terminal and not quiet else _Null() as status:
 
@@ -234,6 +250,7 @@ def check(
     tool_prefix: ToolPrefix = "",
     config: ConfigFile = None,
     overlay: Overlays = [],  # noqa: B006 (typer reads the default; it is never mutated)
+    profile: ProfileOption = None,
 ) -> None:
     """Exit 0 when SOURCE regenerates exactly the committed package (and snapshot); 1 on drift, with a summary."""
     try:
@@ -250,6 +267,7 @@ def check(
             tool_prefix=tool_prefix,
             config=config,
             overlays=tuple(overlay),
+            profile=profile.value if profile is not None else None,
         )
         drift = compare.check(options)
     except TypedMcpError as exc:

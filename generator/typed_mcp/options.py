@@ -25,3 +25,4 @@ class GenerateOptions:
     tool_prefix: str = ""  # starts every tool name (hosts that mix servers)
     config: Path | None = None  # the curation config: typed-mcp.toml, or a pyproject.toml's [tool.typed-mcp]
     overlays: tuple[Path, ...] = ()  # OpenAPI Overlay documents, applied in order before anything reads the spec
+    profile: str | None = None  # "default" or "data-tools"; None: the config's (default: "default")

@@ -118,6 +118,7 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
         doc, package_name=name, module=module, spec_url=spec.url, tool_prefix=options.tool_prefix, curation=curation
     )
     api.curation_sources += [{"overlay": o.path.name, "sha256": o.sha256} for o in overlays]
+    api.profile = options.profile or (config.config.profile if config is not None else "default")
     if options.strict and api.skipped:
         first = api.skipped[0]
         raise StrictModeError(
@@ -260,6 +261,8 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
         data["curation"] = api.curation
         data["curated_by"] = api.curation_sources
+    if api.profile != "default":  # only for other profiles: default packages stay as they were
+        data["profile"] = api.profile
     if api.warnings or api.degraded:  # inputs left out of a tool (a header never sent), malformed schemas
         data["notes"] = [*api.warnings, *api.degraded]
     if catalog is not None:

@@ -155,9 +155,11 @@ class CatalogWorkers:
 
 
 def check_catalog(tools: list[dict[str, Any]], plan: ApiPlan) -> None:
-    """The catalog lists every planned tool, and every tool with a JSON response has an outputSchema."""
+    """The catalog lists every planned tool, and every tool with a JSON response has an outputSchema
+    (in the data-tools profile, every tool: the `{sources, data}` envelope)."""
     listed = {tool["name"]: "outputSchema" in tool for tool in tools}
-    expected = {op.tool_name: op.has_output_schema for op in plan.operations}
+    every = plan.profile == "data-tools"
+    expected = {op.tool_name: every or op.has_output_schema for op in plan.operations}
     if set(listed) != set(expected):
         missing = sorted(set(expected) - set(listed))
         raise VerifyError(

@@ -115,6 +115,8 @@ class Config(_Strict):
     auth: AuthConfig = AuthConfig()
     headers: dict[str, str] = {}  # sent with every request (never a credential: see [auth])
     toolsets: dict[str, ToolsetConfig] = {}  # name -> its operations (beside the tags' toolsets)
+    # "data-tools": every result is {sources, data, table} (platforms that register only such tools)
+    profile: Literal["default", "data-tools"] = "default"
 
 
 class LoadedConfig(BaseModel):

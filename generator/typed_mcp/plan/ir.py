@@ -130,3 +130,4 @@ class ApiPlan:
     toolsets: dict[str, list[str]] = field(default_factory=dict)  # the config's toolsets: name -> tool names
     curation: list[dict[str, str]] = field(default_factory=list)  # {operation, action, rule}, for typed-mcp.json
     curation_sources: list[dict[str, str]] = field(default_factory=list)  # the config and overlays used
+    profile: str = "default"  # "data-tools": every result is {sources, data, table} (render/package.py)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jinja2
@@ -22,7 +22,7 @@ from typed_mcp.models.build import Models
 from typed_mcp.plan.ir import ApiPlan, Operation
 from typed_mcp.render.clients import client_setups
 from typed_mcp.render.search import search_documents
-from typed_mcp.render.views import table_views
+from typed_mcp.render.views import Table, table_views
 from typed_mcp.resources import templates_dir
 from typed_mcp.spec.normalize import Document
 
@@ -114,6 +114,7 @@ class ToolView:
     call_args: list[str]  # keyword arguments of api.call(...), already rendered
     structured: bool
     wrapped: bool = False  # structuredContent is {"result": <the answer>}
+    call: str = "api.call"  # the runtime function the tool returns the result of
 
 
 def _field(annotation: str, description: str | None, constraints: tuple[tuple[str, Any], ...] = ()) -> str:
@@ -122,7 +123,23 @@ def _field(annotation: str, description: str | None, constraints: tuple[tuple[st
     return f"Annotated[{annotation}, Field({', '.join(args)})]" if args else annotation
 
 
-def tool_view(op: Operation, models: Models) -> ToolView:
+def tool_view(op: Operation, models: Models, table: Table | None = None, data_tools: bool = False) -> ToolView:
+    """The tool's view; `data_tools`: the data-tool profile (`_runtime/datatools.py`), where `table`
+    (keys from the answer to its rows, columns) is the answer's table, if any."""
+    view = _tool_view(op, models)
+    if not data_tools:
+        return view
+    call = ["api", *(arg for arg in view.call_args if arg != "wrap=True")]
+    inner = view.returns.removeprefix("Annotated[CallToolResult, ").removesuffix("]") if view.structured else None
+    if inner is None:  # no outputSchema of its own: data is the JSON as it came (text policy) or null
+        inner = "JsonValue" if any(arg.startswith("returns=") for arg in call) else "None"
+    if table is not None:
+        call.append(f"table={py_literal((list(table[0]), list(table[1])))}")
+    returns = f"Annotated[CallToolResult, DataResult[{inner}]]"
+    return replace(view, returns=returns, call_args=call, structured=True, call="data_call")
+
+
+def _tool_view(op: Operation, models: Models) -> ToolView:
     required: list[str] = []
     optional: list[str] = []
     for param in op.parameters:
@@ -261,7 +278,14 @@ def render_package(
 ) -> dict[str, str]:
     """Relative path -> file text for the complete project."""
     env = environment()
-    tools = [tool_view(op, models) for op in plan.operations]
+    data_tools = plan.profile == "data-tools"
+    if data_tools:  # every answer is under `data` of the structuredContent
+        views = table_views(plan, doc, {op.tool_name for op in plan.operations}, root=("data",))
+        tables = {name: (rows[1:], columns) for name, (rows, columns) in views.items()}
+        tools = [tool_view(op, models, tables.get(op.tool_name), True) for op in plan.operations]
+    else:
+        tools = [tool_view(op, models) for op in plan.operations]
+        views = table_views(plan, doc, {view.op.tool_name for view in tools if view.wrapped})
     context = {
         "plan": plan,
         "tools": tools,
@@ -274,7 +298,8 @@ def render_package(
         "models_imported": sorted(models.modules.imported.items()),
         "module_of": sorted(models.modules.module_of.items()),
         "toolsets": toolsets(plan),
-        "views": table_views(plan, doc, {view.op.tool_name for view in tools if view.wrapped}),
+        "views": views,
+        "data_tools": data_tools,
         "docker_base": DOCKER_BASE,
         "clients": client_setups(plan),
     }
@@ -296,7 +321,8 @@ def render_package(
     }
     runtime = templates_dir() / "package" / "_runtime"  # a package, copied verbatim, file by file
     for path in sorted([*runtime.glob("*.py"), *runtime.glob("*.html")]):
-        files[f"{src}/_runtime/{path.name}"] = path.read_text(encoding="utf-8")
+        if path.name != "datatools.py" or data_tools:  # the profile's module, only in its packages
+            files[f"{src}/_runtime/{path.name}"] = path.read_text(encoding="utf-8")
     tool_template = env.get_template("package/tools/tool.py.j2")
     for view in tools:
         text = tool_template.render({**context, "t": view, **tool_imports(view, models)})

@@ -19,27 +19,28 @@ Table = tuple[tuple[str, ...], tuple[str, ...]]  # (keys from structuredContent 
 _DEPTH = 8  # `allOf` nesting followed when collecting properties; deeper parts add no columns
 
 
-def table_views(plan: ApiPlan, doc: Document | None, wrapped: set[str]) -> dict[str, Table]:
+def table_views(
+    plan: ApiPlan, doc: Document | None, wrapped: set[str], root: tuple[str, ...] = ("result",)
+) -> dict[str, Table]:
     """Tool name -> its table, for every tool with an outputSchema whose answer is a table;
-    `wrapped`: the tools whose structuredContent is `{"result": <the answer>}`."""
+    `wrapped`: the tools whose structuredContent is `{<root>: <the answer>}`."""
     if doc is None:
         return {}
     views = {}
     for op in plan.operations:
-        table = _table_of(op, plan, doc, op.tool_name in wrapped)
+        table = _table_of(op, plan, doc, root if op.tool_name in wrapped else ())
         if table is not None:
             views[op.tool_name] = table
     return views
 
 
-def _table_of(op: Operation, plan: ApiPlan, doc: Document, wrapped: bool) -> Table | None:
+def _table_of(op: Operation, plan: ApiPlan, doc: Document, prefix: tuple[str, ...]) -> Table | None:
     key = op.response.schema_key
     if not op.has_output_schema or key is None or key not in plan.schemas:
         return None
     stored = plan.schemas[key]
     schema = doc.resolve_pointer(stored) if isinstance(stored, str) else stored
     schema = _not_null(doc, schema)
-    prefix = ("result",) if wrapped else ()
     columns = _columns(doc, _items(doc, schema))
     if columns:
         return prefix, columns
