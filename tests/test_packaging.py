@@ -37,7 +37,10 @@ def test_the_wheel_holds_only_the_product(wheel: Path):
     assert "typed_mcp/cli.py" in modules and "typed_mcp/catalog/worker.py" in modules
     assert "typed_mcp/templates/package/server.py.j2" in names
     harness = ("demo", "weather_api", "fidelity", "strict_run", "node_tools", "arguments", "corpus")
-    assert not [m for m in modules if any(word in m for word in harness)]
+    # (the package templates' runtime has an `arguments` module of its own: only the generator's
+    # modules are looked at)
+    generator = [m for m in modules if not m.startswith("typed_mcp/templates/")]
+    assert not [m for m in generator if any(word in m for word in harness)]
     # Nothing the wheel installs imports a development dependency.
     dev = {"fastapi", "uvicorn", "pytest", "hypothesis", "hypothesis_jsonschema", "jsonschema", "harness", "authlib"}
     with zipfile.ZipFile(wheel) as archive:
@@ -49,7 +52,9 @@ def test_the_wheel_holds_only_the_product(wheel: Path):
                 if isinstance(node, ast.Import | ast.ImportFrom) and not getattr(node, "level", 0)
                 for alias in node.names
             }
-            assert not imported & dev, (module, imported & dev)
+            # The package templates' runtime may import what generated packages depend on.
+            allowed = {"jsonschema"} if module.startswith("typed_mcp/templates/") else set()
+            assert not imported & (dev - allowed), (module, imported & dev)
 
 
 def test_the_installed_wheel_runs_alone(wheel: Path, tmp_path: Path):
