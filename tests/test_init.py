@@ -21,10 +21,14 @@ VENV_DIR = str(Path(sys.executable).parent.parent)
 VENV = f"TYPED_MCP_VENV={VENV_DIR}"
 
 
+# What an outer make (`make test`) passes down: a make run here would say "make[1]: Entering directory".
+OUTER_MAKE = {"TYPED_MCP_NO_CACHE", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"}
+
+
 def environment(folder: Path) -> dict[str, str]:
     """With typed-mcp's cache on, in a folder of the test's own, as the written workflow keeps one:
-    the checks after the first generation then take seconds."""
-    env = {k: v for k, v in os.environ.items() if k != "TYPED_MCP_NO_CACHE"}
+    the checks after the first generation then take seconds; not inside the outer make."""
+    env = {k: v for k, v in os.environ.items() if k not in OUTER_MAKE}
     return {**env, "TYPED_MCP_CACHE_DIR": str(folder.parent / "cache"), "TYPED_MCP_VENV": VENV_DIR}
 
 
@@ -122,7 +126,9 @@ def test_init_keeps_what_exists_and_appends_only_missing_targets(tmp_path: Path)
     assert text.startswith(makefile) and text.count("\nbuild:") == 1
     assert rule_targets(text) >= {"generate", "check", "publish", "build", "all", "test"}
     # make reads the result, and the user's first target stays its default goal.
-    dry = subprocess.run(["make", "-n"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    dry = subprocess.run(
+        ["make", "-n"], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=environment(tmp_path)
+    )
     assert dry.returncode == 0 and dry.stdout.startswith("cc -o app app.c"), dry.stdout + dry.stderr
     assert (tmp_path / ".github/workflows/api-drift.yml").read_text() == workflow
     assert (tmp_path / "README.md").read_text().startswith(readme + "\n\n## MCP server: example-mcp\n")
