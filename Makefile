@@ -9,6 +9,7 @@ NODE_STAMP := tests/node/node_modules/.installed
 LIVE_VENV := .venv-live
 LIVE_STAMP := $(LIVE_VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
+TEST_WORKERS ?= auto
 SPEC := specs/weather-api.json
 OUT := generated/weather-mcp
 PACKAGE := weather-mcp
@@ -70,7 +71,7 @@ lint: $(STAMP)
 
 ## test: the whole test suite
 test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP) $(CHROMIUM)
-	TYPED_MCP_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
+	TYPED_MCP_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 ## check: exit 1 when the committed specs/ and generated/ no longer match the live API (SPEC_URL=...) or the snapshot
 check: $(STAMP)

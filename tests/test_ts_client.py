@@ -523,17 +523,21 @@ def test_an_idle_http_connection_outlives_a_clients_pause():
     page's outputSchemas synchronously before it asks for the next page (Cloudflare: many seconds),
     and then sends on the connection it had: with uvicorn's default keep-alive of 5 s the server had
     closed it, and the listing failed with `fetch failed (UND_ERR_SOCKET: other side closed)`."""
-    import socket
+    import http.client
     import time
 
     port = free_port()
     command, env = weather_server("http://127.0.0.1:9")
     args = [*command, "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)]
-    request = f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
-    with running(args, f"http://127.0.0.1:{port}/health", env), socket.create_connection(("127.0.0.1", port)) as sock:
-        sock.settimeout(10)
-        sock.sendall(request)
-        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+    with running(args, f"http://127.0.0.1:{port}/health", env):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/health")
+        first = connection.getresponse()
+        assert first.status == 200 and first.read()  # the whole answer, so the connection is reusable
+        socket_before = connection.sock
         time.sleep(6)  # longer than uvicorn's default keep-alive
-        sock.sendall(request)
-        assert sock.recv(65536).startswith(b"HTTP/1.1 200")  # b"" when the server closed it
+        # On a connection the server closed, http.client raises RemoteDisconnected here.
+        connection.request("GET", "/health")
+        second = connection.getresponse()
+        assert second.status == 200 and second.read() and connection.sock is socket_before
+        connection.close()
