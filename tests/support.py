@@ -49,6 +49,16 @@ DEMO = REPO / "generated" / "weather-mcp"
 FORECAST_VIEW = "ui://weather-mcp/tables/get_forecast.html"
 APPS_CLIENT = [advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})]  # a host that renders views says so
 # A report the demo API's create_report accepts (with its bearer token).
+# The station report the strict-client, serving-mode and end-to-end tests create (their assertions
+# read its values).
+LONDON_REPORT = {
+    "city": "London",
+    "temperature": 21.5,
+    "humidity": 40,
+    "conditions": "clear",
+    "observed_at": "2026-11-30T09:00:00Z",
+}
+
 WEATHER_REPORT = {
     "city": "Paris",
     "temperature": 18,

@@ -15,18 +15,12 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from harness.demo.process import demo_api, free_port, running
+from support import LONDON_REPORT as REPORT
 from support import WEATHER_TOOLS
 
 pytestmark = pytest.mark.anyio
 
 TOKEN_ENV = "WEATHER_MCP_HTTP_BEARER_TOKEN"
-REPORT = {
-    "city": "London",
-    "temperature": 21.5,
-    "humidity": 40,
-    "conditions": "clear",
-    "observed_at": "2026-11-30T09:00:00Z",
-}
 
 
 def stdio(package: Path, base_url: str, **env: str) -> StdioServerParameters:

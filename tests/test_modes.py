@@ -20,6 +20,7 @@ from mcp import Client, StdioServerParameters
 
 from harness.node_tools import INVALID_PARAMS, INVALID_REQUEST, TS1, TS2_MODERN, run_ts_client
 from support import CORPUS, REPO, WEATHER_TOOLS, generate
+from support import LONDON_REPORT as REPORT
 
 pytestmark = pytest.mark.anyio
 
@@ -31,13 +32,6 @@ WEATHER_DATA = ["get_temperature", "get_weather", "get_forecast", "get_temperatu
 STATION_REPORTS = ["create_report", "get_report", "delete_report"]
 READ_ONLY = [*WEATHER_DATA, "get_report"]
 DISCOVERY = ["search_tools", "describe_tool", "call_tool"]
-REPORT = {
-    "city": "London",
-    "temperature": 21.5,
-    "humidity": 40,
-    "conditions": "clear",
-    "observed_at": "2026-11-30T09:00:00Z",
-}
 # Calls whose results are the same every time (the upstream's reads, its errors, argument errors).
 SAME_EVERY_TIME = [
     {"name": "get_temperature", "arguments": {"city": "London"}},

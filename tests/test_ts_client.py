@@ -33,16 +33,10 @@ from harness.node_tools import (
     run_ts_client,
 )
 from support import CORPUS, REPO, WEATHER_TOOLS, HttpServer, Reply, generate, run_cli
+from support import LONDON_REPORT as REPORT
 
 WEATHER = REPO / "generated" / "weather-mcp"
 TOKEN_ENV = "WEATHER_MCP_HTTP_BEARER_TOKEN"
-REPORT = {
-    "city": "London",
-    "temperature": 21.5,
-    "humidity": 40,
-    "conditions": "clear",
-    "observed_at": "2026-11-30T09:00:00Z",
-}
 WEATHER_CALLS = [
     {"name": "get_temperature", "arguments": {"city": "London"}},
     {"name": "get_weather", "arguments": {"city": "Paris"}},
