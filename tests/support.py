@@ -48,7 +48,6 @@ WEATHER_TOOLS = (
 DEMO = REPO / "generated" / "weather-mcp"
 FORECAST_VIEW = "ui://weather-mcp/tables/get_forecast.html"
 APPS_CLIENT = [advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})]  # a host that renders views says so
-# A report the demo API's create_report accepts (with its bearer token).
 # The station report the strict-client, serving-mode and end-to-end tests create (their assertions
 # read its values).
 LONDON_REPORT = {
@@ -58,7 +57,7 @@ LONDON_REPORT = {
     "conditions": "clear",
     "observed_at": "2026-11-30T09:00:00Z",
 }
-
+# A report the demo API's create_report accepts (with its bearer token).
 WEATHER_REPORT = {
     "city": "Paris",
     "temperature": 18,
