@@ -124,6 +124,17 @@ def _ts_listing(module: str, out: Path, expected: int) -> tuple[int | None, str]
     )
 
 
+def _earlier(report: Path) -> tuple[list[Row], str, float, str]:
+    """An earlier run's rows (classified again), its command, wall seconds and note."""
+    rows = [Row(**row) for row in json.loads(report.with_suffix(".json").read_text())]
+    for row in rows:
+        row.klass = classify(row.error) if row.error else "clean"
+    first = report.with_suffix(".md").read_text().split("\n")[2]
+    command, _, rest = first[1:].partition("`: ")
+    seconds = float(re.search(r"([0-9.]+) minutes wall", rest)[1]) * 60
+    return rows, command, seconds, rest.split("minutes wall.", 1)[1]
+
+
 def _done(row: Row, started: float) -> Row:
     row.seconds = time.perf_counter() - started
     if row.error:
@@ -176,25 +187,29 @@ def directory(
     rerender: Annotated[
         bool, typer.Option(help="only write REPORT.md again from REPORT.json (its first line kept)")
     ] = False,
+    resume: Annotated[
+        bool, typer.Option(help="keep REPORT.json's rows and run only the specs it does not hold yet")
+    ] = False,
 ) -> None:
     """Generate and list a sample of the directory; one row per spec, failures counted by class."""
     if rerender and report is not None:
-        rows = [Row(**row) for row in json.loads(report.with_suffix(".json").read_text())]
-        for row in rows:
-            row.klass = classify(row.error) if row.error else "clean"
-        first = report.with_suffix(".md").read_text().split("\n")[2]
-        command, _, rest = first[1:].partition("`: ")
-        seconds = float(re.search(r"([0-9.]+) minutes wall", rest)[1]) * 60
-        note = rest.split("minutes wall.", 1)[1]
+        rows, command, seconds, note = _earlier(report)
         report.with_suffix(".md").write_text(markdown(rows, command, len(sample(folder, 0)), seconds, note))
         return
     if not folder.is_dir():
         sys.exit(f"{folder}: no such folder (`make directory` installs the collection)")
     total = len(sample(folder, 0))
     specs = [s for s in sample(folder, size) if not only or any(o in s.as_posix() for o in only)]
+    kept: list[Row] = []
+    earlier = 0.0
+    if resume and report is not None and report.with_suffix(".json").exists():
+        kept, _, earlier, _ = _earlier(report)
+        done = {row.spec for row in kept}
+        specs = [s for s in specs if s.relative_to(folder).as_posix() not in done]
+        print(f"resuming: {len(kept)} specs kept from {report.with_suffix('.json')}", file=sys.stderr)
     if ts:
         node_tools.npm_install()
-    started = time.perf_counter()
+    started = time.perf_counter() - earlier
     rows: list[Row] = []
     # Stopped (Ctrl-C, SIGTERM), it still reports the specs done; those running end within their budget.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -209,6 +224,10 @@ def directory(
         pool.shutdown(wait=False, cancel_futures=True)
     command = "python -m harness.directory " + " ".join(sys.argv[1:])
     note = f" Stopped after {len(rows)} of the {len(specs)} specs asked for." if len(rows) < len(specs) else ""
+    if kept:
+        note += f" Resumed: {len(kept)} rows (and their minutes) from the earlier run."
+        order = {s.relative_to(folder).as_posix(): n for n, s in enumerate(sample(folder, size))}
+        rows = sorted(kept + rows, key=lambda r: order.get(r.spec, len(order)))
     text = markdown(rows, command, total, time.perf_counter() - started, note)
     if report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
