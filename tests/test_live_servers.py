@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import sys
 from pathlib import Path
 
 import httpx
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
-from harness.live import kinto
+from harness.live import kinto, ok, stdio_server
 from harness.node_tools import run_ts_client
 from support import generate
 
@@ -46,35 +45,20 @@ def packages(kinto_url, tmp_path_factory) -> dict[str, Path]:
     return {"plain": plain, "curated": curated}
 
 
-def server(package: Path, **env: str) -> StdioServerParameters:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("KINTO_MCP_")}
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "kinto_mcp"],
-        env={**clean, "PYTHONPATH": str(package / "src"), **env},
-    )
-
-
 def rest(kinto_url: str, path: str) -> httpx.Response:
     return httpx.get(f"{kinto_url}{path}", auth=ADMIN, timeout=10)
-
-
-async def ok(client: Client, tool: str, arguments: dict) -> dict:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, (tool, result.content[0].text)
-    return result.structured_content
 
 
 async def test_an_undeclared_credential_goes_in_the_headers_variable(packages, kinto_url):
     """The spec declares no scheme: a write without credentials gets Kinto's 401, and the error
     names the variable for it; with `KINTO_MCP_HEADERS` the same write succeeds."""
-    async with Client(server(packages["plain"])) as client:
+    async with Client(stdio_server(packages["plain"])) as client:
         carol = await ok(client, "update_account", {"id": "carol", "body": {"data": {"password": "pw-of-carol"}}})
         assert carol["data"]["id"] == "carol" and rest(kinto_url, "/accounts/carol").status_code == 200
         refused = await client.call_tool("create_bucket", {"body": {"data": {"id": "plain"}}})
     text = refused.content[0].text
     assert refused.is_error and "HTTP 401" in text and "KINTO_MCP_HEADERS" in text, text
-    async with Client(server(packages["plain"], KINTO_MCP_HEADERS=f"Authorization: {BASIC}")) as client:
+    async with Client(stdio_server(packages["plain"], KINTO_MCP_HEADERS=f"Authorization: {BASIC}")) as client:
         created = await ok(client, "create_bucket", {"body": {"data": {"id": "plain"}}})
     assert created["data"]["id"] == "plain"
     assert rest(kinto_url, "/buckets/plain").json()["data"] == created["data"]
@@ -85,7 +69,7 @@ async def test_crud_workflow_matches_rest(packages, kinto_url):
     what the server's REST API says about the same object."""
     package = packages["curated"]
     credentials = {"KINTO_MCP_BASIC_USERNAME": ADMIN[0], "KINTO_MCP_BASIC_PASSWORD": ADMIN[1]}
-    async with Client(server(package, **credentials)) as client:
+    async with Client(stdio_server(package, **credentials)) as client:
         bucket = await ok(client, "create_bucket", {"body": {"data": {"id": "shop"}}})
         assert rest(kinto_url, "/buckets/shop").json() == bucket
         collection = await ok(client, "create_collection", {"bucket_id": "shop", "body": {"data": {"id": "items"}}})

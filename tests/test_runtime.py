@@ -49,12 +49,13 @@ SPEC = {
         },
         # GitHub's `issue-type`: an object schema that is itself nullable.
         "schemas": {
+            "Count": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}},
             "IssueType": {
                 "type": "object",
                 "nullable": True,
                 "required": ["id"],
                 "properties": {"id": {"type": "integer"}},
-            }
+            },
         },
     },
     "paths": {
@@ -185,6 +186,13 @@ SPEC = {
             )
         },
         "/number": {"get": op("number", response={"type": "integer"})},
+        # Chroma's list_databases: a list of a model the real answer contradicts.
+        "/counts": {
+            "get": op(
+                "counts",
+                response={"type": "array", "items": {"$ref": "#/components/schemas/Count"}},
+            )
+        },
         # Twilio: relative references under `format: uri`.
         "/links": {
             "get": op(
@@ -475,6 +483,16 @@ async def test_upstream_failures_are_bounded_error_results(server_factory, monke
     text = result.content[0].text
     assert text.startswith(expected) or expected in text, text
     assert len(text) < 800 and "Traceback" not in text
+
+
+async def test_a_list_that_does_not_match_names_its_item_model(server_factory, monkeypatch):
+    """The error names the list's model in full: a generic's own `__name__` is just `list`."""
+    with HttpServer() as server:
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", server.url)
+        server.routes["/counts"] = Reply(200, [{"n": 1}, {"m": 2}])
+        result = await call(server_factory, "counts")
+    assert result.is_error
+    assert result.content[0].text == "upstream response does not match list[Count]: result.1.n: Field required"
 
 
 async def test_a_nullable_response_schema_admits_null_and_head_has_no_body(server_factory, monkeypatch):

@@ -194,6 +194,7 @@ class Exchange:
 class RecordingProxy:
     url: str
     exchanges: list[Exchange]
+    seen: list[Seen]  # every request as it reached the proxy, headers included
 
 
 @contextlib.contextmanager
@@ -229,7 +230,7 @@ def recording_proxy(target: str) -> Iterator[RecordingProxy]:
 
     with client, HttpServer() as server:
         server.default = forward
-        proxy.url = server.url
+        proxy.url, proxy.seen = server.url, server.seen
         yield proxy
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+import re
+from typing import Any, get_origin
 
 import httpx
 from mcp.types import BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent, TextContent
@@ -180,5 +181,14 @@ def validate_strict(returns: Any, body: bytes) -> None:
         raise original from None
 
 
+_QUALIFIED = re.compile(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])")
+
+
 def _type_name(annotation: Any) -> str:
-    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+    """`Item`, `int`, and `list[Item]` or `Item | None` in full (a generic's own `__name__` is just
+    `list`), each name without its module."""
+    if get_origin(annotation) is None:
+        name = getattr(annotation, "__name__", None)
+        if name:
+            return name
+    return _QUALIFIED.sub("", str(annotation))

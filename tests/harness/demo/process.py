@@ -40,10 +40,12 @@ def wait_http(url: str, proc: subprocess.Popen, timeout: float = 30.0) -> None:
 
 
 @contextlib.contextmanager
-def running(args: list[str], ready_url: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
+def running(
+    args: list[str], ready_url: str, env: dict[str, str] | None = None, timeout: float = 30.0
+) -> Iterator[subprocess.Popen]:
     proc = subprocess.Popen(args, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        wait_http(ready_url, proc)
+        wait_http(ready_url, proc, timeout)
         yield proc
     finally:
         stop(proc)
