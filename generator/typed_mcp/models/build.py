@@ -49,20 +49,34 @@ class Models:
     modules: model_modules.ModelModules  # the source split into one module per model
     root_type: dict[str, str] = field(default_factory=dict)  # RootModel class -> its root type expression
     root_names: dict[str, set[str]] = field(default_factory=dict)  # names a root expression uses
+    classes: set[str] = field(default_factory=set)  # every class the models define
 
-    def annotation(self, key: str | None) -> str:
+    def annotation(self, key: str | None, *, aliases: bool = False) -> str:
         """The Python type of a schema, as the MCP SDK should see it: a RootModel's root type
-        (so lists and scalars are wrapped in `{"result": ...}` and maps are not), else the class."""
-        if key is None:
-            return "Any"
-        cls = self.class_of[key]
-        return self.root_type.get(cls, cls)
+        (so lists and scalars are wrapped in `{"result": ...}` and maps are not), else the class.
+        With `aliases` (an answer's type), a root that is itself a RootModel class (`RootModel[Schema]`,
+        `Schema` a `RootModel[Any]`) is followed to the type under it: the SDK publishes a model class
+        as it is, and only an object model's schema is an object."""
+        return self._root(key, aliases)[0]
 
-    def names_used(self, key: str | None) -> set[str]:
+    def names_used(self, key: str | None, *, aliases: bool = False) -> set[str]:
+        return self._root(key, aliases)[1] if key is not None else set()
+
+    def is_object(self, annotation: str) -> bool:
+        """Whether the SDK publishes `annotation` as it is, an object (a model class that is no
+        RootModel, or `dict[str, X]`), rather than wrapped in `{"result": ...}`."""
+        return annotation in self.classes - set(self.root_type) or annotation.startswith("dict[str,")
+
+    def _root(self, key: str | None, aliases: bool) -> tuple[str, set[str]]:
         if key is None:
-            return set()
+            return "Any", set()
         cls = self.class_of[key]
-        return self.root_names.get(cls, {cls})
+        found = (self.root_type.get(cls, cls), self.root_names.get(cls, {cls}))
+        seen = {cls}
+        while aliases and found[0] in self.root_type and found[0] not in seen:
+            seen.add(found[0])
+            found = (self.root_type[found[0]], self.root_names[found[0]])
+        return found
 
 
 def build_models(
@@ -534,4 +548,5 @@ def _read_classes(models: Models, tree: ast.Module) -> set[str]:
             if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Name) and base.value.id == "RootModel":
                 models.root_type[node.name] = ast.unparse(base.slice)
                 models.root_names[node.name] = {n.id for n in ast.walk(base.slice) if isinstance(n, ast.Name)}
+    models.classes = defined
     return defined
