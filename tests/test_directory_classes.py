@@ -288,11 +288,10 @@ def test_answers_not_certainly_objects_list_and_call_in_both_typescript_lines(lo
     calls = [{"name": "get_loose", "arguments": {"kind": kind}} for kind in LOOSE_ANSWERS]
     calls += [{"name": "get_either", "arguments": {}}, {"name": "get_either", "arguments": {}}]
     calls += [{"name": "get_maybe", "arguments": {}}, {"name": "get_same", "arguments": {}}]
-    either = iter([{"id": 2}, ["x", 3]])
     with HttpServer() as upstream:
         for kind, answer in LOOSE_ANSWERS.items():
             upstream.routes[f"/loose/{kind}"] = Reply(200, json.dumps(answer))  # a str: JSON too
-        upstream.routes["/either"] = lambda _: Reply(200, next(either))
+        upstream.routes["/either"] = _in_turn([{"id": 2}, ["x", 3]])
         upstream.routes["/maybe"] = Reply(200, "null")
         upstream.routes["/same"] = Reply(200, {"id": 1})
         run = run_ts_client(
@@ -307,6 +306,56 @@ def test_answers_not_certainly_objects_list_and_call_in_both_typescript_lines(lo
     wanted = [{"result": answer} for answer in LOOSE_ANSWERS.values()]
     wanted += [{"result": {"id": 2}}, {"result": ["x", 3]}, {"result": None}, {"id": 1}]
     assert got == [(True, False, structured) for structured in wanted]
+
+
+BIG = r"^\w{1,300}$"  # Unicode `\w` repeated: past the size limit of pydantic-core's Rust regex
+
+
+def test_a_pattern_past_the_rust_regex_size_limit_is_checked_with_python_re(tmp_path):
+    # On the old code: exit 7 "the generated package does not start: SchemaError: Compiled regex
+    # exceeds size limit of 10485760 bytes" (`amazonaws.com/proton`: `[\w+=,.@-]{1,512}`).
+    word = {"type": "string", "pattern": r"^[\w-]{1,400}$"}
+    big = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "pattern": BIG}}}
+    big["properties"]["word"] = {"$ref": COMPONENT + "Word"}
+    paths = {
+        "/big": _get("getBig", {"$ref": COMPONENT + "Big"}),
+        "/words": _get("getWords", {"type": "array", "items": {"$ref": COMPONENT + "Word"}}),
+    }
+    out = tmp_path / "big"
+    generate(_spec("Big", paths, {"Big": big, "Word": word}), out, "big-api")
+    tools = _listed(out, "big_api")
+    schema = tools["get_big"]["outputSchema"]
+    assert schema["properties"]["name"]["pattern"] == BIG  # published, and so checked by the server
+    answers = {"/big": [{"name": "ok_1", "word": "a-b"}, {"name": "no spaces"}, {"name": "x", "word": "a b"}]}
+    answers["/words"] = [["a-b", "c"], ["a b"]]
+    with HttpServer() as upstream:
+        for path, replies in answers.items():
+            upstream.routes[path] = _in_turn(replies)
+        run = run_ts_client(
+            [sys.executable, "-m", "big_api", "--base-url", upstream.url],
+            {"PYTHONPATH": str(out / "src")},
+            [{"name": "get_big", "arguments": {}}] * 3 + [{"name": "get_words", "arguments": {}}] * 2,
+            compile_schemas=True,
+        )
+    assert run["schemas"]["failures"] == []
+    results = run["results"]
+    assert [r["isError"] for r in results] == [False, True, True, False, True] and all(r["ok"] for r in results)
+    assert results[0]["structuredContent"] == answers["/big"][0] and "name" in results[1]["text"]
+    assert "word" in results[2]["text"] and results[3]["structuredContent"] == {"result": ["a-b", "c"]}
+    # What the server refused, the published schemas refuse too; what it passed, they accept.
+    assert jsonschema.Draft202012Validator(schema).is_valid(answers["/big"][0])
+    assert not any(jsonschema.Draft202012Validator(schema).is_valid(a) for a in answers["/big"][1:])
+    words = tools["get_words"]["outputSchema"]
+    assert not jsonschema.Draft202012Validator(words).is_valid({"result": ["a b"]})
+    from typed_mcp.spec.patterns import rust_refuses  # here: the old code had no such function
+
+    assert rust_refuses(BIG) and not rust_refuses(r"^[a-z]{1,2000}$")
+
+
+def _in_turn(answers: list[Any]) -> Any:
+    """A route that gives `answers` one request after another."""
+    replies = iter(answers)
+    return lambda _: Reply(200, next(replies))
 
 
 def _listed(out: Path, module: str) -> dict[str, dict[str, Any]]:
