@@ -4,6 +4,7 @@ spec written for it and generated through the real pipeline (the CLI, its listin
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import jsonschema
 import pytest
 from mcp import Client
 
-from harness.node_tools import run_ts_client
+from harness.node_tools import TS1, TS2, StrictClient, run_ts_client
 from support import HttpServer, Reply, generate, import_server
 from typed_mcp.catalog.listing import list_all_tools
 
@@ -215,6 +216,146 @@ def test_patterns_one_engine_refuses_no_longer_stop_the_server_or_a_strict_listi
     # The pattern still means what the spec says, in the model and in the published schema.
     assert jsonschema.Draft202012Validator(schema).is_valid(good)
     assert not jsonschema.Draft202012Validator(schema).is_valid(bad)
+
+
+# Answers a tool with an untyped answer takes: an object, and what is no object.
+LOOSE_ANSWERS = {"obj": {"id": 7, "tags": ["a"]}, "list": [1, "two", None], "text": "just a string", "none": None}
+
+
+def loose_spec() -> dict[str, Any]:
+    """Answers whose schema is not certainly an object: untyped through an alias (`Alias` -> `Loose`,
+    a schema with a description only: the models' `RootModel[Loose]` over `RootModel[Any]`), an
+    object or an array, a nullable object, and an alias of an object."""
+    kind = [{"name": "kind", "in": "path", "required": True, "schema": {"type": "string"}}]
+    obj = {"type": "object", "properties": {"id": {"type": "integer"}}}
+    paths = {
+        "/loose/{kind}": _get("getLoose", {"$ref": COMPONENT + "Alias"}, kind),
+        "/either": _get("getEither", {"anyOf": [{"$ref": COMPONENT + "Obj"}, {"type": "array", "items": {}}]}),
+        "/maybe": _get("getMaybe", {**obj, "nullable": True}),
+        "/same": _get("getSame", {"$ref": COMPONENT + "ObjAlias"}),
+    }
+    schemas = {
+        "Loose": {"description": "whatever the vendor sends"},
+        "Alias": {"$ref": COMPONENT + "Loose"},
+        "Obj": obj,
+        "ObjAlias": {"allOf": [{"$ref": COMPONENT + "Obj"}], "description": "an alias"},
+    }
+    return _spec("Loose", paths, schemas)
+
+
+@pytest.fixture(scope="module")
+def loose_package(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("loose") / "loose"
+    generate(loose_spec(), out, "loose-api")
+    return out
+
+
+def test_answers_not_certainly_objects_publish_an_object_schema_to_the_python_client(loose_package):
+    # On the old code: get_loose's outputSchema was `{"description": ..., "title": "Loose"}`, no
+    # `"type": "object"` (the SDK publishes a RootModel class as it is), while the server wrapped
+    # the answer in {"result": ...}: the structuredContent did not match the published schema.
+    tools = _listed(loose_package, "loose_api")
+    for name in ("get_loose", "get_either", "get_maybe", "get_same"):
+        assert tools[name]["outputSchema"]["type"] == "object", name
+    for name in ("get_loose", "get_either", "get_maybe"):
+        assert tools[name]["outputSchema"]["required"] == ["result"], name
+    assert "result" not in tools["get_same"]["outputSchema"]["properties"]  # an object: as it is
+
+    async def call(name: str, arguments: dict[str, Any]) -> Any:
+        async with Client(import_server(loose_package, "loose_api")) as client:
+            return await client.call_tool(name, arguments)
+
+    with HttpServer() as upstream, pytest.MonkeyPatch.context() as env:
+        env.setenv("LOOSE_API_BASE_URL", upstream.url)
+        for kind, answer in LOOSE_ANSWERS.items():
+            upstream.routes[f"/loose/{kind}"] = Reply(200, json.dumps(answer))  # a str: JSON too
+        upstream.routes["/same"] = Reply(200, {"id": 1})
+        results = {kind: anyio.run(call, "get_loose", {"kind": kind}) for kind in LOOSE_ANSWERS}
+        same = anyio.run(call, "get_same", {})
+    schema = tools["get_loose"]["outputSchema"]
+    for kind, answer in LOOSE_ANSWERS.items():
+        result = results[kind]
+        assert not result.is_error and result.structured_content == {"result": answer}, kind
+        assert jsonschema.Draft202012Validator(schema).is_valid(result.structured_content)
+    assert not same.is_error and same.structured_content == {"id": 1}
+    assert jsonschema.Draft202012Validator(tools["get_same"]["outputSchema"]).is_valid(same.structured_content)
+
+
+@pytest.mark.parametrize("client", (TS1, TS2), ids=lambda c: c.id)
+def test_answers_not_certainly_objects_list_and_call_in_both_typescript_lines(loose_package, client: StrictClient):
+    # On the old code: the 1.x client refused the whole tools/list (its zod check wants an
+    # outputSchema of type object), as it did for `enode.io` and `exlibrisgroup.com/tasklists`.
+    calls = [{"name": "get_loose", "arguments": {"kind": kind}} for kind in LOOSE_ANSWERS]
+    calls += [{"name": "get_either", "arguments": {}}, {"name": "get_either", "arguments": {}}]
+    calls += [{"name": "get_maybe", "arguments": {}}, {"name": "get_same", "arguments": {}}]
+    with HttpServer() as upstream:
+        for kind, answer in LOOSE_ANSWERS.items():
+            upstream.routes[f"/loose/{kind}"] = Reply(200, json.dumps(answer))  # a str: JSON too
+        upstream.routes["/either"] = _in_turn([{"id": 2}, ["x", 3]])
+        upstream.routes["/maybe"] = Reply(200, "null")
+        upstream.routes["/same"] = Reply(200, {"id": 1})
+        run = run_ts_client(
+            [sys.executable, "-m", "loose_api", "--base-url", upstream.url],
+            {"PYTHONPATH": str(loose_package / "src")},
+            calls,
+            compile_schemas=True,
+            client=client,
+        )
+    assert run["schemas"]["failures"] == [] and run["schemas"]["compiled"] == 8  # inputs and outputs
+    got = [(r["ok"], r["isError"], r["structuredContent"]) for r in run["results"]]
+    wanted = [{"result": answer} for answer in LOOSE_ANSWERS.values()]
+    wanted += [{"result": {"id": 2}}, {"result": ["x", 3]}, {"result": None}, {"id": 1}]
+    assert got == [(True, False, structured) for structured in wanted]
+
+
+BIG = r"^\w{1,300}$"  # Unicode `\w` repeated: past the size limit of pydantic-core's Rust regex
+
+
+def test_a_pattern_past_the_rust_regex_size_limit_is_checked_with_python_re(tmp_path):
+    # On the old code: exit 7 "the generated package does not start: SchemaError: Compiled regex
+    # exceeds size limit of 10485760 bytes" (`amazonaws.com/proton`: `[\w+=,.@-]{1,512}`).
+    word = {"type": "string", "pattern": r"^[\w-]{1,400}$"}
+    big = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "pattern": BIG}}}
+    big["properties"]["word"] = {"$ref": COMPONENT + "Word"}
+    paths = {
+        "/big": _get("getBig", {"$ref": COMPONENT + "Big"}),
+        "/words": _get("getWords", {"type": "array", "items": {"$ref": COMPONENT + "Word"}}),
+    }
+    out = tmp_path / "big"
+    generate(_spec("Big", paths, {"Big": big, "Word": word}), out, "big-api")
+    tools = _listed(out, "big_api")
+    schema = tools["get_big"]["outputSchema"]
+    assert schema["properties"]["name"]["pattern"] == BIG  # published, and so checked by the server
+    answers = {"/big": [{"name": "ok_1", "word": "a-b"}, {"name": "no spaces"}, {"name": "x", "word": "a b"}]}
+    answers["/words"] = [["a-b", "c"], ["a b"]]
+    with HttpServer() as upstream:
+        for path, replies in answers.items():
+            upstream.routes[path] = _in_turn(replies)
+        run = run_ts_client(
+            [sys.executable, "-m", "big_api", "--base-url", upstream.url],
+            {"PYTHONPATH": str(out / "src")},
+            [{"name": "get_big", "arguments": {}}] * 3 + [{"name": "get_words", "arguments": {}}] * 2,
+            compile_schemas=True,
+        )
+    assert run["schemas"]["failures"] == []
+    results = run["results"]
+    assert [r["isError"] for r in results] == [False, True, True, False, True] and all(r["ok"] for r in results)
+    assert results[0]["structuredContent"] == answers["/big"][0] and "name" in results[1]["text"]
+    assert "word" in results[2]["text"] and results[3]["structuredContent"] == {"result": ["a-b", "c"]}
+    # What the server refused, the published schemas refuse too; what it passed, they accept.
+    assert jsonschema.Draft202012Validator(schema).is_valid(answers["/big"][0])
+    assert not any(jsonschema.Draft202012Validator(schema).is_valid(a) for a in answers["/big"][1:])
+    words = tools["get_words"]["outputSchema"]
+    assert not jsonschema.Draft202012Validator(words).is_valid({"result": ["a b"]})
+    from typed_mcp.spec.patterns import rust_refuses  # here: the old code had no such function
+
+    assert rust_refuses(BIG) and not rust_refuses(r"^[a-z]{1,2000}$")
+
+
+def _in_turn(answers: list[Any]) -> Any:
+    """A route that gives `answers` one request after another."""
+    replies = iter(answers)
+    return lambda _: Reply(200, next(replies))
 
 
 def _listed(out: Path, module: str) -> dict[str, dict[str, Any]]:

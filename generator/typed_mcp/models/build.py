@@ -33,6 +33,7 @@ from typed_mcp.plan.ir import ApiPlan
 from typed_mcp.plan.variants import COMPONENT_SCHEMA
 from typed_mcp.spec import repairs
 from typed_mcp.spec.normalize import Document
+from typed_mcp.spec.patterns import rust_refuses
 
 NAMING = "full-path"  # inline models named by their path (OrderItemsAddress), not Address1..Address267
 # Every object model derives from the runtime's OpenModel (open to extra fields, no redundant titles in its
@@ -49,20 +50,34 @@ class Models:
     modules: model_modules.ModelModules  # the source split into one module per model
     root_type: dict[str, str] = field(default_factory=dict)  # RootModel class -> its root type expression
     root_names: dict[str, set[str]] = field(default_factory=dict)  # names a root expression uses
+    classes: set[str] = field(default_factory=set)  # every class the models define
 
-    def annotation(self, key: str | None) -> str:
+    def annotation(self, key: str | None, *, aliases: bool = False) -> str:
         """The Python type of a schema, as the MCP SDK should see it: a RootModel's root type
-        (so lists and scalars are wrapped in `{"result": ...}` and maps are not), else the class."""
-        if key is None:
-            return "Any"
-        cls = self.class_of[key]
-        return self.root_type.get(cls, cls)
+        (so lists and scalars are wrapped in `{"result": ...}` and maps are not), else the class.
+        With `aliases` (an answer's type), a root that is itself a RootModel class (`RootModel[Schema]`,
+        `Schema` a `RootModel[Any]`) is followed to the type under it: the SDK publishes a model class
+        as it is, and only an object model's schema is an object."""
+        return self._root(key, aliases)[0]
 
-    def names_used(self, key: str | None) -> set[str]:
+    def names_used(self, key: str | None, *, aliases: bool = False) -> set[str]:
+        return self._root(key, aliases)[1] if key is not None else set()
+
+    def is_object(self, annotation: str) -> bool:
+        """Whether the SDK publishes `annotation` as it is, an object (a model class that is no
+        RootModel, or `dict[str, X]`), rather than wrapped in `{"result": ...}`."""
+        return annotation in self.classes - set(self.root_type) or annotation.startswith("dict[str,")
+
+    def _root(self, key: str | None, aliases: bool) -> tuple[str, set[str]]:
         if key is None:
-            return set()
+            return "Any", set()
         cls = self.class_of[key]
-        return self.root_names.get(cls, {cls})
+        found = (self.root_type.get(cls, cls), self.root_names.get(cls, {cls}))
+        seen = {cls}
+        while aliases and found[0] in self.root_type and found[0] not in seen:
+            seen.add(found[0])
+            found = (self.root_type[found[0]], self.root_names[found[0]])
+        return found
 
 
 def build_models(
@@ -96,6 +111,7 @@ def build_models(
     source, moved = _runtime_types(source)
     source, counted = _property_counts(source)
     moved += counted
+    source = _python_regex(source)
     source = source.replace(BASE_IMPORT, f"from ._runtime import {', '.join(sorted([BASE_CLASS, *moved]))}\n", 1)
     source = HEADER + _strip_codegen_header(source)
     # Parsed once: a big API's models take a good part of a second to parse.
@@ -493,6 +509,91 @@ def _property_counts(source: str) -> tuple[str, list[str]]:
     ] if edits else []
 
 
+_PATTERN_ARGUMENT = re.compile(r"""\bpattern=(?P<literal>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
+PYTHON_RE = 'regex_engine="python-re",'
+
+
+def _python_regex(source: str) -> str:
+    """Each model that holds a pattern pydantic-core's Rust engine refuses (one past its size limit:
+    the server would not start) checks its patterns with Python's `re` (`regex_engine="python-re"`),
+    which reads them as the published ECMA-262 form means (patterns.portable_pattern). A RootModel's
+    root type (what a tool's answer is checked against, and published as, outside the model's
+    config) loses such a pattern, so the published schema stays no stricter than the server."""
+    literals = {m["literal"] for m in _PATTERN_ARGUMENT.finditer(source)}
+    if not any(rust_refuses(ast.literal_eval(literal)) for literal in literals):
+        return source
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def at(line: int, column: int) -> int:  # ast's columns count UTF-8 bytes
+        return offsets[line - 1] + len(lines[line - 1].encode()[:column].decode())
+
+    edits: list[tuple[int, int, str]] = []
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or not any(_refused(n) for n in ast.walk(node)):
+            continue
+        config = next((c for c in node.body if _is_config(c)), None)
+        if config is None:
+            first = node.body[0]
+            before = node.body[1] if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) else first
+            text = f"    model_config = ConfigDict(\n        {PYTHON_RE}\n    )\n"
+            edits.append((offsets[before.lineno - 1], offsets[before.lineno - 1], text))
+        elif "regex_engine" not in ast.unparse(config):
+            call = config.value
+            start = at(call.lineno, call.col_offset) + len("ConfigDict(")
+            edits.append((start, start, f"\n        {PYTHON_RE}"))
+        for base in node.bases:  # RootModel[<root type>]: its refused patterns dropped
+            if isinstance(base, ast.Subscript) and any(_refused(n) for n in ast.walk(base.slice)):
+                root = _Unrefused().visit(base.slice)
+                start = at(base.slice.lineno, base.slice.col_offset)
+                end = at(base.slice.end_lineno, base.slice.end_col_offset)
+                edits.append((start, end, ast.unparse(root)))
+    for start, end, text in sorted(edits, reverse=True):
+        source = source[:start] + text + source[end:]
+    return _with_pydantic_name(source, "ConfigDict")
+
+
+def _refused(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.keyword)
+        and node.arg == "pattern"
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        and rust_refuses(node.value.value)
+    )
+
+
+def _is_config(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Assign)
+        and [getattr(t, "id", None) for t in node.targets] == ["model_config"]
+        and isinstance(node.value, ast.Call)
+        and getattr(node.value.func, "id", None) == "ConfigDict"
+    )
+
+
+class _Unrefused(ast.NodeTransformer):
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        node.keywords = [k for k in node.keywords if not _refused(k)]
+        return node
+
+
+def _with_pydantic_name(source: str, name: str) -> str:
+    """`source` with `name` imported from pydantic (the code generator's one `from pydantic import`)."""
+    found = re.search(r"^from pydantic import (?P<names>\([^)]*\)|[^\n(]*)$", source, re.MULTILINE)
+    if found is None:
+        return source.replace(BASE_IMPORT, f"from pydantic import {name}\n{BASE_IMPORT}", 1)
+    imported = {n.strip() for n in found["names"].strip("()").split(",") if n.strip()}
+    if name in imported:
+        return source
+    text = f"from pydantic import {', '.join(sorted(imported | {name}))}"
+    return source[: found.start()] + text + source[found.end() :]
+
+
 def _free_name(source: str, name: str) -> str:
     """`name`, or a variant of it that no model in `source` is called."""
     candidate = name
@@ -534,4 +635,5 @@ def _read_classes(models: Models, tree: ast.Module) -> set[str]:
             if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Name) and base.value.id == "RootModel":
                 models.root_type[node.name] = ast.unparse(base.slice)
                 models.root_names[node.name] = {n.id for n in ast.walk(base.slice) if isinstance(n, ast.Name)}
+    models.classes = defined
     return defined

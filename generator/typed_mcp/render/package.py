@@ -201,10 +201,10 @@ def _tool_view(op: Operation, models: Models) -> ToolView:
     structured = op.has_output_schema
     wrap = False
     if checked:
-        returns_type = models.annotation(response.schema_key)
+        returns_type = models.annotation(response.schema_key, aliases=True)
         if returns_type == "Any":  # a JSON body without a schema: the SDK publishes no schema for bare Any
             returns_type = "JsonValue"
-        wrap = _wrapped(returns_type, models, response.schema_key)
+        wrap = not models.is_object(returns_type)  # the MCP SDK's rule, decided at build time
         may_be_null = response.nullable or bool(response.empty_statuses)
         if may_be_null and returns_type not in ("JsonValue", "Any") and not re.search(r"\bNone\b", returns_type):
             returns_type, wrap = f"{returns_type} | None", True  # a union: wrapped, as the SDK's rule says
@@ -224,17 +224,6 @@ def _tool_view(op: Operation, models: Models) -> ToolView:
     )
 
 
-def _wrapped(annotation: str, models: Models, key: str | None) -> bool:
-    """The MCP SDK's rule, decided at build time: a model class or `dict[str, X]` is an object;
-    anything else (scalar, list, union, Any) is wrapped as {"result": ...}."""
-    if key is None:
-        return True
-    cls = models.class_of[key]
-    if cls not in models.root_type:
-        return False
-    return not annotation.startswith("dict[str,")
-
-
 def tool_imports(view: ToolView, models: Models) -> dict[str, list[str]]:
     """What one tool module imports: typing and pydantic names its text uses, and model names
     (classes, and the names a RootModel's root type uses) from the models package."""
@@ -246,7 +235,7 @@ def tool_imports(view: ToolView, models: Models) -> dict[str, list[str]]:
     if op.body is not None:
         used |= models.names_used(op.body.schema_key)
     if op.response.kind == "json" and op.output_schema:
-        used |= models.names_used(op.response.schema_key)
+        used |= models.names_used(op.response.schema_key, aliases=True)
     model_names = sorted(used - _TYPING_NAMES - _BUILTINS - set(pydantic_names))
     return {"typing_imports": typing_names, "pydantic_imports": pydantic_names, "model_imports": model_names}
 

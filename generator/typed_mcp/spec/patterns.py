@@ -6,8 +6,11 @@ written in the common form of what it means, or dropped when it has none."""
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
+
+from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 _SYNTAX = set("^$\\.*+?()[]{}|/")  # what ECMA-262's `u` mode lets a backslash escape as itself
 _LETTER_ESCAPES = set("dDwWsSbBnrtfvcxupPk")  # letter escapes ECMA-262 gives a meaning
@@ -81,3 +84,19 @@ def _rewritten(pattern: str) -> str | None:
             out.append(char)
         i += 1
     return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def rust_refuses(pattern: str) -> bool:
+    """Whether pydantic-core's default engine (Rust's `regex` crate) refuses `pattern` that Python's
+    `re` reads: a compiled form past Rust's size limit (`\\w{1,300}`: Unicode classes repeated), so
+    the models that hold it must check it with `regex_engine="python-re"`."""
+    try:
+        SchemaValidator(core_schema.str_schema(pattern=pattern, regex_engine="rust-regex"))
+    except SchemaError:
+        try:
+            re.compile(pattern)
+        except (re.error, RecursionError):
+            return False
+        return True
+    return False
