@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 from mcp import Client
 
-from harness.node_tools import TS1, TS2, StrictClient, run_ts_client
+from harness.node_tools import TS1, TS2, StrictClient, ajv_accepts, run_ts_client
 from support import HttpServer, Reply, generate, import_server
 from typed_mcp.catalog.listing import list_all_tools
 
@@ -162,9 +162,12 @@ def test_a_keyword_value_of_the_wrong_type_is_dropped_not_fatal(tmp_path):
 PATTERNS = {
     r"^[[A-Z0-9]{1,18}$": r"^[\[A-Z0-9]{1,18}$",  # Rust: a nested class, unclosed; pydantic refused to start
     r"^https\://\S+$": r"^https://\S+$",  # AJV's `u` mode: "Invalid escape"
+    r"^[\w-]+\d*\D$": r"^[A-Za-z0-9_-]+[0-9]*[^0-9]$",  # ASCII in ECMA-262, Unicode in `re` and Rust
+    r"^[\W]$": None,  # a class without the ASCII word characters has no form inside a class
     r"^[^/:|\000-\037]+$": r"^[^/:|\x00-\x1F]+$",  # AJV's `u` mode: "Invalid class escape"; Rust: no octal
-    r"^(?<year>\d{4})$": r"^(?:\d{4})$",  # Python's `re`: no `(?<name>`
+    r"^(?<year>\d{4})$": r"^(?:[0-9]{4})$",  # Python's `re`: no `(?<name>`
     r"^a\-b[\-x]\/$": r"^a-b[\-x]\/$",
+    r"^a\\w$": r"^a\\w$",  # an escaped backslash and a `w`
     r"^(a)\1$": r"^(a)\1$",
     r"^abc\Z": None,  # `\Z` means the end in Python, a `Z` in ECMA-262
     r"^a\u002Fb$": r"^a\u002Fb$",
@@ -216,6 +219,44 @@ def test_patterns_one_engine_refuses_no_longer_stop_the_server_or_a_strict_listi
     # The pattern still means what the spec says, in the model and in the published schema.
     assert jsonschema.Draft202012Validator(schema).is_valid(good)
     assert not jsonschema.Draft202012Validator(schema).is_valid(bad)
+
+
+def test_ascii_classes_mean_for_the_server_what_they_mean_for_strict_clients(tmp_path):
+    # On the old code: the server passed `café` for `^\w+$` (Unicode `\w` in pydantic-core and in
+    # `re`), and the strict clients, whose AJV reads it as ECMA-262's ASCII class, refused the answer
+    # with -32602: the call failed in the client instead of being the server's error naming the field.
+    user = {"type": "string", "pattern": r"^\w+$"}
+    code = {"type": "string", "pattern": r"^\d{3}$"}
+    answer = {"type": "object", "required": ["user"], "properties": {"user": user, "code": code}}
+    spec = _spec("Handles", {"/me": _get("getMe", {"$ref": COMPONENT + "Me"})}, {"Me": answer})
+    out = tmp_path / "handles"
+    generate(spec, out, "handles-api")
+    answers = [{"user": "cafe_1", "code": "123"}, {"user": "café"}, {"user": "x", "code": "\u0661\u0662\u0663"}]
+    cases = [
+        ({"type": "string", "pattern": pattern}, value)
+        for pattern, value in [
+            (user["pattern"], "cafe_1"),
+            (user["pattern"], "café"),
+            (code["pattern"], "\u0661\u0662\u0663"),
+        ]
+    ]
+    assert ajv_accepts(cases, line=1) == ajv_accepts(cases, line=2) == [True, False, False]  # ECMA-262: ASCII
+    for client in (TS1, TS2):
+        with HttpServer() as upstream:
+            upstream.routes["/me"] = _in_turn(answers)
+            run = run_ts_client(
+                [sys.executable, "-m", "handles_api", "--base-url", upstream.url],
+                {"PYTHONPATH": str(out / "src")},
+                [{"name": "get_me", "arguments": {}}] * 3,
+                compile_schemas=True,
+                client=client,
+            )
+        assert run["schemas"]["failures"] == []
+        results = run["results"]
+        assert all(r["ok"] for r in results), results  # no -32602 from the client: the server judged
+        assert [r["isError"] for r in results] == [False, True, True]
+        assert results[0]["structuredContent"] == answers[0]
+        assert "user" in results[1]["text"] and "code" in results[2]["text"]
 
 
 # Answers a tool with an untyped answer takes: an object, and what is no object.
@@ -308,13 +349,14 @@ def test_answers_not_certainly_objects_list_and_call_in_both_typescript_lines(lo
     assert got == [(True, False, structured) for structured in wanted]
 
 
-BIG = r"^\w{1,300}$"  # Unicode `\w` repeated: past the size limit of pydantic-core's Rust regex
+BIG = r"^\S{1,20000}$"  # a Unicode class repeated: past the size limit of pydantic-core's Rust regex
 
 
 def test_a_pattern_past_the_rust_regex_size_limit_is_checked_with_python_re(tmp_path):
     # On the old code: exit 7 "the generated package does not start: SchemaError: Compiled regex
-    # exceeds size limit of 10485760 bytes" (`amazonaws.com/proton`: `[\w+=,.@-]{1,512}`).
-    word = {"type": "string", "pattern": r"^[\w-]{1,400}$"}
+    # exceeds size limit of 10485760 bytes" (`amazonaws.com/proton`: `[\w+=,.@-]{1,512}`, which now
+    # is an ASCII class Rust takes; a Unicode class such as `\S` repeated as often still is not).
+    word = {"type": "string", "pattern": r"^[^\s-]{1,20000}(-[^\s-]+)?$"}
     big = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "pattern": BIG}}}
     big["properties"]["word"] = {"$ref": COMPONENT + "Word"}
     paths = {

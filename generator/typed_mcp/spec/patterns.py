@@ -17,6 +17,8 @@ _LETTER_ESCAPES = set("dDwWsSbBnrtfvcxupPk")  # letter escapes ECMA-262 gives a 
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # half a UTF-16 pair: no character in Rust
 _OCTAL = re.compile(r"0[0-7]{0,2}|[0-3][0-7]{2}")
 _NAMED_GROUP = re.compile(r"\(\?<(?![=!])[A-Za-z_][A-Za-z0-9_]*>")
+# ECMA-262's `\d` and `\w` are ASCII (also in `u` mode); Python's `re` and Rust read them as Unicode.
+_ASCII_CLASSES = {"d": "0-9", "w": "A-Za-z0-9_"}
 
 
 def portable_pattern(pattern: str) -> str | None:
@@ -26,6 +28,9 @@ def portable_pattern(pattern: str) -> str | None:
     - An escaped character that needs none (`\\:`, `\\@`) is refused by the `u` mode: written plain.
     - A legacy octal escape (`\\000`, `\\037` in a class) is written as the `\\xHH` it means.
     - A `[` inside a character class is a literal in ECMA-262 and in `re`, a nested class in Rust: escaped.
+    - `\\d`, `\\w` (and `\\D`, `\\W`) are ASCII classes in ECMA-262 and Unicode ones in `re` and Rust
+      (a server would pass `café` for `^\\w+$` that a strict client refuses): written as the ASCII
+      classes they are; `\\D` or `\\W` inside a class has no such form, and drops the pattern.
     - A letter escape that ECMA-262 does not define (`\\Z`, `\\A`) means something else in each engine,
       and a UTF-16 surrogate (`\\uD800`) is a code unit in ECMA-262 and no character at all in Rust:
       such a pattern is dropped, as is one Python's `re` still cannot compile."""
@@ -58,6 +63,14 @@ def _rewritten(pattern: str) -> str | None:
                 if in_class:
                     return None
                 out.append(char + escaped)  # a backreference
+            elif escaped.lower() in _ASCII_CLASSES:
+                ascii_class = _ASCII_CLASSES[escaped.lower()]
+                if escaped.islower():
+                    out.append(ascii_class if in_class else f"[{ascii_class}]")
+                elif in_class:
+                    return None
+                else:
+                    out.append(f"[^{ascii_class}]")
             elif escaped.isascii() and escaped.isalnum():
                 if escaped not in _LETTER_ESCAPES or _SURROGATE.match(pattern, i):
                     return None
@@ -89,7 +102,7 @@ def _rewritten(pattern: str) -> str | None:
 @functools.lru_cache(maxsize=4096)
 def rust_refuses(pattern: str) -> bool:
     """Whether pydantic-core's default engine (Rust's `regex` crate) refuses `pattern` that Python's
-    `re` reads: a compiled form past Rust's size limit (`\\w{1,300}`: Unicode classes repeated), so
+    `re` reads: a compiled form past Rust's size limit (`\\S{1,20000}`: a Unicode class repeated), so
     the models that hold it must check it with `regex_engine="python-re"`."""
     try:
         SchemaValidator(core_schema.str_schema(pattern=pattern, regex_engine="rust-regex"))
