@@ -421,3 +421,65 @@ def test_a_schema_the_code_generator_made_several_models_of_keeps_its_name():
     assert _misnamed({"rulesets_BlockRule": "RulesetsBlockRule", "Other": "Other"}, given) == []
     # Named otherwise, or not a model while another model holds the name: misnamed.
     assert _misnamed({"rulesets_BlockRule": "Block", "x": "X"}, given) == ["rulesets_BlockRule", "x"]
+
+
+# enode.io: answers and properties that reuse another operation's schema through a pointer into
+# `paths` (percent-encoded in the fragment, RFC 6901 section 6), not a component.
+VEHICLE = "#/paths/~1vehicles~1%7BvehicleId%7D/get/responses/200/content/application~1json/schema"
+
+
+def borrowed_refs_spec() -> dict[str, Any]:
+    vehicle = {
+        "type": "object",
+        "required": ["id", "charging"],
+        "properties": {
+            "id": {"type": "string"},
+            "charging": {"type": "boolean"},
+            "battery": {"type": "object", "properties": {"level": {"type": "number"}}},
+            # A ref inside the borrowed schema, to a part of itself.
+            "previous": {"$ref": VEHICLE + "/properties/battery"},
+        },
+    }
+    vehicle_id = [{"name": "vehicleId", "in": "path", "required": True, "schema": {"type": "string"}}]
+    limit = {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 50}}
+    borrowed_limit = {"name": "limit", "in": "query", "schema": {"$ref": "#/paths/~1fleet/get/parameters/0/schema"}}
+    paths = {
+        "/vehicles/{vehicleId}": _get("getVehicle", vehicle, vehicle_id),
+        "/primary": _get("getPrimaryVehicle", {"$ref": VEHICLE}, [borrowed_limit]),
+        "/fleet": _get("getFleet", {"$ref": COMPONENT + "Fleet"}, [limit]),
+    }
+    schemas = {"Fleet": {"type": "object", "required": ["primary"], "properties": {"primary": {"$ref": VEHICLE}}}}
+    return _spec("Borrowed", paths, schemas)
+
+
+def test_schemas_borrowed_through_a_pointer_into_paths_keep_their_types(tmp_path):
+    out = tmp_path / "borrowed"
+    generate(borrowed_refs_spec(), out, "borrowed-api")
+    tools = _listed(out, "borrowed_api")
+    primary, own = tools["get_primary_vehicle"]["outputSchema"], tools["get_vehicle"]["outputSchema"]
+    assert set(primary["properties"]) == {"id", "charging", "battery", "previous"}
+    assert primary == own  # one model, not two copies
+    good = {"id": "v1", "charging": True, "battery": {"level": 0.5}}
+    assert jsonschema.Draft202012Validator(primary).is_valid(good)
+    assert not jsonschema.Draft202012Validator(primary).is_valid({"id": 1, "charging": True})
+    fleet = tools["get_fleet"]["outputSchema"]
+    assert jsonschema.Draft202012Validator(fleet).is_valid({"primary": good})
+    assert not jsonschema.Draft202012Validator(fleet).is_valid({"primary": {"id": "v1", "charging": "yes"}})
+    limit = jsonschema.Draft202012Validator(tools["get_primary_vehicle"]["inputSchema"])
+    assert limit.is_valid({"limit": 50}) and not limit.is_valid({"limit": 51})
+    with HttpServer() as upstream:
+        upstream.routes["/primary"] = _in_turn([good, {"id": "v1", "charging": "yes"}])
+        upstream.routes["/fleet"] = _in_turn([{"primary": good}, {"primary": {"id": 7, "charging": False}}])
+        run = run_ts_client(
+            [sys.executable, "-m", "borrowed_api", "--base-url", upstream.url],
+            {"PYTHONPATH": str(out / "src")},
+            [{"name": "get_primary_vehicle", "arguments": {"limit": 3}}] * 2
+            + [{"name": "get_fleet", "arguments": {}}] * 2,
+            compile_schemas=True,
+        )
+    assert run["schemas"]["failures"] == [] and run["schemas"]["compiled"] == 3
+    results = run["results"]
+    assert all(r["ok"] for r in results), results
+    assert [r["isError"] for r in results] == [False, True, False, True]
+    assert results[0]["structuredContent"] == good and results[2]["structuredContent"] == {"primary": good}
+    assert "charging" in results[1]["text"] and "id" in results[3]["text"]
