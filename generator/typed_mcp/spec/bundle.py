@@ -114,21 +114,9 @@ class Bundler:
                 continue
             if key == "discriminator" and isinstance(value, dict) and isinstance(value.get("mapping"), dict):
                 self._rewrite_mapping(value["mapping"], file, folder)
-            elif key in _SCHEMA_KEYS:
-                self._rewrite(value, file, folder, "schema")
-            elif key in _SCHEMA_LIST_KEYS:
-                self._rewrite(value, file, folder, "schema")
-            elif key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
-                for sub in value.values():
-                    self._rewrite(sub, file, folder, "schema")
-            elif key == "parameters" and isinstance(value, list):
-                for sub in value:
-                    self._rewrite(sub, file, folder, "parameter")
-            elif key == "responses" and isinstance(value, dict):
-                for sub in value.values():
-                    self._rewrite(sub, file, folder, "response")
-            else:
-                self._rewrite(value, file, folder, "other")
+                continue
+            for child, child_kind in _children(key, value):
+                self._rewrite(child, file, folder, child_kind)
 
     def _copy_in_place(self, node: dict[str, Any], ref: str, file: str, folder: Path | str, kind: str) -> bool:
         """Replace a ref to something that is not a schema, parameter or response (a path item, an
@@ -199,27 +187,16 @@ class Bundler:
     # -- placing -----------------------------------------------------------------------------------
 
     def _section(self, kind: str) -> tuple[str, ...] | None:
-        if self.swagger:
-            return {"schema": ("definitions",), "parameter": ("parameters",), "response": ("responses",)}.get(kind)
-        return {
-            "schema": ("components", "schemas"),
-            "parameter": ("components", "parameters"),
-            "response": ("components", "responses"),
-        }.get(kind)
+        return _section(kind, self.swagger)
 
     def _container(self, section: tuple[str, ...]) -> dict[str, Any]:
-        node = self.document
-        for part in section:
-            node = node.setdefault(part, {})
-        return node
+        return _container(self.document, section)
 
     def _name(self, section: tuple[str, ...], file: str, where: str) -> str:
         parts = pointer.tokens(where)
         wanted = (parts[-1] if parts else "") or Path(urlsplit(file).path).stem or "External"
         taken = self._taken.setdefault("/".join(section), set(self._container(section)))
-        name = wanted if wanted not in taken else f"{wanted}_{names.short_hash(self._label(file) + where, 6)}"
-        taken.add(name)
-        return name
+        return _free_name(wanted, taken, self._label(file) + where)
 
     def _store_other(self, key: tuple[str, str], content: Any) -> str:
         name = f"{Path(urlsplit(key[0]).path).stem}_{names.short_hash(self._label(key[0]) + key[1], 6)}"
@@ -288,3 +265,45 @@ def _resolve(document: Any, ref: str, file: str) -> Any:
         return pointer.get(document, ref)
     except KeyError:
         raise SpecError("$ref points at nothing", source=shown(file), pointer=ref) from None
+
+
+# -- walking and placing, for any document ------------------------------------------------------
+
+
+def _children(key: str, value: Any) -> list[tuple[Any, str]]:
+    """The nodes under `key` (of an object) to walk, each with what it is: a schema, a parameter,
+    a response, or other."""
+    if key in _SCHEMA_KEYS or key in _SCHEMA_LIST_KEYS:
+        return [(value, "schema")]
+    if key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
+        return [(sub, "schema") for sub in value.values()]
+    if key == "parameters" and isinstance(value, list):
+        return [(sub, "parameter") for sub in value]
+    if key == "responses" and isinstance(value, dict):
+        return [(sub, "response") for sub in value.values()]
+    return [(value, "other")]
+
+
+def _section(kind: str, swagger: bool) -> tuple[str, ...] | None:
+    """Where a document keeps its named things of `kind` (None: not a kind it names)."""
+    if swagger:
+        return {"schema": ("definitions",), "parameter": ("parameters",), "response": ("responses",)}.get(kind)
+    return {
+        "schema": ("components", "schemas"),
+        "parameter": ("components", "parameters"),
+        "response": ("components", "responses"),
+    }.get(kind)
+
+
+def _container(document: dict[str, Any], section: tuple[str, ...]) -> dict[str, Any]:
+    node = document
+    for part in section:
+        node = node.setdefault(part, {})
+    return node
+
+
+def _free_name(wanted: str, taken: set[str], seed: str) -> str:
+    """`wanted`, or when it is taken `wanted_<hash of seed>`; recorded as taken."""
+    name = wanted if wanted not in taken else f"{wanted}_{names.short_hash(seed, 6)}"
+    taken.add(name)
+    return name
