@@ -477,9 +477,40 @@ def test_schemas_borrowed_through_a_pointer_into_paths_keep_their_types(tmp_path
             + [{"name": "get_fleet", "arguments": {}}] * 2,
             compile_schemas=True,
         )
-    assert run["schemas"]["failures"] == [] and run["schemas"]["compiled"] == 3
+    assert run["schemas"]["failures"] == [] and run["schemas"]["compiled"] == 6  # input and output, three tools
     results = run["results"]
     assert all(r["ok"] for r in results), results
     assert [r["isError"] for r in results] == [False, True, False, True]
     assert results[0]["structuredContent"] == good and results[2]["structuredContent"] == {"primary": good}
     assert "charging" in results[1]["text"] and "id" in results[3]["text"]
+
+
+def test_borrowed_schemas_become_one_component_each_named_after_where_they_were():
+    from typed_mcp.spec.bundle import hoist_borrowed  # here: the old code had no such function
+
+    spec = borrowed_refs_spec()
+    paths = spec["paths"]
+    # Written otherwise (`{` unescaped), the same target: one component. A chain through an
+    # operation's ref to a component ends at the component; a name already taken gets a hash.
+    paths["/again"] = _get("getAgain", {"$ref": VEHICLE.replace("%7B", "{").replace("%7D", "}")})
+    paths["/chain"] = _get("getChain", {"$ref": "#/paths/~1fleet/get/responses/200/content/application~1json/schema"})
+    spec["components"]["schemas"]["GetFleetLimit"] = {"type": "string"}
+    before = json.dumps(spec)
+    hoist_borrowed(spec)
+    schemas = spec["components"]["schemas"]
+    # In the order they are first referred to.
+    hoisted = ["GetVehicleResponseBattery", "GetFleetLimit_67d9cc", "GetVehicleResponse"]
+    assert list(schemas) == ["Fleet", "GetFleetLimit", *hoisted]
+    answer = paths["/vehicles/{vehicleId}"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert answer == {"$ref": COMPONENT + "GetVehicleResponse"}
+    for path in ("/primary", "/again"):
+        assert paths[path]["get"]["responses"]["200"]["content"]["application/json"]["schema"] == answer
+    assert schemas["Fleet"]["properties"]["primary"] == answer
+    chain = paths["/chain"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert chain == {"$ref": COMPONENT + "Fleet"}
+    assert schemas["GetVehicleResponse"]["properties"]["previous"] == {"$ref": COMPONENT + "GetVehicleResponseBattery"}
+    assert schemas["GetVehicleResponse"]["properties"]["battery"] == {"$ref": COMPONENT + "GetVehicleResponseBattery"}
+    assert paths["/primary"]["get"]["parameters"][0]["schema"] == {"$ref": COMPONENT + "GetFleetLimit_67d9cc"}
+    again = json.loads(before)
+    hoist_borrowed(again)
+    assert json.dumps(again) == json.dumps(spec)  # the same spec, the same document

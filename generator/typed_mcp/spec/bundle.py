@@ -9,6 +9,10 @@ after its pointer or file (or after the root's own component that refs it: one s
 alias beside a copy); anything else (a path item, an operation: Redocly's split layout) is copied
 in place. Remote (http) references are refused unless allowed: a spec must not make the build
 fetch arbitrary URLs.
+
+Within the one document, `hoist_borrowed` makes a component of every schema that a schema `$ref`
+borrows from elsewhere (another operation's answer, a parameter's schema): the models are
+generated from the components alone.
 """
 
 from __future__ import annotations
@@ -307,3 +311,128 @@ def _free_name(wanted: str, taken: set[str], seed: str) -> str:
     name = wanted if wanted not in taken else f"{wanted}_{names.short_hash(seed, 6)}"
     taken.add(name)
     return name
+
+
+# -- schemas borrowed from elsewhere in the document -------------------------------------------------
+
+
+def hoist_borrowed(document: dict[str, Any]) -> None:
+    """A schema `$ref` to a schema that is not a component (`#/paths/~1vehicles~1%7BvehicleId%7D/get/
+    responses/200/content/application~1json/schema`: enode.io reuses another operation's answer so)
+    makes that schema a component, in place: the schema moves under the document's schemas, named
+    after where it was (`GetVehicleResponse`), a `$ref` to it is left where it was, and every ref
+    to it (however its pointer is written) points to the component. Otherwise the models, generated
+    from the components alone, would read it as any value. A chain of refs that ends at a component
+    is shortened to a ref to that component; a ref that points at nothing is left as it is."""
+    section = _section("schema", "swagger" in document)
+    assert section is not None
+    found: list[dict[str, Any]] = []
+    _schema_refs(document, "other", found)
+    borrowed: list[tuple[dict[str, Any], str | tuple[str, ...]]] = []
+    for node in found:
+        end = _chain_end(document, node["$ref"], section)
+        if end is not None:
+            borrowed.append((node, end))
+    if not borrowed:
+        return
+    targets = list(dict.fromkeys(end for _, end in borrowed if isinstance(end, tuple)))
+    taken = set(_container(document, section))
+    refs = {
+        where: "#/" + "/".join(pointer.escape(part) for part in (*section, name))
+        for where in targets
+        for name in [_free_name(_borrowed_name(document, where), taken, "/".join(where))]
+    }
+    names_of = {where: pointer.tokens(ref)[-1] for where, ref in refs.items()}
+    # The deepest first: a target inside another moves with a ref left in its place, and the
+    # outer one's pointer still holds. Placed in the order they were first referred to.
+    moved: dict[tuple[str, ...], Any] = {}
+    for where in sorted(targets, key=len, reverse=True):
+        parent = pointer.get(document, _pointer(where[:-1]))
+        slot: Any = int(where[-1]) if isinstance(parent, list) else where[-1]
+        moved[where], parent[slot] = parent[slot], {"$ref": refs[where]}
+    container = _container(document, section)
+    for where in targets:
+        container[names_of[where]] = moved[where]
+    for node, end in borrowed:
+        node["$ref"] = refs[end] if isinstance(end, tuple) else end
+
+
+def _schema_refs(node: Any, kind: str, found: list[dict[str, Any]]) -> None:
+    """Every local `$ref` in a schema's place under `node`, in document order."""
+    if isinstance(node, list):
+        for item in node:
+            _schema_refs(item, kind, found)
+        return
+    if not isinstance(node, dict):
+        return
+    if kind == "schema" and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
+        found.append(node)
+    for key, value in node.items():
+        if key not in ("$ref", "discriminator", "enum", "const", "default", "example", "examples"):
+            for child, child_kind in _children(key, value):
+                _schema_refs(child, child_kind, found)
+
+
+def _chain_end(document: dict[str, Any], ref: str, section: tuple[str, ...]) -> str | tuple[str, ...] | None:
+    """Where a schema ref that does not point at a component leads: the pointer (as tokens) of the
+    schema to make a component, or the ref to the component the chain ends at. None: `ref` points
+    under the schemas already, or at nothing (or only at refs)."""
+    seen: set[tuple[str, ...]] = set()
+    first = True
+    while True:
+        where = tuple(pointer.tokens(ref))
+        if where[: len(section)] == section and len(where) > len(section):
+            return None if first else ref
+        if where in seen or not where:
+            return None
+        seen.add(where)
+        target = pointer.get(document, ref, None)
+        if isinstance(target, dict) and set(target) == {"$ref"} and isinstance(target["$ref"], str):
+            if not target["$ref"].startswith("#/"):
+                return None
+            ref, first = target["$ref"], False
+            continue
+        return where if isinstance(target, (dict, bool)) else None
+
+
+def _borrowed_name(document: dict[str, Any], where: tuple[str, ...]) -> str:
+    """A readable name for the schema at `where`: the operation (its operationId, or its method and
+    path) or the component it belongs to, then what it is there (`GetVehicleResponse`,
+    `ListChargersLimit`, `UpdateUserBody`, `GetVehicleResponseBattery`)."""
+    words: list[str] = []
+    rest = list(where)
+    if rest[:1] == ["paths"] and len(rest) >= 2:
+        path, rest = rest[1], rest[2:]
+        if rest and rest[0] != "parameters":
+            operation = pointer.get(document, _pointer(where[:3]), None)
+            op_id = operation.get("operationId") if isinstance(operation, dict) else None
+            words.append(op_id if isinstance(op_id, str) and op_id.strip() else f"{rest[0]} {path}")
+            rest = rest[1:]
+        else:
+            words.append(path)
+    elif rest[:1] == ["components"] and len(rest) >= 3:
+        words.append(rest[2])
+        rest = rest[3:]
+    i = 0
+    while i < len(rest):
+        token, following = rest[i], rest[i + 1] if i + 1 < len(rest) else ""
+        if token == "responses":
+            words.append("response" if following.startswith("2") or following == "default" else f"{following} response")
+            i += 2
+        elif token == "parameters":
+            parameter = pointer.get(document, _pointer(where[: len(where) - len(rest) + i + 2]), None)
+            name = parameter.get("name") if isinstance(parameter, dict) else None
+            words.append(name if isinstance(name, str) else f"parameter {following}")
+            i += 2
+        elif token in ("content", "properties", "patternProperties", "allOf", "anyOf", "oneOf", "prefixItems"):
+            if token != "content":
+                words.append(following if token == "properties" else f"{token} {following}")
+            i += 2
+        else:
+            words.append({"requestBody": "body", "items": "item", "schema": ""}.get(token, token))
+            i += 1
+    return names.pascal_case(" ".join(words))
+
+
+def _pointer(tokens: tuple[str, ...] | list[str]) -> str:
+    return "#" + "".join("/" + pointer.escape(token) for token in tokens)

@@ -12,7 +12,7 @@ from typing import Any
 from typed_mcp import pointer
 from typed_mcp.errors import SpecError
 from typed_mcp.spec import shapes, swagger2
-from typed_mcp.spec.bundle import Bundler, has_external_refs
+from typed_mcp.spec.bundle import Bundler, has_external_refs, hoist_borrowed
 from typed_mcp.spec.load import LoadedSpec
 
 SUPPORTED = ("3.0.", "3.1.", "3.2.")
@@ -75,6 +75,7 @@ def normalize(
             root=ref_root,
             root_file=root_file,
         ).bundle()
+    hoist_borrowed(data)  # in place, as declare_required; before Swagger's refs move to OpenAPI 3's places
     if "swagger" in data:
         if str(data.get("swagger")) != "2.0":
             raise SpecError(
