@@ -132,6 +132,16 @@ def generate(
     return proc
 
 
+def generate_plain_and_curated(spec: str, root: Path, package: str, config: str) -> dict[str, Path]:
+    """The package generated from `spec` alone ("plain") and with a typed-mcp.toml of `config`
+    ("curated"), under `root`."""
+    plain, curated = root / "plain" / package, root / "curated" / package
+    generate(spec, plain, package)
+    (root / "typed-mcp.toml").write_text(config)
+    generate(spec, curated, package, "--config", str(root / "typed-mcp.toml"))
+    return {"plain": plain, "curated": curated}
+
+
 def import_server(out: Path, module: str):
     """Import a generated package in this process and build its MCPServer."""
     src = str(out / "src")

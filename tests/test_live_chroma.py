@@ -27,7 +27,7 @@ from mcp import Client
 from harness.live import chroma, ok, stdio_server
 from harness.node_tools import STRICT_CLIENTS, run_ts_client
 from harness.strict_run import recording_proxy
-from support import generate
+from support import generate_plain_and_curated
 
 pytestmark = pytest.mark.anyio
 WHERE = {"tenant": "default_tenant", "database": "default_database"}
@@ -56,11 +56,8 @@ def packages(chroma_url, tmp_path_factory) -> dict[str, Path]:
     """The package as generated from the live spec, and with the config that takes
     `list_databases`'s answer as text."""
     root = tmp_path_factory.mktemp("chroma-packages")
-    plain, curated = root / "plain" / "chroma-mcp", root / "curated" / "chroma-mcp"
-    generate(f"{chroma_url}/openapi.json", plain, "chroma-mcp")
-    (root / "typed-mcp.toml").write_text('[operations.list_databases]\non_mismatch = "text"\n')
-    generate(f"{chroma_url}/openapi.json", curated, "chroma-mcp", "--config", str(root / "typed-mcp.toml"))
-    return {"plain": plain, "curated": curated}
+    config = '[operations.list_databases]\non_mismatch = "text"\n'
+    return generate_plain_and_curated(f"{chroma_url}/openapi.json", root, "chroma-mcp", config)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from mcp import Client
 
 from harness.live import kinto, ok, stdio_server
 from harness.node_tools import run_ts_client
-from support import generate
+from support import generate_plain_and_curated
 
 pytestmark = pytest.mark.anyio
 ADMIN = ("admin", "s3cret-pass")
@@ -38,11 +38,7 @@ def packages(kinto_url, tmp_path_factory) -> dict[str, Path]:
     """The package as generated from the live spec alone, and with the config that declares the
     Basic auth the spec leaves out."""
     root = tmp_path_factory.mktemp("kinto-packages")
-    plain, curated = root / "plain" / "kinto-mcp", root / "curated" / "kinto-mcp"
-    generate(f"{kinto_url}/__api__", plain, "kinto-mcp")
-    (root / "typed-mcp.toml").write_text("[auth]\nbasic = true\n")
-    generate(f"{kinto_url}/__api__", curated, "kinto-mcp", "--config", str(root / "typed-mcp.toml"))
-    return {"plain": plain, "curated": curated}
+    return generate_plain_and_curated(f"{kinto_url}/__api__", root, "kinto-mcp", "[auth]\nbasic = true\n")
 
 
 def rest(kinto_url: str, path: str) -> httpx.Response:
