@@ -32,8 +32,8 @@ from harness.demo.process import HttpServer, Reply
 from harness.instances import draw
 from typed_mcp.catalog.listing import list_all_tools
 from typed_mcp.children import RESULT_MARKER
-from typed_mcp.plan.build import _is_json
 from typed_mcp.plan.build import plan as build_plan
+from typed_mcp.plan.content import is_json
 from typed_mcp.spec.load import load
 from typed_mcp.spec.normalize import normalize
 
@@ -325,7 +325,7 @@ def _content_schema(doc: Any, raw: Any, content_type: str) -> dict[str, Any] | N
     if not isinstance(content, dict):
         return None
     media = media_type(content_type)
-    chosen = content.get(media) or next((c for m, c in content.items() if _is_json(m) or m == "*/*"), None)
+    chosen = content.get(media) or next((c for m, c in content.items() if is_json(m) or m == "*/*"), None)
     schema = chosen.get("schema") if isinstance(chosen, dict) else None
     return to_json_schema(doc, schema) if isinstance(schema, dict) else None
 

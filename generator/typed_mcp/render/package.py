@@ -2,7 +2,7 @@
 
 Spec text is untrusted. It reaches generated files only through the filters defined here:
 `py` (a Python literal via `repr`), `docstring` (an escaped triple-quoted string), `toml` and `md`.
-Identifiers come from `names`, type expressions from `plan.python_type` and the model step.
+Identifiers come from `names`, type expressions from `plan.parameters.python_type` and the model step.
 Decisions live in the view functions below; the templates only lay text out.
 """
 
