@@ -154,6 +154,40 @@ def test_trimmed_schemas_accept_what_the_full_ones_accept_and_are_deterministic(
                 assert cut.is_valid(value) and open_.is_valid(value)
 
 
+def test_a_trimmed_one_of_not_or_if_still_accepts_what_the_full_schema_does():
+    # OpenAI's spec on the old code: a conversation item's content is a oneOf of models that the
+    # budget published as open placeholders, so an answer the server's model took matched several
+    # branches, and both strict TypeScript lines and the Python SDK client refused it (-32602:
+    # "must match exactly one schema in oneOf"). A `not` or an `if` over a placeholder is as wrong.
+    def kind(tag: str) -> dict[str, Any]:
+        return {"type": "object", "properties": {"type": {"const": tag}}, "required": ["type"]}
+
+    a, b = {"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}
+    schema = {
+        "type": "object",
+        "properties": {
+            "either": {"oneOf": [a, b]},
+            "both": {"oneOf": [a, b], "anyOf": [{"type": "object"}, {"type": "string"}]},
+            "other": {"not": a},
+            "pick": {"if": a, "then": {"required": ["k"]}, "else": {"required": ["j"]}},
+            "kept": {"oneOf": [{"type": "integer"}, {"type": "string"}]},
+        },
+        "$defs": {"A": kind("a"), "B": kind("b")},
+    }
+    value = {"either": {"type": "a"}, "both": {"type": "b"}, "other": {"type": "b"}, "pick": {"type": "b", "j": 1}}
+    assert jsonschema.Draft202012Validator(schema).is_valid(value)
+    trimmed = budget.trim(schema, 0)
+    assert "$defs" not in trimmed  # both models cut: placeholders everywhere they were
+    assert jsonschema.Draft202012Validator(trimmed).is_valid(value)
+    assert jsonschema.Draft202012Validator(trimmed).is_valid({**value, "kept": 3})
+    assert not jsonschema.Draft202012Validator(trimmed).is_valid({**value, "kept": 3.5})
+    properties = trimmed["properties"]
+    assert "oneOf" not in properties["either"] and len(properties["either"]["anyOf"]) == 2
+    assert properties["both"]["allOf"] == [{"anyOf": properties["either"]["anyOf"]}]
+    assert properties["kept"] is schema["properties"]["kept"]  # nothing cut under it: as it was
+    assert "not" not in properties["other"] and "if" not in properties["pick"]
+
+
 SECRET = {"PAYMENTS_MCP_BASIC_AUTH_USERNAME": "sk", "PAYMENTS_MCP_BASIC_AUTH_PASSWORD": "x"}
 
 

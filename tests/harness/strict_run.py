@@ -44,6 +44,8 @@ from typed_mcp.catalog.listing import list_all_tools
 # Prism's own errors when the spec gives it nothing to serve: an object for a `text/*` answer, and
 # a media type it has no serializer for, declared without an example (Cloudflare's pcap download).
 PRISM_CANNOT_ANSWER = ("stoplight.io/prism/errors#NO_COMPLEX_OBJECT_TEXT", '"title":"Cannot find serializer for ')
+# The MCP SDK's refusal of arguments its argument model (the full one, not the published schema) does not take.
+ARGUMENTS_REFUSED = re.compile(r"\d+ validation errors? for \S+Arguments\b")
 
 
 def strict_run_against_prism(
@@ -63,6 +65,8 @@ def strict_run_against_prism(
     - email_format: the strict client's `email` format check refused a synthesized argument;
     - transport_failures: Prism's answer was not usable HTTP for httpx (e.g. `101 Switching
       Protocols` for Docker's connection-hijacking endpoints), reported as an error result;
+    - beyond_budget: the server's argument model refused arguments made from a trimmed inputSchema
+      (the schema budget publishes deep parts as open placeholders: the client could not know them);
     - other_errors: anything else (a bug, until explained);
     - request_violations: what Prism found wrong with the requests it received, except what is put
       apart with proof: prism_form_arrays (Prism reads repeated `name=value` pairs, and multipart
@@ -146,7 +150,15 @@ def strict_run_against_prism(
         and _request_of(r) in put_apart
         and ("UNPROCESSABLE_ENTITY" in text(r) or _status_of(r) in (400, 422))
     ]
-    explained = set(unanswered + [r["name"] for r in refused] + email_format + transport + invalid_for_prism)
+    # A tool whose inputSchema the schema budget trimmed shows deep parts as open placeholders: the
+    # arguments made from them can be what the server's full argument model refuses, naming the field.
+    trimmed = json.loads((src.parent / "typed-mcp.json").read_text()).get("schema_budget", {}).get("trimmed", {})
+    beyond_budget = [
+        r["name"] for r in results if r["isError"] and r["name"] in trimmed and ARGUMENTS_REFUSED.search(text(r))
+    ]
+    explained = set(
+        unanswered + [r["name"] for r in refused] + email_format + transport + invalid_for_prism + beyond_budget
+    )
     return {
         "tools": run["tools"],
         "listed": len(listed["tool_list"]),
@@ -161,6 +173,7 @@ def strict_run_against_prism(
         "model_stricter": stricter,
         "email_format": email_format,
         "transport_failures": transport,
+        "beyond_budget": beyond_budget,
         "other_errors": [(r["name"], text(r)[:300]) for r in results if r["isError"] and r["name"] not in explained],
         "raised": [(r["name"], r["error"]) for r in results if not r["ok"] and r["errorCode"] is None],
         "request_violations": violations,

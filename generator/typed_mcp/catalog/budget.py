@@ -172,7 +172,27 @@ def _cut(node: Any, keep: set[str], defs: dict[str, Any]) -> Any:
         new = _cut(value, keep, defs)
         changed = changed or new is not value
         out[key] = new
-    return out if changed else node
+    return _still_looser(node, out) if changed else node
+
+
+def _still_looser(node: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """`out` (`node` with placeholders under it) made to accept all that `node` accepts. A placeholder
+    accepts more than its model, which loosens most keywords but not all: a value can then match
+    several `oneOf` branches (refused: "must match exactly one"), a `not` refuses more, and an `if`
+    picks another branch. So such a `oneOf` is published as the `anyOf` of its branches, and a `not`
+    or an `if` (with its `then` and `else`) that holds a placeholder is left out."""
+    if out.get("oneOf") is not node.get("oneOf"):
+        branches = out.pop("oneOf")
+        if "anyOf" in out:
+            out["allOf"] = [*out.get("allOf", []), {"anyOf": branches}]
+        else:
+            out["anyOf"] = branches
+    if "not" in out and out["not"] is not node["not"]:
+        del out["not"]
+    if "if" in out and out["if"] is not node["if"]:
+        for key in ("if", "then", "else"):
+            out.pop(key, None)
+    return out
 
 
 def trim(schema: Any, depth: int, level: dict[str, int] | None = None, sizes: Sizes | None = None) -> Any:
