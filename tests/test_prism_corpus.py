@@ -722,3 +722,28 @@ def test_an_operation_without_a_declared_success_is_one_prism_cannot_answer(tmp_
     )
     assert [_declares_success(spec, f"GET {p}") for p in ("/logs/", "/a", "/b", "/c")] == [False, True, True, True]
     assert _declares_success(spec, None)  # an unknown operation is not put apart
+
+
+def test_only_a_violation_at_a_schema_budget_placeholder_is_put_apart():
+    """Cloudflare's rulesets: the budget publishes a rule (a oneOf of 20 models) as an open placeholder,
+    so the client sends `rules: [{}]`, which the spec's oneOf refuses. Put apart only where the
+    published inputSchema shows a placeholder; a violation elsewhere in the same body stays."""
+    from harness.strict_run import split_past_budget
+
+    placeholder = {"type": "object", "description": "RulesetsRule (not expanded here)"}
+    body = {"type": "object", "properties": {"name": {"type": "string"}, "rules": {"$ref": "#/$defs/Rules"}}}
+    schema = {
+        "type": "object",
+        "properties": {"body": {"$ref": "#/$defs/Body"}},
+        "$defs": {"Body": body, "Rules": {"anyOf": [{"type": "array", "items": placeholder}, {"type": "null"}]}},
+    }
+    tools = [{"name": "create_ruleset", "inputSchema": schema}]
+    source = {"method": "POST", "url": "http://127.0.0.1:4010/rulesets"}
+    results = [{"name": "create_ruleset", "isError": True, "meta": {"typed-mcp/source": source}}]
+    at_rule = {
+        "message": "Request body property rules.0 must match exactly one schema in oneOf",
+        "request": "POST /rulesets",
+    }
+    at_name = {"message": "Request body property name must be string", "request": "POST /rulesets"}
+    kept, past = split_past_budget([at_rule, at_name], results, tools)
+    assert past == [at_rule] and kept == [at_name]

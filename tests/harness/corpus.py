@@ -207,6 +207,7 @@ def _strict_calls(spec: Path, out: Path, module: str, passes: tuple[strict_clien
         "spec_one_of_overlap",
         "prism_read_only",
         "spec_unsatisfiable",
+        "past_budget_requests",
         "invalid_for_prism",
         "prism_warnings",
         "python_refused",
@@ -261,6 +262,7 @@ def strict_cell(strict: dict[str, Any] | None) -> str:
             ("spec_one_of_overlap", "bodies valid for several oneOf branches"),
             ("prism_read_only", "readOnly properties Prism requires"),
             ("spec_unsatisfiable", "spec contradictions no request avoids"),
+            ("past_budget_requests", "request parts past the schema budget"),
             ("invalid_for_prism", "refused by Prism for those"),
         )
         if strict.get(k)

@@ -67,6 +67,7 @@ def strict_run_against_prism(
       Protocols` for Docker's connection-hijacking endpoints), reported as an error result;
     - beyond_budget: the server's argument model refused arguments made from a trimmed inputSchema
       (the schema budget publishes deep parts as open placeholders: the client could not know them);
+      past_budget_requests: Prism's violations in a body at such a placeholder (`split_past_budget`);
     - other_errors: anything else (a bug, until explained);
     - request_violations: what Prism found wrong with the requests it received, except what is put
       apart with proof: prism_form_arrays (Prism reads repeated `name=value` pairs, and multipart
@@ -108,6 +109,7 @@ def strict_run_against_prism(
     )
     read_only, overlapping = read_only + read_only_body, overlapping + overlapping_body
     violations, unsatisfiable = split_unsatisfiable(violations, results, proxy.exchanges, spec, src.parent)
+    violations, past_budget = split_past_budget(violations, results, listed["tool_list"])
 
     def text(r: dict[str, Any]) -> str:
         return r.get("text") or ""
@@ -140,7 +142,7 @@ def strict_run_against_prism(
     # Prism answers 422 to a request it finds invalid; when every violation of that request was put
     # apart above (Prism's form-array reading, a spec's unsatisfiable oneOf), so is the error.
     # (Prism's own problem document, or the spec's example of a 400/422 answer.)
-    put_apart = {v["request"] for v in form_arrays + overlapping + read_only + unsatisfiable} - {
+    put_apart = {v["request"] for v in form_arrays + overlapping + read_only + unsatisfiable + past_budget} - {
         v.get("request") for v in violations
     }
     invalid_for_prism = [
@@ -181,6 +183,7 @@ def strict_run_against_prism(
         "spec_one_of_overlap": overlapping,
         "prism_read_only": read_only,
         "spec_unsatisfiable": unsatisfiable,
+        "past_budget_requests": past_budget,
         "prism_warnings": warnings,
         "invalid_for_prism": invalid_for_prism,
         # The same calls through the MCP Python SDK's Client (it checks structuredContent with jsonschema):
@@ -453,6 +456,64 @@ def split_ambiguous_one_of(
                 branches_matched = _branches_matched(schema, value, None)
         (ambiguous if branches_matched >= 2 else kept).append(violation)
     return kept, ambiguous
+
+
+_BODY_PROPERTY = re.compile(r"^Request body property (?P<name>\S+) ")
+PLACEHOLDER = "(not expanded here)"  # what the schema budget (catalog/budget.py) writes in a placeholder
+
+
+def split_past_budget(
+    violations: list[dict[str, str]], results: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """(violations, those in a request body at a part the tool's published inputSchema shows as a
+    schema budget placeholder: an open object standing for a model, from which the client made its
+    value without knowing the model)."""
+    schemas = {tool["name"]: tool.get("inputSchema") or {} for tool in tools}
+    tool_of = {_request_of(r): r["name"] for r in results}
+    kept, past = [], []
+    for violation in violations:
+        match = _BODY_PROPERTY.match(violation["message"])
+        schema = schemas.get(tool_of.get(violation.get("request", ""), ""))
+        under = match is not None and schema is not None and _under_placeholder(schema, match["name"].split("."))
+        (past if under else kept).append(violation)
+    return kept, past
+
+
+def _under_placeholder(schema: dict[str, Any], steps: list[str]) -> bool:
+    """Whether the body's instance path `steps` reaches, in the tool's inputSchema, a placeholder."""
+    defs = schema.get("$defs") or {}
+
+    def resolved(node: Any) -> Any:
+        while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
+            node = defs.get(node["$ref"][len("#/$defs/") :])
+        return node
+
+    def placeholder(node: Any) -> bool:
+        node = resolved(node)
+        if not isinstance(node, dict):
+            return False
+        if PLACEHOLDER in str(node.get("description", "")):
+            return True
+        return any(placeholder(branch) for key in ("anyOf", "oneOf", "allOf") for branch in node.get(key) or [])
+
+    nodes = [resolved((schema.get("properties") or {}).get("body"))]
+    for step in steps:
+        if any(placeholder(node) for node in nodes):
+            return True
+        following = []
+        for node in nodes:
+            node = resolved(node)
+            if not isinstance(node, dict):
+                continue
+            for branch in [node, *(resolved(b) for key in ("anyOf", "oneOf", "allOf") for b in node.get(key) or [])]:
+                if not isinstance(branch, dict):
+                    continue
+                if step.isdigit() and isinstance(branch.get("items"), dict):
+                    following.append(branch["items"])
+                elif step in (branch.get("properties") or {}):
+                    following.append(branch["properties"][step])
+        nodes = following
+    return any(placeholder(node) for node in nodes)
 
 
 def _parameter_sent(operation: str, target: str, where: str, name: str) -> str | None:
