@@ -188,6 +188,54 @@ def test_a_trimmed_one_of_not_or_if_still_accepts_what_the_full_schema_does():
     assert "not" not in properties["other"] and "if" not in properties["pick"]
 
 
+def test_a_property_named_like_a_keyword_keeps_its_definitions(tmp_path):
+    # Microsoft Graph: a property called `default` refers to a model. The reference walk skipped every
+    # key named `default` (the keyword's value is data), so in a closure big enough to be derived in
+    # one pass (more than catalog.worker.POOL_DEFS definitions) that model's definition was left out:
+    # a `$ref` to nothing, and the TypeScript client's AJV refused the whole listing
+    # ("MissingRefError: can't resolve reference #/$defs/Only").
+    found: list[str] = []
+    budget._refs({"properties": {"default": {"$ref": "#/$defs/A"}, "enum": {"$ref": "#/$defs/B"}}}, found)
+    budget._refs({"default": {"$ref": "#/$defs/C"}, "enum": [{"$ref": "#/$defs/D"}]}, found)  # data: no references
+    assert found == ["A", "B"]
+    chain = {f"C{i}": {"type": "object", "properties": {f"c{i}": {"type": "string"}}} for i in range(240)}
+    chain["Only"] = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}
+    root = {f"p{i}": {"$ref": f"#/components/schemas/C{i}"} for i in range(240)}
+    chain["Root"] = {"type": "object", "properties": {**root, "default": {"$ref": "#/components/schemas/Only"}}}
+    chain["Wrapper"] = {"type": "object", "properties": {"root": {"$ref": "#/components/schemas/Root"}}}
+    answer = {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Root"}}}}
+    wrapped = {
+        "description": "ok",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Wrapper"}}},
+    }
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Keywords", "version": "1"},
+        "paths": {  # the first tool's schema is derived alone; the second's comes from the one pass
+            "/root": {"get": {"operationId": "getRoot", "responses": {"200": answer}}},
+            "/again": {"get": {"operationId": "getAgain", "responses": {"200": wrapped}}},
+        },
+        "components": {"schemas": chain},
+    }
+    out = tmp_path / "keywords-mcp"
+    generate(spec, out, "keywords-mcp")
+    for tool in catalog_tools(out, "keywords_mcp"):
+        schema = tool["outputSchema"]
+        assert len(schema["$defs"]) > 200 and "Only" in schema["$defs"], tool["name"]  # whole
+        assert schema["$defs"]["Only"]["required"] == ["name"]
+    listed = run_ts_client(
+        [sys.executable, "-m", "keywords_mcp"],
+        {"PYTHONPATH": str(out / "src")},
+        [],
+        list_only=True,
+        compile_schemas=True,
+    )
+    assert listed["tools"] == 2 and listed["schemas"]["failures"] == []
+    # Trimmed, a reference under a property so named becomes a placeholder too (no `$ref` to nothing).
+    cut = budget.trim({"type": "object", "properties": {"default": {"$ref": "#/$defs/A"}}, "$defs": {"A": {}}}, 0)
+    assert cut == {"type": "object", "properties": {"default": {"description": "A (not expanded here)"}}}
+
+
 SECRET = {"PAYMENTS_MCP_BASIC_AUTH_USERNAME": "sk", "PAYMENTS_MCP_BASIC_AUTH_PASSWORD": "x"}
 
 

@@ -105,18 +105,32 @@ class Sizes:
         return size(rest) + (1 if rest else 0) + len('"$defs":{}') + inner + max(len(defs) - 1, 0)
 
 
+# Keywords whose values are data, not schemas (a `$ref` in them refers to nothing), and keywords whose
+# values map names to schemas: there a key is a name (a property called `default`), not a keyword.
+_DATA = frozenset({"$defs", "enum", "const", "default", "examples", "example"})
+_NAMED = frozenset({"properties", "patternProperties", "dependentSchemas", "definitions"})
+
+
+def _schema_items(item: dict[str, Any], named: bool) -> list[tuple[str, Any, bool]]:
+    """The (key, value, whether the value is a map of names to schemas) under `item` that hold
+    schemas; `named`: `item` itself is such a map."""
+    if named:
+        return [(key, value, False) for key, value in item.items()]
+    return [(key, value, key in _NAMED) for key, value in item.items() if key not in _DATA]
+
+
 def _refs(node: Any, found: list[str]) -> None:
     """The local `$defs` names `node` refers to, in document order (iterative: schemas nest deep)."""
-    stack = [node]
+    stack: list[tuple[Any, bool]] = [(node, False)]
     while stack:
-        item = stack.pop()
+        item, named = stack.pop()
         if isinstance(item, dict):
             ref = item.get("$ref")
-            if isinstance(ref, str) and ref.startswith(_DEFS):
+            if not named and isinstance(ref, str) and ref.startswith(_DEFS):
                 found.append(ref[len(_DEFS) :])
-            stack.extend(reversed([v for k, v in item.items() if k not in ("$defs", "enum", "const", "default")]))
+            stack.extend(reversed([(value, inner) for _, value, inner in _schema_items(item, named)]))
         elif isinstance(item, list):
-            stack.extend(reversed(item))
+            stack.extend(reversed([(value, False) for value in item]))
 
 
 def levels(schema: dict[str, Any], sizes: Sizes | None = None) -> dict[str, int]:
@@ -152,27 +166,27 @@ def _placeholder(node: dict[str, Any], name: str, target: Any) -> dict[str, Any]
     return out
 
 
-def _cut(node: Any, keep: set[str], defs: dict[str, Any]) -> Any:
+def _cut(node: Any, keep: set[str], defs: dict[str, Any], named: bool = False) -> Any:
     """`node` with every reference to a definition outside `keep` replaced by its placeholder; shared
-    subtrees without such references are returned as they are (never changed)."""
+    subtrees without such references are returned as they are (never changed). `named`: `node` maps
+    names to schemas (`properties`)."""
     if isinstance(node, list):
         items = [_cut(item, keep, defs) for item in node]
         return node if all(a is b for a, b in zip(items, node, strict=True)) else items
     if not isinstance(node, dict):
         return node
     ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith(_DEFS) and ref[len(_DEFS) :] not in keep:
+    if not named and isinstance(ref, str) and ref.startswith(_DEFS) and ref[len(_DEFS) :] not in keep:
         name = ref[len(_DEFS) :]
         return _placeholder(node, name, defs.get(name))
-    out, changed = {}, False
-    for key, value in node.items():
-        if key in ("$defs", "enum", "const", "default"):
-            out[key] = value
-            continue
-        new = _cut(value, keep, defs)
+    out, changed = dict(node), False
+    for key, value, inner in _schema_items(node, named):
+        new = _cut(value, keep, defs, inner)
         changed = changed or new is not value
         out[key] = new
-    return _still_looser(node, out) if changed else node
+    if not changed:
+        return node
+    return out if named else _still_looser(node, out)
 
 
 def _still_looser(node: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
