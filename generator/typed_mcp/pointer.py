@@ -19,6 +19,12 @@ def escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
+def join(base: str, *keys: Any) -> str:
+    """`base` followed by `keys`, each escaped: `join("#/paths", "/pets/{id}", "get")` is
+    `#/paths/~1pets~1{id}/get`, and `join("#", *tokens(ref))` is `ref` again."""
+    return base + "".join("/" + escape(str(key)) for key in keys)
+
+
 def get(document: Any, pointer: str, default: Any = _MISSING) -> Any:
     """The node at `pointer`, or `default` (KeyError when no default) if it points at nothing."""
     node = document

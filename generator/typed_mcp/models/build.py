@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from typed_mcp import cache, names
+from typed_mcp import cache, names, pointer
 from typed_mcp.errors import SpecError, ToolchainError
 from typed_mcp.models import literals
 from typed_mcp.models import modules as model_modules
@@ -61,7 +61,7 @@ class Models:
         return self._root(key, aliases)[0]
 
     def names_used(self, key: str | None, *, aliases: bool = False) -> set[str]:
-        return self._root(key, aliases)[1] if key is not None else set()
+        return self._root(key, aliases)[1]
 
     def is_object(self, annotation: str) -> bool:
         """Whether the SDK publishes `annotation` as it is, an object (a model class that is no
@@ -149,10 +149,6 @@ class _Misnamed(Exception):
     def __init__(self, keys: list[str]) -> None:
         super().__init__(", ".join(keys))
         self.keys = keys
-
-
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
 
 
 # Names a class may not take: keywords (`None`), builtins, and what generated modules import or
@@ -315,7 +311,7 @@ def _job(doc: Document, schemas: dict[str, Any], class_names: dict[str, str]) ->
         "components": {**(doc.data.get("components") or {}), "schemas": schemas},
     }
     # A name equal to its key is the code generator's own choice (see MAX_PASSES): not forced.
-    name_map = {f"#/components/schemas/{_escape(k)}": class_names[k] for k in schemas if class_names[k] != k}
+    name_map = {f"#/components/schemas/{pointer.escape(k)}": class_names[k] for k in schemas if class_names[k] != k}
     wanted = {k: class_names[k] for k in schemas}
     return {"document": document, "name_map": name_map, "wanted": wanted, "origin": doc.origin}
 
@@ -342,7 +338,7 @@ def _misnamed(wanted: dict[str, str], given: list[tuple[str, str]]) -> list[str]
     held = {cls for _, cls in given}
     misnamed = []
     for key, cls in wanted.items():
-        made = classes_of.get(f"#/components/schemas/{_escape(key)}")
+        made = classes_of.get(f"#/components/schemas/{pointer.escape(key)}")
         if (made is not None and cls not in made) or (made is None and cls in held):
             misnamed.append(key)
     return misnamed

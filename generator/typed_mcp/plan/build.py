@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qsl, urljoin
 
-from typed_mcp import names
+from typed_mcp import names, pointer
 from typed_mcp.errors import NoOperationsError, SpecError
 from typed_mcp.plan.bodies import request_body
 from typed_mcp.plan.curation import Curation
@@ -144,21 +144,21 @@ def _iter_operations(doc: Document, unusable: dict[str, str], degraded: list[str
     and a path item that cannot be read is left out with a note in `degraded`."""
     paths = doc.data.get("paths") or {}
     for path, path_item in paths.items():
-        pointer = "#/paths/" + path.replace("~", "~0").replace("/", "~1")
+        here = pointer.join("#/paths", path)
         try:
-            path_item, _ = doc.deref(path_item, pointer)
+            path_item, _ = doc.deref(path_item, here)
         except SpecError as exc:
-            degraded.append(f"{pointer}: {exc.message}: its operations are left out")
+            degraded.append(f"{here}: {exc.message}: its operations are left out")
             continue
         if not isinstance(path_item, dict):
-            degraded.append(f"{pointer}: a path item must be an object: left out")
+            degraded.append(f"{here}: a path item must be an object: left out")
             continue
         for method in HTTP_METHODS:
             key, op = f"{method.upper()} {path}", path_item.get(method)
             if op is None:
                 continue
             try:
-                op, _ = doc.deref(op, f"{pointer}/{method}")  # Redocly's `get: {$ref: ...}`, within the file
+                op, _ = doc.deref(op, f"{here}/{method}")  # Redocly's `get: {$ref: ...}`, within the file
             except SpecError as exc:
                 unusable.setdefault(key, f"{exc.message} ({exc.pointer})")
             if not isinstance(op, dict):

@@ -182,7 +182,7 @@ class Bundler:
             self._rewrite(content, target_file, target_folder, kind)
             return self._placed[key]
         name = self._name(section, target_file, where)
-        local = "#/" + "/".join(pointer.escape(part) for part in (*section, name))
+        local = pointer.join("#", *section, name)
         self._placed[key] = local  # before recursing: recursive schemas end here
         self._container(section)[name] = content
         self._rewrite(content, target_file, target_folder, kind)
@@ -338,7 +338,7 @@ def hoist_borrowed(document: dict[str, Any]) -> None:
     targets = list(dict.fromkeys(end for _, end in borrowed if isinstance(end, tuple)))
     taken = set(_container(document, section))
     refs = {
-        where: "#/" + "/".join(pointer.escape(part) for part in (*section, name))
+        where: pointer.join("#", *section, name)
         for where in targets
         for name in [_free_name(_borrowed_name(document, where), taken, "/".join(where))]
     }
@@ -347,7 +347,7 @@ def hoist_borrowed(document: dict[str, Any]) -> None:
     # outer one's pointer still holds. Placed in the order they were first referred to.
     moved: dict[tuple[str, ...], Any] = {}
     for where in sorted(targets, key=len, reverse=True):
-        parent = pointer.get(document, _pointer(where[:-1]))
+        parent = pointer.get(document, pointer.join("#", *where[:-1]))
         slot: Any = int(where[-1]) if isinstance(parent, list) else where[-1]
         moved[where], parent[slot] = parent[slot], {"$ref": refs[where]}
     container = _container(document, section)
@@ -404,7 +404,7 @@ def _borrowed_name(document: dict[str, Any], where: tuple[str, ...]) -> str:
     if rest[:1] == ["paths"] and len(rest) >= 2:
         path, rest = rest[1], rest[2:]
         if rest and rest[0] != "parameters":
-            operation = pointer.get(document, _pointer(where[:3]), None)
+            operation = pointer.get(document, pointer.join("#", *where[:3]), None)
             op_id = operation.get("operationId") if isinstance(operation, dict) else None
             words.append(op_id if isinstance(op_id, str) and op_id.strip() else f"{rest[0]} {path}")
             rest = rest[1:]
@@ -420,7 +420,7 @@ def _borrowed_name(document: dict[str, Any], where: tuple[str, ...]) -> str:
             words.append("response" if following.startswith("2") or following == "default" else f"{following} response")
             i += 2
         elif token == "parameters":
-            parameter = pointer.get(document, _pointer(where[: len(where) - len(rest) + i + 2]), None)
+            parameter = pointer.get(document, pointer.join("#", *where[: len(where) - len(rest) + i + 2]), None)
             name = parameter.get("name") if isinstance(parameter, dict) else None
             words.append(name if isinstance(name, str) else f"parameter {following}")
             i += 2
@@ -432,7 +432,3 @@ def _borrowed_name(document: dict[str, Any], where: tuple[str, ...]) -> str:
             words.append({"requestBody": "body", "items": "item", "schema": ""}.get(token, token))
             i += 1
     return names.pascal_case(" ".join(words))
-
-
-def _pointer(tokens: tuple[str, ...] | list[str]) -> str:
-    return "#" + "".join("/" + pointer.escape(token) for token in tokens)

@@ -44,10 +44,6 @@ def _kind(value: Any) -> str:
     return _KINDS.get(type(value), type(value).__name__)
 
 
-def _at(base: str, *keys: Any) -> str:
-    return base + "".join("/" + pointer.escape(str(key)) for key in keys)
-
-
 class _Shapes:
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
@@ -72,30 +68,30 @@ class _Shapes:
                 entries = components.get(section)
                 if isinstance(entries, dict):
                     for name in entries:
-                        each(entries, name, _at("#/components", section, name))
+                        each(entries, name, pointer.join("#/components", section, name))
         paths = self.data.get("paths")
         if not isinstance(paths, dict):
             return
         for path, item in paths.items():
             if not isinstance(item, dict):
                 continue  # the plan skips it, with its reason
-            here = _at("#/paths", path)
-            self.parameters(item.get("parameters"), _at(here, "parameters"))
+            here = pointer.join("#/paths", path)
+            self.parameters(item.get("parameters"), pointer.join(here, "parameters"))
             for method, op in item.items():
                 if method == "parameters" or not isinstance(op, dict):
                     continue
-                self.parameters(op.get("parameters"), _at(here, method, "parameters"))
+                self.parameters(op.get("parameters"), pointer.join(here, method, "parameters"))
                 if "requestBody" in op:
-                    self.parameter(op, "requestBody", _at(here, method, "requestBody"))
+                    self.parameter(op, "requestBody", pointer.join(here, method, "requestBody"))
                 responses = op.get("responses")
                 if isinstance(responses, dict):
                     for status in responses:
-                        self.response(responses, status, _at(here, method, "responses", status))
+                        self.response(responses, status, pointer.join(here, method, "responses", status))
 
     def parameters(self, params: Any, at: str) -> None:
         if isinstance(params, list):
             for i in range(len(params)):
-                self.parameter(params, i, _at(at, i))
+                self.parameter(params, i, pointer.join(at, i))
 
     def parameter(self, holder: Any, key: Any, at: str) -> None:
         """A parameter, header or request body: a `schema`, or schemas under `content`."""
@@ -103,8 +99,8 @@ class _Shapes:
         if not isinstance(node, dict) or "$ref" in node:
             return  # a ref's target is checked where it lives; the plan refuses a non-object
         if "schema" in node:
-            self.schema(node, "schema", _at(at, "schema"))
-        self.content(node.get("content"), _at(at, "content"))
+            self.schema(node, "schema", pointer.join(at, "schema"))
+        self.content(node.get("content"), pointer.join(at, "content"))
 
     def response(self, holder: Any, key: Any, at: str) -> None:
         node = holder[key]
@@ -113,14 +109,14 @@ class _Shapes:
         headers = node.get("headers")
         if isinstance(headers, dict):
             for name in headers:
-                self.parameter(headers, name, _at(at, "headers", name))
-        self.content(node.get("content"), _at(at, "content"))
+                self.parameter(headers, name, pointer.join(at, "headers", name))
+        self.content(node.get("content"), pointer.join(at, "content"))
 
     def content(self, content: Any, at: str) -> None:
         if isinstance(content, dict):
             for media_type, media in content.items():
                 if isinstance(media, dict) and "schema" in media:
-                    self.schema(media, "schema", _at(at, media_type, "schema"))
+                    self.schema(media, "schema", pointer.join(at, media_type, "schema"))
 
     # -- one schema ----------------------------------------------------------------------------------
 
@@ -142,19 +138,19 @@ class _Shapes:
         for word in _SCHEMA_MAPS:
             if word in node and self._expect(node, word, dict, at):
                 for name in node[word]:
-                    self.schema(node[word], name, _at(at, word, name))
+                    self.schema(node[word], name, pointer.join(at, word, name))
         if "items" in node:
             self._items(node, at)
         for word in _SUBSCHEMA:
             if word in node:
-                self.schema(node, word, _at(at, word))
+                self.schema(node, word, pointer.join(at, word))
         for word in _SCHEMA_LISTS:
             if isinstance(node.get(word), dict):
                 node[word] = [node[word]]
-                self.note(_at(at, word), "one schema where a list belongs: read as a list of it")
+                self.note(pointer.join(at, word), "one schema where a list belongs: read as a list of it")
             if word in node and self._expect(node, word, list, at):
                 for i in range(len(node[word])):
-                    self.schema(node[word], i, _at(at, word, i))
+                    self.schema(node[word], i, pointer.join(at, word, i))
         self._required(node, at)
         if "enum" in node:
             self._expect(node, "enum", list, at)
@@ -174,7 +170,7 @@ class _Shapes:
 
     def _drop(self, node: dict[str, Any], word: str, at: str, why: str) -> None:
         del node[word]
-        self.note(_at(at, word), f"{why}: dropped")
+        self.note(pointer.join(at, word), f"{why}: dropped")
 
     def _expect(self, node: dict[str, Any], word: str, kind: type, at: str) -> bool:
         """Whether `node[word]` is a `kind`; dropped (with a note) when it is not."""
@@ -193,7 +189,7 @@ class _Shapes:
             self._drop(node, "$ref", at, f"{ref!r} points at nothing")
         else:  # the target is checked too, wherever it lives (components are, already)
             tokens = pointer.tokens(ref)
-            holder = pointer.get(self.data, "#" + "".join("/" + pointer.escape(t) for t in tokens[:-1]))
+            holder = pointer.get(self.data, pointer.join("#", *tokens[:-1]))
             self.schema(holder, int(tokens[-1]) if isinstance(holder, list) else tokens[-1], ref)
 
     def _type(self, node: dict[str, Any], at: str) -> None:
@@ -211,11 +207,13 @@ class _Shapes:
         if isinstance(items, list):
             if all(isinstance(s, (dict, bool)) for s in items):
                 node["items"] = items[0] if len(items) == 1 else {"anyOf": items} if items else {}
-                self.note(_at(at, "items"), f"a list of {len(items)} schema(s): read as every item matching one")
+                self.note(
+                    pointer.join(at, "items"), f"a list of {len(items)} schema(s): read as every item matching one"
+                )
             else:
                 node["items"] = {}
-                self.note(_at(at, "items"), "a list that is not of schemas: read as any items")
-        self.schema(node, "items", _at(at, "items"))
+                self.note(pointer.join(at, "items"), "a list that is not of schemas: read as any items")
+        self.schema(node, "items", pointer.join(at, "items"))
 
     def _required(self, node: dict[str, Any], at: str) -> None:
         if "required" not in node:
@@ -225,7 +223,7 @@ class _Shapes:
             self._drop(node, "required", at, f"must be a list, got {_kind(required)}")
         elif not all(isinstance(name, str) for name in required):
             node["required"] = [name for name in required if isinstance(name, str)]
-            self.note(_at(at, "required"), "names that are not strings: dropped")
+            self.note(pointer.join(at, "required"), "names that are not strings: dropped")
 
     def _property_required(self, node: dict[str, Any], at: str) -> None:
         """Draft 3's `required: true` on a property itself means the parent's `required` lists it."""
@@ -234,7 +232,9 @@ class _Shapes:
                 continue
             if sub.pop("required") and isinstance(node.setdefault("required", []), list):
                 node["required"] += [] if name in node["required"] else [name]
-            self.note(_at(at, "properties", name, "required"), "a boolean (draft 3): read as the parent's list")
+            self.note(
+                pointer.join(at, "properties", name, "required"), "a boolean (draft 3): read as the parent's list"
+            )
 
     def _discriminator(self, node: dict[str, Any], at: str) -> None:
         value = node.get("discriminator")
@@ -247,4 +247,4 @@ class _Shapes:
         if mapping is not None and not (
             isinstance(mapping, dict) and all(isinstance(v, str) for v in mapping.values())
         ):
-            self._drop(value, "mapping", _at(at, "discriminator"), "not a map of names to refs")
+            self._drop(value, "mapping", pointer.join(at, "discriminator"), "not a map of names to refs")

@@ -17,6 +17,8 @@ import copy
 from typing import Any
 from urllib.parse import unquote
 
+from typed_mcp.pointer import join as _ptr  # here `pointer` names the place being read
+
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
 DEFAULT_MEDIA_TYPE = "application/json"
 FORM = "application/x-www-form-urlencoded"
@@ -66,10 +68,6 @@ def convert(doc: dict, *, unusable: dict[str, str] | None = None, notes: list[st
     if str(doc.get("swagger")) != "2.0":
         raise ConversionError("#/swagger", f"expected '2.0', got {doc.get('swagger')!r}")
     return _Converter(doc, unusable, notes if notes is not None else []).run()
-
-
-def _ptr(base: str, *keys: Any) -> str:
-    return base + "".join("/" + str(key).replace("~", "~0").replace("/", "~1") for key in keys)
 
 
 def _object(value: Any, pointer: str, kind: type = dict) -> Any:
