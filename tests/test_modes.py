@@ -242,6 +242,38 @@ def test_search_ranks_by_the_concepts_a_tool_names():
 
 
 @pytest.mark.parametrize(
+    ("query", "first", "last"),
+    [
+        ("host the docs site", None, "pages_delete"),  # no removal asked for: the removal comes last
+        ("take the docs site down", None, "pages_delete"),  # "take down" holds no removal word
+        ("remove the docs site", "pages_delete", None),
+        ("drop the docs site", "pages_delete", None),
+        ("is the docs site up?", "pages_get", "pages_delete"),  # a question is answered by a read
+        ("which docs site is live", "pages_get", "pages_delete"),
+    ],
+)
+def test_search_prefers_the_kind_of_tool_the_request_asks_for(query, first, last):
+    """Among tools that hold as many of the query's concepts, a removal is first only when a removal
+    is asked for, and a question is answered by a read: the tie is not left to bm25's word counts."""
+    search = runtime_search()
+    kinds = {"delete": "delete remove revoke", "create": "create add", "update": "update set", "get": "get show"}
+    docs = [  # every tool holds the same concepts; the removal repeats them, so bm25 alone puts it first
+        search_doc(
+            f"pages_{kind}",
+            name=f"pages {kind}",
+            title="the docs site, docs site" if kind == "delete" else "a site",
+            path="docs site",
+            intent=intent,
+        )
+        for kind, intent in kinds.items()
+    ]
+    found = [hit["name"] for hit in search.SearchIndex(docs).search(query, 4)]
+    assert len(found) == 4, found
+    assert first is None or found[0] == first, found
+    assert last is None or found[-1] == last, found
+
+
+@pytest.mark.parametrize(
     ("query", "absent", "present"),
     [
         ("open a PR from feature/login into main", {"feature", "login"}, {"pull"}),

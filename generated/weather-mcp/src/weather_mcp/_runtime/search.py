@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +147,12 @@ VALUES = (
     (re.compile(r"\S*\w/\S*|(?<!\w)/\S+"), " "),
     (re.compile(r"(?<!\w)(['\"\u2018\u201c])[^'\"\u2019\u201d]{1,60}['\"\u2019\u201d](?!\w)"), " "),
 )
+# The words of a request to remove (a tool of that kind is only first when one of them is asked for),
+# and the first words of a question.
+REMOVAL = frozenset("delete remove revoke cancel drop clear unset".split())
+QUESTION = frozenset(
+    "who whom whose what which when where why how is are am was were do does did can could has have had".split()
+)
 REPLACED = frozenset({"logged", "signed", "whoami", "me", "myself", "pr", "prs"})
 
 
@@ -185,8 +191,9 @@ class SearchIndex:
 
         bm25 over any of the query's words picks the candidates; they are ranked first by how many
         of the query's concepts (a word with its synonyms) their name, title, path or intent hold,
-        then by bm25. A tool that names two of the things asked for beats one that repeats a single
-        rare word of the query (an argument's value, say) many times."""
+        then by whether they do the kind of thing asked (`_unlike`), then by bm25. A tool that names
+        two of the things asked for beats one that repeats a single rare word of the query (an
+        argument's value, say) many times."""
         groups = concepts(query)
         if not groups or limit < 1:
             return []
@@ -198,12 +205,36 @@ class SearchIndex:
                     if rowid in held:
                         held[rowid] += 1
             order = {row[0]: position for position, row in enumerate(rows)}
-            rows = sorted(rows, key=lambda row: (-held[row[0]], order[row[0]]))
+            unlike = self._unlike(query, groups)
+            rows = sorted(rows, key=lambda row: (-held[row[0]], unlike(self.docs[row[0]]), order[row[0]]))
         return [self.result(self.docs[row[0]]) for row in rows[:limit]]
+
+    @staticmethod
+    def _unlike(query: str, groups: list[list[str]]) -> Callable[[Mapping[str, str]], int]:
+        """How far a tool is from the kind of thing the query asks (the first word of a tool's intent
+        is its kind): among tools that hold as many of the query's concepts, one that removes comes
+        last unless the query asks to remove, and one that writes comes after the reads when the
+        query is a question."""
+        removes = any(term in REMOVAL for group in groups for term in group)
+        asks = is_question(query)
+
+        def unlike(doc: Mapping[str, str]) -> int:
+            kind = doc["intent"].partition(" ")[0]
+            if kind == "delete" and not removes:
+                return 2
+            return int(asks and kind not in ("list", "get"))
+
+        return unlike
 
     @staticmethod
     def result(doc: Mapping[str, str]) -> dict[str, Any]:
         return {"name": doc["tool"], "title": doc["title"] or None, "description": doc["summary"]}
+
+
+def is_question(query: str) -> bool:
+    """A question ("who follows octocat?", "which sites are down"): what it asks for is read."""
+    found = words(query)
+    return query.rstrip().endswith("?") or bool(found) and found[0] in QUESTION
 
 
 def words(text: str) -> list[str]:
