@@ -708,3 +708,76 @@ def test_views_follow_long_chains_and_cycles_of_references():
     assert views._has({"$ref": "#/components/schemas/B"}, "writeOnly")
     assert not views._has({"$ref": "#/components/schemas/A"}, "readOnly")
     assert views.view({"$ref": "#/components/schemas/S0"}, "request") == {"$ref": "#/components/schemas/S0"}
+
+
+def test_properties_named_like_keywords_and_the_default_response_are_schemas_too(tmp_path):
+    """A property named `default` or `enum` is a schema like any other, and so is the `default`
+    response's: its readOnly fields leave the request, and a field it requires without declaring is
+    declared (the walkers once skipped such keys everywhere, as if they held data)."""
+    inner = {
+        "type": "object",
+        "properties": {"id": {"type": "string", "readOnly": True}, "name": {"type": "string"}},
+        "required": ["name", "label"],
+    }
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "k", "version": "1"},
+        "paths": {
+            "/settings": {
+                "post": {
+                    "operationId": "create_settings",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Settings"}}},
+                    },
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Settings"}}},
+                        }
+                    },
+                }
+            },
+            "/things": {
+                "get": {
+                    "operationId": "list_things",
+                    "responses": {
+                        "default": {
+                            "description": "the things",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "properties": {"id": {"type": "string"}},
+                                        "required": ["id", "kind"],
+                                    }
+                                }
+                            },
+                        }
+                    },
+                }
+            },
+        },
+        "components": {
+            "schemas": {
+                "Settings": {
+                    "type": "object",
+                    "properties": {"default": inner, "enum": {"type": "string"}},
+                    "required": ["default"],
+                }
+            }
+        },
+    }
+    out = tmp_path / "k"
+    generate(spec, out, "keyword-names")
+    listed = listed_tools(out, "keyword_names")
+
+    create = listed["create_settings"]
+    sent = create.input_schema["$defs"]["SettingsRequestDefault"]  # the request's view of `default`
+    assert "id" not in sent["properties"], sent  # readOnly, under a property named `default`
+    assert "label" in sent["properties"] and "label" in sent["required"], sent
+    answered = create.output_schema["$defs"]["SettingsDefault"]
+    assert {"id", "label"} <= set(answered["properties"]) and "label" in answered["required"], answered
+
+    things = listed["list_things"].output_schema
+    assert "kind" in things["properties"] and things["required"] == ["id", "kind"], things

@@ -18,6 +18,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from typed_mcp.spec import keywords
+
 # 64 KiB for a tool's inputSchema + outputSchema together: about 16 k tokens, a few percent of a
 # model's context for the one tool an agent is about to call. Every corpus spec but Stripe's shape
 # fits whole (GitHub's biggest tool, before trimming, is about 50 KB); the synthetic payments API's
@@ -107,16 +109,13 @@ class Sizes:
 
 # Keywords whose values are data, not schemas (a `$ref` in them refers to nothing), and keywords whose
 # values map names to schemas: there a key is a name (a property called `default`), not a keyword.
-_DATA = frozenset({"$defs", "enum", "const", "default", "examples", "example"})
-_NAMED = frozenset({"properties", "patternProperties", "dependentSchemas", "definitions"})
+# `$defs` is not walked as a map of names here: the budget reads it as the closure, apart.
+_DATA = keywords.DATA | {"$defs"}
+_NAMED = keywords.NAMED - {"$defs"}
 
 
 def _schema_items(item: dict[str, Any], named: bool) -> list[tuple[str, Any, bool]]:
-    """The (key, value, whether the value is a map of names to schemas) under `item` that hold
-    schemas; `named`: `item` itself is such a map."""
-    if named:
-        return [(key, value, False) for key, value in item.items()]
-    return [(key, value, key in _NAMED) for key, value in item.items() if key not in _DATA]
+    return keywords.schema_items(item, named, _DATA, _NAMED)
 
 
 def _refs(node: Any, found: list[str]) -> None:

@@ -12,6 +12,7 @@ import copy
 import re
 from typing import Any
 
+from typed_mcp.spec import keywords
 from typed_mcp.spec.normalize import Document
 
 COMPONENT_SCHEMA = re.compile(r"^#/components/schemas/([^/]+)$")
@@ -65,39 +66,44 @@ class Views:
     def _own(self, node: Any, keyword: str) -> tuple[bool, list[str]]:
         """(does `node` carry `keyword` itself, without following references; the references in it)."""
         refs: list[str] = []
-        stack = [node]
+        stack: list[tuple[Any, bool]] = [(node, False)]
         while stack:
-            item = stack.pop()
+            item, named = stack.pop()
             if isinstance(item, list):
-                stack.extend(item)
+                stack.extend((value, False) for value in item)
                 continue
             if not isinstance(item, dict):
                 continue
             ref = item.get("$ref")
-            if isinstance(ref, str):
+            if not named and isinstance(ref, str):
                 refs.append(ref)
                 continue
             properties = item.get("properties")
-            if isinstance(properties, dict) and any(
-                isinstance(p, dict) and p.get(keyword) is True for p in properties.values()
+            if (
+                not named
+                and isinstance(properties, dict)
+                and any(isinstance(p, dict) and p.get(keyword) is True for p in properties.values())
             ):
                 return True, refs
-            stack.extend(v for k, v in item.items() if k not in ("enum", "const", "default", "example", "required"))
+            stack.extend((value, inner) for _, value, inner in keywords.schema_items(item, named))
         return False, refs
 
     # -- the view itself --------------------------------------------------------------------------
 
-    def _strip(self, node: Any, role: str) -> Any:
+    def _strip(self, node: Any, role: str, named: bool = False) -> Any:
         keyword, suffix = ROLES[role]
         if isinstance(node, list):
             return [self._strip(item, role) for item in node]
         if not isinstance(node, dict):
             return node
+        if named:
+            return {name: self._strip(sub, role) for name, sub in node.items()}
         ref = node.get("$ref")
         if isinstance(ref, str):
             if not self._has(node, keyword):
                 return node
             return {**node, "$ref": self._component(ref, role)}
+        walked = {key: inner for key, _, inner in keywords.schema_items(node, False)}
         out: dict[str, Any] = {}
         dropped: set[str] = set()
         for key, value in node.items():
@@ -109,10 +115,10 @@ class Views:
                     else:
                         kept[name] = self._strip(sub, role)
                 out[key] = kept
-            elif key in ("enum", "const", "default", "example", "required"):
-                out[key] = value
+            elif key in walked:
+                out[key] = self._strip(value, role, walked[key])
             else:
-                out[key] = self._strip(value, role)
+                out[key] = value
         if dropped and isinstance(out.get("required"), list):
             out["required"] = [name for name in out["required"] if name not in dropped]
         return out

@@ -11,7 +11,7 @@ from typing import Any
 
 from typed_mcp import pointer
 from typed_mcp.errors import SpecError
-from typed_mcp.spec import shapes, swagger2
+from typed_mcp.spec import keywords, shapes, swagger2
 from typed_mcp.spec.bundle import Bundler, has_external_refs, hoist_borrowed
 from typed_mcp.spec.load import LoadedSpec
 
@@ -103,10 +103,11 @@ def normalize(
 _COMPOSITION = ("allOf", "anyOf", "oneOf")
 
 
-def declare_required(node: Any, composed: bool = False) -> None:
+def declare_required(node: Any, composed: bool = False, named: bool = False) -> None:
     """A property listed in `required` but not declared under `properties` becomes declared (of
     any type), so models require it too; otherwise a tool could send a body the API rejects.
-    Skipped inside compositions, where the declaration may sit in a sibling schema."""
+    Skipped inside compositions, where the declaration may sit in a sibling schema. `named`: `node`
+    maps names to schemas (or to objects of the document)."""
     if isinstance(node, list):
         for item in node:
             declare_required(item, composed)
@@ -115,7 +116,8 @@ def declare_required(node: Any, composed: bool = False) -> None:
         return
     properties, required = node.get("properties"), node.get("required")
     if (
-        not composed
+        not named
+        and not composed
         and isinstance(properties, dict)
         and isinstance(required, list)
         and not any(k in node for k in _COMPOSITION)
@@ -123,7 +125,5 @@ def declare_required(node: Any, composed: bool = False) -> None:
         for name in required:
             if isinstance(name, str) and name not in properties:
                 properties[name] = {}
-    for key, value in node.items():
-        if key in ("enum", "const", "default", "example", "examples", "required"):
-            continue
-        declare_required(value, composed or key in _COMPOSITION)
+    for key, value, inner in keywords.schema_items(node, named, names=keywords.DOCUMENT_NAMED):
+        declare_required(value, composed or not named and key in _COMPOSITION, inner)
