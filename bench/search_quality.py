@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         tasks = tasks[args.half == "odd" :: 2]
     search, documents = load_search(args.package)
     started = time.perf_counter()
-    index = search.SearchIndex(search.load_documents(documents))
+    found, thesaurus = search.load(documents)
+    index = search.SearchIndex(found, thesaurus=thesaurus)
     built = time.perf_counter() - started
 
     ranked, times = [], []

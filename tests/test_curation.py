@@ -229,6 +229,9 @@ def one_line_error(proc) -> str:
         ("[toolsets.x]\noperations = ['GET /nope']\n", "toolsets.x.operations", "matches no operation"),
         ("[toolsets.x]\nmethods = ['FETCH']\n", "toolsets.x.methods", "not an HTTP method"),
         ("[toolsets.x]\ntag = ['items']\n", "toolsets.x.tag", "unknown key"),
+        ("[search]\nsynonym = {}\n", "search.synonym", "unknown key"),
+        ("[search.synonyms]\nissue = ['--']\n", "search.synonyms.issue", "has no word in it"),
+        ("[operations.getItem]\nkeywords = [' ']\n", "operations.getItem.keywords", "has no word in it"),
     ],
 )
 def test_a_bad_config_is_one_line_naming_file_and_key_and_leaves_the_output(
@@ -461,3 +464,58 @@ async def test_config_toolsets_are_served_beside_the_tags(tmp_path: Path):
         [sys.executable, "-m", "sets_api", "--toolsets", "nothing"], env=env, capture_output=True, text=True
     )
     assert refused.returncode != 0 and "nothing" in refused.stderr and "reading" in refused.stderr
+
+
+SEARCH_CONFIG = """
+[operations.getReport]
+keywords = ["quarterly numbers", "earnings"]
+
+[search.synonyms]
+item = ["widget", "gizmo", "thing we sell"]
+"""
+
+
+@pytest.mark.anyio
+async def test_search_words_from_the_config_and_x_mcp_find_the_tools(tmp_path: Path):
+    """Words users say for an operation (config `keywords`, x-mcp `keywords`) and for an API word
+    (`[search.synonyms]`, single words and phrases) reach discovery mode's search: requests in those
+    words find the tools, through a real discovery server and the SDK client; the record says so."""
+    (tmp_path / "typed-mcp.toml").write_text(SEARCH_CONFIG)
+    document = spec()
+    document["paths"]["/health"]["get"]["x-mcp"] = {"keywords": ["heartbeat", "is it alive"]}
+    out = tmp_path / "words-api"
+    generate(document, out, "words-api", "--config", str(tmp_path / "typed-mcp.toml"))
+    rules = {(e["operation"], e["rule"]) for e in manifest(out)["curation"] if e["action"].startswith("search")}
+    assert rules == {
+        ("GET /report", "config operations.getReport.keywords"),
+        ("GET /health", "x-mcp keywords"),
+        ("*", "config search.synonyms"),
+    }, rules
+    env = {**os.environ, "PYTHONPATH": str(out / "src")}
+    server = StdioServerParameters(command=sys.executable, args=["-m", "words_api", "--discovery"], env=env)
+    async with Client(server) as client:
+        found = {query: await first(client, query, len(tools)) for query, tools in SEARCH_QUERIES.items()}
+    assert found == SEARCH_QUERIES, found
+
+    plain = tmp_path / "plain" / "words-api"  # the same spec without those words: none of it is found
+    plain.parent.mkdir()
+    generate(spec(), plain, "words-api")
+    env["PYTHONPATH"] = str(plain / "src")
+    async with Client(StdioServerParameters(command=sys.executable, args=server.args, env=env)) as client:
+        for query, tools in SEARCH_QUERIES.items():
+            assert await first(client, query, len(tools)) != tools, query
+
+
+SEARCH_QUERIES = {  # query -> the tools it finds first, in any order
+    "earnings for last quarter": {"get_report"},
+    "heartbeat": {"health"},
+    "gizmo": {"list_items", "get_item", "create_item", "delete_item"},
+    "thing we sell": {"list_items", "get_item", "create_item", "delete_item"},
+}
+
+
+async def first(client: Client, query: str, count: int) -> set[str]:
+    """The names of the first `count` tools `search_tools` finds for `query`."""
+    result = await client.call_tool("search_tools", {"query": query, "limit": count})
+    assert not result.is_error, result
+    return {tool["name"] for tool in result.structured_content["tools"]}

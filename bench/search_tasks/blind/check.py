@@ -40,8 +40,13 @@ def main():
         for i, t in enumerate(tasks):
             q, op = t.get("query"), t.get("operation")
             also = t.get("also", [])
-            if (not isinstance(q, str) or not q.strip() or not isinstance(op, str)
-                    or not isinstance(also, list) or set(t) - {"query", "operation", "also"}):
+            if (
+                not isinstance(q, str)
+                or not q.strip()
+                or not isinstance(op, str)
+                or not isinstance(also, list)
+                or set(t) - {"query", "operation", "also"}
+            ):
                 print(f"{name}[{i}]: malformed task {t}")
                 bad += 1
                 continue
@@ -67,8 +72,10 @@ def main():
                 if overlap >= 0.5:
                     notes += 1
                     print(f"  note {name}[{i}] overlap {overlap:.2f}: {q!r} ~ {ops[op].get('summary')!r}")
-        print(f"{name}: {len(tasks)} tasks, {len(targets)} distinct target operations, "
-              f"{notes} overlap note(s), spec has {len(ops)} operations")
+        print(
+            f"{name}: {len(tasks)} tasks, {len(targets)} distinct target operations, "
+            f"{notes} overlap note(s), spec has {len(ops)} operations"
+        )
     print("OK" if not bad else f"{bad} problem(s)")
     return 1 if bad else 0
 

@@ -4,7 +4,8 @@ descriptions, with which output policy and which extra credentials and headers.
 Three sources, applied in this order, each able to override the one before:
 1. the spec's own `x-mcp` extension (operation > path item > root: the most specific `exclude`
    wins, so `x-mcp: {exclude: true}` at the root excludes every operation except those that say
-   `exclude: false` themselves or on their path item; `name` and `description` on an operation);
+   `exclude: false` themselves or on their path item; `name`, `description` and `keywords` (words
+   users say for it, for discovery mode's search) on an operation);
 2. OpenAPI Overlay documents (`--overlay`, see `spec/overlay.py`): they patch the document before
    anything reads it, so they can also add or change `x-mcp`;
 3. the config file (`--config typed-mcp.toml`, or a pyproject.toml's `[tool.typed-mcp]`), here.
@@ -79,6 +80,8 @@ class OperationConfig(_Strict):
     output_schema: bool = True
     # an answer that does not match its model: an error result, or the data as text with a warning
     on_mismatch: Literal["error", "text"] = "error"
+    # words users say for what the operation does, found by discovery mode's search like its name
+    keywords: list[str] = []
 
 
 class SchemeConfig(_Strict):
@@ -101,6 +104,12 @@ class AuthConfig(_Strict):
     required: bool = False
 
 
+class SearchConfig(_Strict):
+    # an API word -> the words (or phrases) users say for it, added to discovery mode's thesaurus:
+    # issue = ["ticket", "bug"] makes "close ticket 12" find the issue tools
+    synonyms: dict[str, list[str]] = {}
+
+
 class Config(_Strict):
     # What `generate` and `check` run on when the command line does not say (paths relative to this file):
     source: str | None = None  # the spec: an http(s) URL or a file
@@ -115,6 +124,7 @@ class Config(_Strict):
     auth: AuthConfig = AuthConfig()
     headers: dict[str, str] = {}  # sent with every request (never a credential: see [auth])
     toolsets: dict[str, ToolsetConfig] = {}  # name -> its operations (beside the tags' toolsets)
+    search: SearchConfig = SearchConfig()
     # "data-tools": every result is {sources, data, table} (platforms that register only such tools)
     profile: Literal["default", "data-tools"] = "default"
 
@@ -184,12 +194,27 @@ def _check_values(loaded: LoadedConfig) -> None:
             fail(f"toolsets.{_quoted(name)}", "not a toolset name ([a-z][a-z0-9_]*)")
         if not toolset.given():
             fail(f"toolsets.{_quoted(name)}", "selects nothing: give tags, paths, methods, operation_ids or operations")
+    for reference, override in config.operations.items():
+        for word in override.keywords:
+            if not _words(word):
+                fail(f"operations.{_quoted(reference)}.keywords", f"{word!r} has no word in it")
+    for target, said in config.search.synonyms.items():
+        if not _words(target):
+            fail(f"search.synonyms.{_quoted(target)}", "the API word has no word in it")
+        for word in said:
+            if not _words(word):
+                fail(f"search.synonyms.{_quoted(target)}", f"{word!r} has no word in it")
     for name, scheme in _schemes(config.auth).items():
         where = f"auth.schemes.{_quoted(name)}"
         if scheme.type == "http" and scheme.scheme is None:
             fail(where, "an http scheme needs scheme = 'basic' or 'bearer'")
         if scheme.type == "apiKey" and (scheme.in_ is None or not scheme.name):
             fail(where, "an apiKey scheme needs 'in' (header, query or cookie) and 'name'")
+
+
+def _words(text: str) -> list[str]:
+    """The words of a keyword or synonym, as the search reads them (letters and digits)."""
+    return re.findall(r"[^\W_]+", text.lower())
 
 
 def _failer(loaded: LoadedConfig):
@@ -252,6 +277,7 @@ class Curation:
         ]
         self._names: dict[str, tuple[str, str]] = {}  # key -> (tool name, rule)
         self._descriptions: dict[str, str] = {}  # key -> x-mcp description
+        self._keywords: dict[str, tuple[str, ...]] = {}  # key -> x-mcp keywords
         self._order: dict[str, int] = {}  # key -> its place in the spec
         self._ids: dict[str, str] = {}  # operationId -> key
         self._keys: set[str] = set()
@@ -314,6 +340,12 @@ class Curation:
             description = _x_mcp(op).get("description")
             if isinstance(description, str) and description.strip():
                 self._descriptions[key] = description.strip()
+            keywords = _x_mcp(op).get("keywords")
+            if keywords is not None:
+                if isinstance(keywords, list) and all(isinstance(k, str) for k in keywords):
+                    self._keywords[key] = tuple(k.strip() for k in keywords if _words(k))
+                else:
+                    self._warnings.append(f"{key}: x-mcp keywords is not a list of strings: ignored")
         for reference, name in self.config.rename.items():
             key = self._resolve(reference)
             if key is not None and any(raw[0] == key for raw in kept):
@@ -405,6 +437,12 @@ class Curation:
         for name in self.config.headers:
             self._record("*", f"header {name} added", "config headers")
         plan.extra_headers = dict(self.config.headers)
+        plan.search_synonyms = {
+            target.strip(): [word.strip() for word in said if _words(word)]
+            for target, said in self.config.search.synonyms.items()
+        }
+        if plan.search_synonyms:
+            self._record("*", f"search synonyms for {len(plan.search_synonyms)} words", "config search.synonyms")
         tools = {op.key: op.tool_name for op in plan.operations}
         for name, keys in self._toolsets.items():
             members = [tools[key] for key in keys if key in tools]
@@ -432,8 +470,14 @@ class Curation:
         if description is not None:
             changes["description"] = description
             self._record(op.key, "description replaced", "x-mcp description")
+        keywords = self._keywords.get(op.key, ())
+        if keywords:
+            self._record(op.key, "search keywords added", "x-mcp keywords")
         if override is not None:
             where = f"config operations.{_quoted(self._reference(op.key))}"
+            if override.keywords:
+                keywords = (*keywords, *(k.strip() for k in override.keywords))
+                self._record(op.key, "search keywords added", f"{where}.keywords")
             if override.title is not None:
                 changes["title"] = override.title.strip() or None
                 self._record(op.key, "title replaced", f"{where}.title")
@@ -453,6 +497,8 @@ class Curation:
                     self._record(op.key, "text on mismatch (no outputSchema)", f"{where}.on_mismatch")
                 else:
                     plan.warnings.append(f"{op.key}: {where}.on_mismatch: the operation has no JSON answer")
+        if keywords:
+            changes["keywords"] = tuple(dict.fromkeys(keywords))
         if schemes:
             # Each config scheme is one more alternative, tried first; an operation that needed no
             # credentials still goes out without them unless [auth] says required = true.

@@ -72,6 +72,7 @@ class Operation:
     output_schema: bool = True
     output_policy: Literal["error", "text"] = "error"
     credentials_required: bool = False  # the config's [auth] required: refuse a call without them
+    keywords: tuple[str, ...] = ()  # x-mcp and config keywords: words users say for it (search)
 
     @property
     def has_output_schema(self) -> bool:
@@ -128,6 +129,8 @@ class ApiPlan:
     degraded: list[str] = field(default_factory=list)  # parts of the spec read in a degraded way (--strict refuses)
     extra_headers: dict[str, str] = field(default_factory=dict)  # sent with every request (config)
     toolsets: dict[str, list[str]] = field(default_factory=dict)  # the config's toolsets: name -> tool names
+    # the config's search synonyms: an API word -> the words users say for it
+    search_synonyms: dict[str, list[str]] = field(default_factory=dict)
     curation: list[dict[str, str]] = field(default_factory=list)  # {operation, action, rule}, for typed-mcp.json
     curation_sources: list[dict[str, str]] = field(default_factory=list)  # the config and overlays used
     profile: str = "default"  # "data-tools": every result is {sources, data, table} (render/package.py)

@@ -1,13 +1,14 @@
 """`search.json`: the documents discovery mode's full-text search indexes (`_runtime/search.py`).
 
 One document per tool, made from the operation alone, so that the words people use for a request
-find it, whatever the API: the tool's name words, its summary, the intent words of its HTTP method
-and path shape (a GET on a collection lists, a DELETE removes: "show", "remove", "revoke" match the
-operation even when its summary says "List" or "Delete"), the path words, the tags and
-their descriptions, the parameter and request body property names, and the first paragraph of the
-description (the summary, when the spec has one: the rest of a description, and the parameters'
-descriptions, measured worse, their words match too many requests). Deterministic: the same plan
-and spec give the same bytes.
+find it, whatever the API: the tool's name words, the keywords curation gives it (x-mcp, config),
+its summary, the intent words of its HTTP method and path shape (a GET on a collection lists, a
+DELETE removes: "show", "remove", "revoke" match the operation even when its summary says "List" or
+"Delete"), the path words, the tags and their descriptions, the parameter and request body property
+names, and the first paragraph of the description (the summary, when the spec has one: the rest of
+a description, and the parameters' descriptions, measured worse, their words match too many
+requests). Beside them, the config's search synonyms, which the runtime adds to its thesaurus.
+Deterministic: the same plan and spec give the same bytes.
 """
 
 from __future__ import annotations
@@ -155,6 +156,7 @@ def search_documents(plan: ApiPlan, doc: Document | None = None) -> str:
             {
                 "tool": op.tool_name,
                 "name": _words(op.tool_name),
+                "keywords": _words(*op.keywords),
                 "title": op.title or "",
                 "intent": intent(plan, doc, op),
                 "tags": " ".join([_words(*op.tags), *(described[tag] for tag in op.tags if tag in described)]),
@@ -165,4 +167,5 @@ def search_documents(plan: ApiPlan, doc: Document | None = None) -> str:
             }
         )
     lines = ",\n".join(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) for doc in docs)  # one a line
-    return f'{{"format":"typed-mcp-search/2","tools":[\n{lines}\n]}}\n'
+    synonyms = json.dumps(plan.search_synonyms, ensure_ascii=False, separators=(",", ":"))
+    return f'{{"format":"typed-mcp-search/3","synonyms":{synonyms},"tools":[\n{lines}\n]}}\n'

@@ -1,8 +1,9 @@
 """Full-text search over the package's tools: SQLite FTS5 ranked with bm25.
 
 The documents (`search.json`) are written when the package is generated: per tool, its name's words,
-title, the intent words of its method and path shape, tags, path words, parameter and
-body property names, description, and a short description for the results (generator/typed_mcp/render/search.py).
+the keywords curation gives it, title, the intent words of its method and path shape, tags, path
+words, parameter and body property names, description, and a short description for the results
+(generator/typed_mcp/render/search.py); beside them, the synonyms the config adds to the thesaurus.
 The index is built in memory from them when a discovery-mode server starts (about 50 ms for a
 thousand tools), not shipped as an SQLite file: a database file's bytes depend on the SQLite library
 of the machine that generated it, and the package is compared byte for byte.
@@ -14,21 +15,22 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FORMAT = "typed-mcp-search/2"
-# Indexed, in this order: the tool's name words, its summary, the intent words of its method and path
-# shape ("list show all", "delete remove revoke"), tags (and their descriptions), path words, parameter
-# and body property names, the description's first paragraph.
-COLUMNS = ("name", "title", "intent", "tags", "path", "params", "description")
+FORMAT = "typed-mcp-search/3"
+# Indexed, in this order: the tool's name words, the keywords curation gives it, its summary, the
+# intent words of its method and path shape ("list show all", "delete remove revoke"), tags (and their
+# descriptions), path words, parameter and body property names, the description's first paragraph.
+COLUMNS = ("name", "keywords", "title", "intent", "tags", "path", "params", "description")
 # bm25 weight of each column, as measured on the tuning half of bench/search_tasks (the tags' weight
 # is 0: a tag's words are in most tools' names already; they still count in how rare a word is, as
 # bm25's IDF is counted over whole documents, and that measured better than leaving them out).
-WEIGHTS = (8.0, 4.0, 0.5, 0.0, 2.0, 1.0, 0.5)
+WEIGHTS = (8.0, 8.0, 4.0, 0.5, 0.0, 2.0, 1.0, 0.5)
 # The columns that say what a tool is and does (for ranking by the query's concepts they hold), and
 # how many of bm25's best are ranked that way.
-STRONG = ("name", "title", "path", "intent")
+STRONG = ("name", "keywords", "title", "path", "intent")
 CANDIDATES = 200
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: `pull_number` and `/repos/{owner}` split into words
 # Words that say nothing about which tool (English stop words): left out of a query, unless the query
@@ -247,21 +249,55 @@ QUESTION = frozenset(
 REPLACED = frozenset({"logged", "signed", "whoami", "me", "myself", "pr", "prs"})
 
 
+@dataclass(frozen=True)
+class Thesaurus:
+    """What a query's words and phrases mean in API words: SYNONYMS and PHRASES, and those the
+    package's config adds (`search.json`'s "synonyms": an API word -> the words users say for it)."""
+
+    words: Mapping[str, tuple[str, ...]]
+    phrases: Mapping[str, tuple[str, ...]]
+
+    def extended(self, added: Mapping[str, Iterable[str]]) -> Thesaurus:
+        table, phrases = dict(self.words), dict(self.phrases)
+        for target, said in added.items():
+            meaning = " ".join(words(target))
+            for text in said:
+                found = words(text)
+                into = table if len(found) == 1 else phrases
+                key = " ".join(found)
+                if found and meaning not in into.get(key, ()):
+                    into[key] = (*into.get(key, ()), meaning)
+        return Thesaurus(table, phrases)
+
+    def synonyms(self, token: str) -> tuple[str, ...]:
+        for form in _forms(token):
+            if form in self.words:
+                return self.words[form]
+        return ()
+
+
+THESAURUS = Thesaurus(SYNONYMS, {phrase: (target,) for phrase, target in PHRASES.items()})
+
+
 class SearchUnavailable(RuntimeError):
     pass
 
 
-def load_documents(path: Path) -> list[dict[str, str]]:
+def load(path: Path) -> tuple[list[dict[str, str]], Thesaurus]:
+    """A package's `search.json`: its documents, and the thesaurus with the config's synonyms."""
     data = json.loads(path.read_bytes())
     if data.get("format") != FORMAT:
         raise SearchUnavailable(f"{path.name}: not a {FORMAT} file (regenerate the package)")
-    return data["tools"]
+    return data["tools"], THESAURUS.extended(data["synonyms"])
 
 
 class SearchIndex:
     """An in-memory FTS5 index of `documents` (those named in `only`, when given)."""
 
-    def __init__(self, documents: Iterable[Mapping[str, str]], only: set[str] | None = None) -> None:
+    def __init__(
+        self, documents: Iterable[Mapping[str, str]], only: set[str] | None = None, thesaurus: Thesaurus = THESAURUS
+    ) -> None:
+        self.thesaurus = thesaurus
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         try:
             self.db.execute(f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(COLUMNS)}, tokenize='porter unicode61')")
@@ -285,7 +321,7 @@ class SearchIndex:
         then by whether they do the kind of thing asked (`_unlike`), then by bm25. A tool that names
         two of the things asked for beats one that repeats a single rare word of the query (an
         argument's value, say) many times."""
-        groups = concepts(query)
+        groups = concepts(query, self.thesaurus)
         if not groups or limit < 1:
             return []
         rows = self.db.execute(self._query, (_any(term for group in groups for term in group), CANDIDATES)).fetchall()
@@ -344,28 +380,26 @@ def _forms(token: str) -> list[str]:
 
 
 def synonyms(token: str) -> tuple[str, ...]:
-    for form in _forms(token):
-        if form in SYNONYMS:
-            return SYNONYMS[form]
-    return ()
+    return THESAURUS.synonyms(token)
 
 
-def concepts(query: str) -> list[list[str]]:
+def concepts(query: str, thesaurus: Thesaurus = THESAURUS) -> list[list[str]]:
     """The query's concepts, each a list of FTS5 terms: a word (or a phrase's meaning) and its synonyms,
     without the stop words when other words remain."""
     for pattern, meaning in VALUES:
         query = pattern.sub(f" {meaning} ", query)
     text = f" {' '.join(words(query))} "
     groups = []
-    for phrase, target in PHRASES.items():  # a phrase's words are searched as its meaning only
+    for phrase, targets in thesaurus.phrases.items():  # a phrase's words are searched as its meaning only
         if f" {phrase} " in text:
-            groups.append([target])
+            groups.append(list(targets))
             text = text.replace(f" {phrase} ", " ")
     tokens = [token for token in dict.fromkeys(words(text)) if len(token) > 1 or token.isdigit()]
-    meaningful = [token for token in tokens if token not in STOPWORDS or synonyms(token)] or tokens
+    found = {token: thesaurus.synonyms(token) for token in tokens}
+    meaningful = [token for token in tokens if token not in STOPWORDS or found[token]] or tokens
     for token in meaningful:
-        group = [token] if token not in STOPWORDS and token not in REPLACED or not synonyms(token) else []
-        groups.append(list(dict.fromkeys([*group, *synonyms(token)])))
+        group = [token] if token not in STOPWORDS and token not in REPLACED or not found[token] else []
+        groups.append(list(dict.fromkeys([*group, *found[token]])))
     return groups
 
 

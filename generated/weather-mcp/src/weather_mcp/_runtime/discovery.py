@@ -19,7 +19,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from .search import SearchIndex, load_documents
+from .search import SearchIndex, load
 
 SEARCH_TOOLS = "search_tools"
 DESCRIBE_TOOL = "describe_tool"
@@ -115,7 +115,8 @@ class Discovery:
         definition: Callable[[Mapping[str, Any]], dict[str, Any]],
     ) -> None:
         self.by_name = {tool["name"]: tool for tool in tools}
-        self.index = SearchIndex(load_documents(documents), only=set(self.by_name))
+        found, thesaurus = load(documents)
+        self.index = SearchIndex(found, only=set(self.by_name), thesaurus=thesaurus)
         self.definition = definition
 
     def search_tools(self, arguments: Mapping[str, Any]) -> CallToolResult:
