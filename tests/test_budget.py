@@ -88,7 +88,7 @@ def sdk_listing(out: Path, names: list[str]) -> list[dict[str, Any]]:
 
     server = MCPServer(name="full")
     for name in names:
-        package._register(server, package.tool_entry(name))
+        package.register_tool(server, package.tool_entry(name))
     return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in anyio.run(server.list_tools)]
 
 

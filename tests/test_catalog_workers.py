@@ -57,7 +57,7 @@ def test_a_package_that_does_not_start_is_refused_with_its_error(tmp_path):
 def test_a_tool_that_fails_to_register_is_refused_with_its_error(tmp_path):
     src = _package(
         tmp_path,
-        "def tool_entry(name):\n    raise TypeError(f'no output schema for {name}')\n\ndef _register(server, entry):\n    pass\n",
+        "def tool_entry(name):\n    raise TypeError(f'no output schema for {name}')\n\ndef register_tool(server, entry):\n    pass\n",
     )
     with CatalogWorkers(1) as workers, pytest.raises(VerifyError, match="TypeError: no output schema for a"):
         workers.tools(src, "pkg", ["a"])
@@ -65,7 +65,7 @@ def test_a_tool_that_fails_to_register_is_refused_with_its_error(tmp_path):
 
 def test_a_hanging_package_is_stopped_at_the_timeout(tmp_path):
     src = _package(
-        tmp_path, "import time\ndef tool_entry(name):\n    time.sleep(60)\n\ndef _register(server, entry):\n    pass\n"
+        tmp_path, "import time\ndef tool_entry(name):\n    time.sleep(60)\n\ndef register_tool(server, entry):\n    pass\n"
     )
     workers = CatalogWorkers(1)
     with workers, pytest.raises(VerifyError, match="longer than 2 s"):

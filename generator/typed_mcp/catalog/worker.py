@@ -11,6 +11,7 @@ but parsing and dumping a big catalog again costs seconds of CPU.
 
 from __future__ import annotations
 
+import contextvars
 import gc
 import importlib
 import json
@@ -21,11 +22,15 @@ import anyio
 import pydantic
 import pydantic.json_schema
 from mcp.server import MCPServer
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 
 from typed_mcp.catalog import budget
 from typed_mcp.children import print_result
 
 _JSON_SCHEMA = pydantic.TypeAdapter.json_schema  # before `_faster_schemas` wraps it
+# The return type of the tool whose output schema the SDK derives (`FuncMetadata.output_model`): the
+# type of the adapter it derives it with (read from the SDK's public field, not from the adapter).
+_DERIVING: contextvars.ContextVar[Any] = contextvars.ContextVar("deriving", default=None)
 POOL_DEFS = 200  # a schema with more definitions than this: derive every model's schema once, in one pass
 
 
@@ -98,16 +103,18 @@ def _faster_schemas(pool: _Pool) -> None:
     json_schema, schemas = _JSON_SCHEMA, {}
 
     def memo_json_schema(self: pydantic.TypeAdapter[Any], **options: Any) -> dict[str, Any]:
+        kind = _DERIVING.get()  # the first adapter asked while the SDK derives a tool's output schema
+        _DERIVING.set(None)
         try:
             settings = tuple(sorted(options.items()))
-            key = (self._type, settings)
+            key = (kind, settings)
             hash(key)
-        except (AttributeError, TypeError):
-            return json_schema(self, **options)
-        if getattr(self, "_config", None) is not None:
+        except TypeError:
+            kind = None
+        if kind is None:
             return json_schema(self, **options)
         if key not in schemas:
-            pooled = pool.schema(self._type, settings)
+            pooled = pool.schema(kind, settings)
             if pooled is not None:
                 return pooled  # shared definitions: the SDK copies the root, and changes nothing below
             schemas[key] = json.dumps(derived := json_schema(self, **options))
@@ -116,6 +123,16 @@ def _faster_schemas(pool: _Pool) -> None:
         return json.loads(schemas[key])  # a copy: the caller may change it
 
     pydantic.TypeAdapter.json_schema = memo_json_schema  # type: ignore[method-assign]
+    post_init = FuncMetadata.model_post_init
+
+    def deriving(self: FuncMetadata, context: Any, /) -> None:
+        token = _DERIVING.set(self.output_model)
+        try:
+            post_init(self, context)
+        finally:
+            _DERIVING.reset(token)
+
+    FuncMetadata.model_post_init = deriving  # type: ignore[method-assign]
 
 
 def _listed(server: MCPServer) -> list[Any]:
@@ -142,7 +159,9 @@ def main() -> None:
     for line in sys.stdin:
         server = MCPServer(name="catalog")
         for name in json.loads(line):
-            package._register(server, package.tool_entry(name))  # exactly as the package's eager server registers it
+            package.register_tool(
+                server, package.tool_entry(name)
+            )  # exactly as the package's eager server registers it
         tools, depths = [], {}
         for tool in _listed(server):
             # Within the budget before the tool is dumped: a trimmed tool is never serialized whole.

@@ -226,7 +226,7 @@ class Server(LowLevelServer):
         catalog = self.typed_mcp
         if name in catalog.by_name and name not in catalog.registered:
             # Imports this tool's module and the models it uses, no more.
-            _register(catalog.sdk, _built(tool_entry(name)))
+            register_tool(catalog.sdk, _built(tool_entry(name)))
             catalog.registered.add(name)
         return await catalog.sdk.call_tool(name, arguments)
 
@@ -361,7 +361,8 @@ def _built(entry: ToolEntry) -> ToolEntry:
     return entry
 
 
-def _register(server: MCPServer, entry: Any) -> None:
+def register_tool(server: MCPServer, entry: Any) -> None:
+    """Register the tool `entry` on `server` as the eager server does (the catalog is made this way)."""
     # structured_output=True: a return type that cannot produce an outputSchema fails loudly
     # instead of silently publishing the tool without one.
     server.add_tool(
@@ -399,7 +400,7 @@ def build_server(
         apps.add_html_resource(uri, TABLES.html(uri) or "", name=TABLES.by_uri[uri] + " table")
     server = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS, extensions=[apps] if VIEWS else [])
     for entry in tool_entries():
-        _register(server, _built(entry))
+        register_tool(server, _built(entry))
     server.custom_route("/health", methods=["GET"], include_in_schema=False)(health)
     return server
 
