@@ -259,6 +259,45 @@ def test_ascii_classes_mean_for_the_server_what_they_mean_for_strict_clients(tmp
         assert "user" in results[1]["text"] and "code" in results[2]["text"]
 
 
+def test_word_boundaries_mean_for_the_server_what_they_mean_for_strict_clients(tmp_path):
+    # On the old code: `\b` and `\B` were Unicode boundaries for the server (pydantic-core, `re`) and
+    # ASCII ones for AJV. The server refused `café` for `^caf\b` (an error where REST was right), and
+    # passed it for `^caf\B`, which the strict clients then refused with -32602.
+    word = {"type": "string", "pattern": r"^caf\b"}
+    tail = {"type": "string", "pattern": r"^caf\B"}
+    answer = {"type": "object", "required": ["word"], "properties": {"word": word, "tail": tail}}
+    spec = _spec("Bounds", {"/me": _get("getMe", {"$ref": COMPONENT + "Me"})}, {"Me": answer})
+    out = tmp_path / "bounds"
+    generate(spec, out, "bounds-api")
+    answers = [{"word": "café"}, {"word": "caf", "tail": "café"}, {"word": "caf-x", "tail": "cafe"}]
+    cases = [
+        ({"type": "string", "pattern": pattern}, value)
+        for pattern, value in [
+            (word["pattern"], "café"),
+            (tail["pattern"], "café"),
+            (word["pattern"], "caf-x"),
+            (tail["pattern"], "cafe"),
+        ]
+    ]
+    assert ajv_accepts(cases, line=1) == ajv_accepts(cases, line=2) == [True, False, True, True]  # ECMA-262
+    for client in (TS1, TS2):
+        with HttpServer() as upstream:
+            upstream.routes["/me"] = _in_turn(answers)
+            run = run_ts_client(
+                [sys.executable, "-m", "bounds_api", "--base-url", upstream.url],
+                {"PYTHONPATH": str(out / "src")},
+                [{"name": "get_me", "arguments": {}}] * 3,
+                compile_schemas=True,
+                client=client,
+            )
+        assert run["schemas"]["failures"] == []
+        results = run["results"]
+        assert all(r["ok"] for r in results), results  # no -32602 from the client: the server judged
+        assert [r["isError"] for r in results] == [False, True, False], results
+        assert results[0]["structuredContent"] == answers[0] and results[2]["structuredContent"] == answers[2]
+        assert "tail" in results[1]["text"]
+
+
 # Answers a tool with an untyped answer takes: an object, and what is no object.
 LOOSE_ANSWERS = {"obj": {"id": 7, "tags": ["a"]}, "list": [1, "two", None], "text": "just a string", "none": None}
 

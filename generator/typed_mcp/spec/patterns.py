@@ -19,6 +19,13 @@ _OCTAL = re.compile(r"0[0-7]{0,2}|[0-3][0-7]{2}")
 _NAMED_GROUP = re.compile(r"\(\?<(?![=!])[A-Za-z_][A-Za-z0-9_]*>")
 # ECMA-262's `\d` and `\w` are ASCII (also in `u` mode); Python's `re` and Rust read them as Unicode.
 _ASCII_CLASSES = {"d": "0-9", "w": "A-Za-z0-9_"}
+# So are its word boundaries: `\b` and `\B` spelled with ASCII lookarounds (which Rust's engine does
+# not read: the models holding them check them with Python's `re`, see `rust_refuses`).
+_WORD = "[A-Za-z0-9_]"
+_BOUNDARIES = {
+    "b": f"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))",
+    "B": f"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))",
+}
 
 
 def portable_pattern(pattern: str) -> str | None:
@@ -31,6 +38,8 @@ def portable_pattern(pattern: str) -> str | None:
     - `\\d`, `\\w` (and `\\D`, `\\W`) are ASCII classes in ECMA-262 and Unicode ones in `re` and Rust
       (a server would pass `café` for `^\\w+$` that a strict client refuses): written as the ASCII
       classes they are; `\\D` or `\\W` inside a class has no such form, and drops the pattern.
+    - So are the word boundaries `\\b` and `\\B` (a server would refuse `café` for `^caf\\b` and pass
+      it for `^caf\\B`): written as ASCII lookarounds; `[\\b]` is the backspace it means.
     - A letter escape that ECMA-262 does not define (`\\Z`, `\\A`) means something else in each engine,
       and a UTF-16 surrogate (`\\uD800`) is a code unit in ECMA-262 and no character at all in Rust:
       such a pattern is dropped, as is one Python's `re` still cannot compile."""
@@ -71,6 +80,10 @@ def _rewritten(pattern: str) -> str | None:
                     return None
                 else:
                     out.append(f"[^{ascii_class}]")
+            elif escaped in _BOUNDARIES:
+                if in_class and escaped == "B":  # no meaning in a class in `u` mode
+                    return None
+                out.append("\\x08" if in_class else _BOUNDARIES[escaped])  # `[\b]`: a backspace
             elif escaped.isascii() and escaped.isalnum():
                 if escaped not in _LETTER_ESCAPES or _SURROGATE.match(pattern, i):
                     return None
