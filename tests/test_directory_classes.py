@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -221,6 +222,23 @@ def test_patterns_one_engine_refuses_no_longer_stop_the_server_or_a_strict_listi
     assert not jsonschema.Draft202012Validator(schema).is_valid(bad)
 
 
+def _strict_answers(out: Path, module: str, answers: list[Any]) -> Iterator[list[dict[str, Any]]]:
+    """For each TypeScript client line, the results of `get_me` called once for each of `answers`
+    (the upstream gives them in turn), the listing's schemas compiled by the client's AJV."""
+    for client in (TS1, TS2):
+        with HttpServer() as upstream:
+            upstream.routes["/me"] = _in_turn(answers)
+            run = run_ts_client(
+                [sys.executable, "-m", module, "--base-url", upstream.url],
+                {"PYTHONPATH": str(out / "src")},
+                [{"name": "get_me", "arguments": {}}] * len(answers),
+                compile_schemas=True,
+                client=client,
+            )
+        assert run["schemas"]["failures"] == []
+        yield run["results"]
+
+
 def test_ascii_classes_mean_for_the_server_what_they_mean_for_strict_clients(tmp_path):
     # On the old code: the server passed `café` for `^\w+$` (Unicode `\w` in pydantic-core and in
     # `re`), and the strict clients, whose AJV reads it as ECMA-262's ASCII class, refused the answer
@@ -241,18 +259,7 @@ def test_ascii_classes_mean_for_the_server_what_they_mean_for_strict_clients(tmp
         ]
     ]
     assert ajv_accepts(cases, line=1) == ajv_accepts(cases, line=2) == [True, False, False]  # ECMA-262: ASCII
-    for client in (TS1, TS2):
-        with HttpServer() as upstream:
-            upstream.routes["/me"] = _in_turn(answers)
-            run = run_ts_client(
-                [sys.executable, "-m", "handles_api", "--base-url", upstream.url],
-                {"PYTHONPATH": str(out / "src")},
-                [{"name": "get_me", "arguments": {}}] * 3,
-                compile_schemas=True,
-                client=client,
-            )
-        assert run["schemas"]["failures"] == []
-        results = run["results"]
+    for results in _strict_answers(out, "handles_api", answers):
         assert all(r["ok"] for r in results), results  # no -32602 from the client: the server judged
         assert [r["isError"] for r in results] == [False, True, True]
         assert results[0]["structuredContent"] == answers[0]
@@ -280,18 +287,7 @@ def test_word_boundaries_mean_for_the_server_what_they_mean_for_strict_clients(t
         ]
     ]
     assert ajv_accepts(cases, line=1) == ajv_accepts(cases, line=2) == [True, False, True, True]  # ECMA-262
-    for client in (TS1, TS2):
-        with HttpServer() as upstream:
-            upstream.routes["/me"] = _in_turn(answers)
-            run = run_ts_client(
-                [sys.executable, "-m", "bounds_api", "--base-url", upstream.url],
-                {"PYTHONPATH": str(out / "src")},
-                [{"name": "get_me", "arguments": {}}] * 3,
-                compile_schemas=True,
-                client=client,
-            )
-        assert run["schemas"]["failures"] == []
-        results = run["results"]
+    for results in _strict_answers(out, "bounds_api", answers):
         assert all(r["ok"] for r in results), results  # no -32602 from the client: the server judged
         assert [r["isError"] for r in results] == [False, True, False], results
         assert results[0]["structuredContent"] == answers[0] and results[2]["structuredContent"] == answers[2]
