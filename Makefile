@@ -134,6 +134,11 @@ bench: $(STAMP)
 	$(BIN)/python bench/modes.py --markdown bench/MODES.md
 	$(BIN)/python bench/search_quality.py bench/.work/modes-github__api.github.com bench/search_tasks/github.json --peer $(CORPUS)/github__api.github.com.json
 	$(BIN)/python bench/search_quality.py bench/.work/modes-cloudflare__openapi bench/search_tasks/cloudflare.json --peer $(CORPUS)/cloudflare__openapi.json
+	$(BIN)/python bench/search_quality.py bench/.work/modes-github__api.github.com bench/search_tasks/blind/github.json --peer $(CORPUS)/github__api.github.com.json
+	$(BIN)/typed-mcp generate $(CORPUS)/apisguru__gitlab.com.json --out bench/.work/search-gitlab --no-verify -q
+	$(BIN)/python bench/search_quality.py bench/.work/search-gitlab bench/search_tasks/blind/gitlab.json --peer $(CORPUS)/apisguru__gitlab.com.json
+	$(BIN)/typed-mcp generate $(CORPUS)/apisguru__zoom.us.json --out bench/.work/search-zoom --no-verify -q
+	$(BIN)/python bench/search_quality.py bench/.work/search-zoom bench/search_tasks/blind/zoom.json --peer $(CORPUS)/apisguru__zoom.us.json
 
 ## load: the demo package under uvicorn with 1 and 4 workers, 100 MCP SDK clients, 20,000 calls each (bench/LOAD.md; ~15 min on 2 shared cores)
 LOAD_ARGS ?=

@@ -65,7 +65,8 @@ def test_a_tool_that_fails_to_register_is_refused_with_its_error(tmp_path):
 
 def test_a_hanging_package_is_stopped_at_the_timeout(tmp_path):
     src = _package(
-        tmp_path, "import time\ndef tool_entry(name):\n    time.sleep(60)\n\ndef register_tool(server, entry):\n    pass\n"
+        tmp_path,
+        "import time\ndef tool_entry(name):\n    time.sleep(60)\n\ndef register_tool(server, entry):\n    pass\n",
     )
     workers = CatalogWorkers(1)
     with workers, pytest.raises(VerifyError, match="longer than 2 s"):

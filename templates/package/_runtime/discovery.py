@@ -33,7 +33,8 @@ DISCOVERY_TOOLS: list[dict[str, Any]] = [
         "name": SEARCH_TOOLS,
         "title": "Search this server's tools",
         "description": (
-            "Find the tools for a task, best first: give what you want to do in a few words. "
+            "Find the tools for a task, best first: give what you want to do in a few words (the API's "
+            "own names for things find them best; search again in other words when nothing fits). "
             f"Then {DESCRIBE_TOOL} gives a tool's arguments and {CALL_TOOL} calls it."
         ),
         "inputSchema": {
