@@ -7,7 +7,9 @@ DELETE removes: "show", "remove", "revoke" match the operation even when its sum
 "Delete"), the path words, the tags and their descriptions, the parameter and request body property
 names, and the first paragraph of the description (the summary, when the spec has one: the rest of
 a description, and the parameters' descriptions, measured worse, their words match too many
-requests). Beside them, the config's search synonyms, which the runtime adds to its thesaurus.
+requests). Apart ("about"), the description beyond the summary, without its quoted notes: the
+runtime looks there only for a word no tool's name holds. Beside them, the config's search
+synonyms, which the runtime adds to its thesaurus.
 Deterministic: the same plan and spec give the same bytes.
 """
 
@@ -135,6 +137,17 @@ def intent(plan: ApiPlan, doc: Document | None, op: Operation) -> str:
     return ""
 
 
+def _details(op: Operation) -> str:
+    """The operation's description after its summary: what the spec says of it beyond its title."""
+    text = op.description or ""
+    if op.title and text.startswith(op.title):
+        text = text[len(op.title) :].lstrip()
+    elif text == op.title:
+        return ""
+    # Notes set apart as quotes ("> [!NOTE] in public preview") say nothing of what it does.
+    return "\n\n".join(part for part in text.split("\n\n") if not part.lstrip().startswith(">"))
+
+
 def tag_descriptions(doc: Document | None) -> dict[str, str]:
     tags = doc.data.get("tags") if doc is not None else None
     found = {}
@@ -163,6 +176,7 @@ def search_documents(plan: ApiPlan, doc: Document | None = None) -> str:
                 "path": _words(op.path),
                 "params": " ".join(dict.fromkeys(_words(*params).split())),
                 "description": first_paragraph(op.description),
+                "about": first_paragraph(_details(op)),
                 "summary": first_sentence(op.description or op.title or ""),
             }
         )

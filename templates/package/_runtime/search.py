@@ -3,7 +3,9 @@
 The documents (`search.json`) are written when the package is generated: per tool, its name's words,
 the keywords curation gives it, title, the intent words of its method and path shape, tags, path
 words, parameter and body property names, description, and a short description for the results
-(generator/typed_mcp/render/search.py); beside them, the synonyms the config adds to the thesaurus.
+(generator/typed_mcp/render/search.py), and apart, what its description says beyond the summary
+(searched only for the words no tool's name holds); beside them, the synonyms the config adds to the
+thesaurus.
 The index is built in memory from them when a discovery-mode server starts (about 50 ms for a
 thousand tools), not shipped as an SQLite file: a database file's bytes depend on the SQLite library
 of the machine that generated it, and the package is compared byte for byte.
@@ -32,6 +34,7 @@ WEIGHTS = (8.0, 8.0, 4.0, 0.5, 0.0, 2.0, 1.0, 0.5)
 # how many of bm25's best are ranked that way.
 STRONG = ("name", "keywords", "title", "path", "intent")
 CANDIDATES = 200
+DESCRIBED = 30  # the best described tools added to them for a word no tool's name holds
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: `pull_number` and `/repos/{owner}` split into words
 # Words that say nothing about which tool (English stop words): left out of a query, unless the query
 # has nothing else.
@@ -308,10 +311,16 @@ class SearchIndex:
             f"INSERT INTO docs (rowid, {', '.join(COLUMNS)}) VALUES (?, {', '.join('?' for _ in COLUMNS)})",
             [(number, *(doc[column] for column in COLUMNS)) for number, doc in enumerate(self.docs)],
         )
+        self.db.execute("CREATE VIRTUAL TABLE notes USING fts5(about, tokenize='porter unicode61')")
+        self.db.executemany(
+            "INSERT INTO notes (rowid, about) VALUES (?, ?)", [(n, doc["about"]) for n, doc in enumerate(self.docs)]
+        )
         self.db.commit()
         weights = ", ".join(str(w) for w in WEIGHTS)
         self._query = f"SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, {weights}), rowid LIMIT ?"
-        self._rowids = "SELECT rowid FROM docs WHERE docs MATCH ?"
+        self._strong = "SELECT rowid FROM docs WHERE docs MATCH ?"
+        self._notes = "SELECT rowid FROM notes WHERE notes MATCH ?"
+        self._described = "SELECT rowid FROM notes WHERE notes MATCH ? ORDER BY bm25(notes), rowid LIMIT ?"
 
     def search(self, query: str, limit: int = 10) -> list[dict[str, Any]]:
         """The best `limit` tools for `query`, best first: [{"name", "title", "description"}].
@@ -324,11 +333,24 @@ class SearchIndex:
         groups = concepts(query, self.thesaurus)
         if not groups or limit < 1:
             return []
-        rows = self.db.execute(self._query, (_any(term for group in groups for term in group), CANDIDATES)).fetchall()
+        terms = _any(term for group in groups for term in group)
+        rows = self.db.execute(self._query, (terms, CANDIDATES)).fetchall()
+        # A word no tool's name, title, path or intent holds is looked for in the descriptions: the
+        # best described tools join the candidates, and a description holding it counts as holding it.
+        unnamed = [
+            group for group in groups if not self.db.execute(self._strong + " LIMIT 1", (_strong(group),)).fetchone()
+        ]
+        if unnamed:
+            seen = {row[0] for row in rows}
+            rows += [row for row in self.db.execute(self._described, (terms, DESCRIBED)) if row[0] not in seen]
         if len(groups) > 1 and rows:
             held = dict.fromkeys((row[0] for row in rows), 0)
             for group in groups:
-                for (rowid,) in self.db.execute(self._rowids, (f"{{{' '.join(STRONG)}}} : ({_any(group)})",)):
+                for (rowid,) in self.db.execute(self._strong, (_strong(group),)):
+                    if rowid in held:
+                        held[rowid] += 1
+            for group in unnamed:
+                for (rowid,) in self.db.execute(self._notes, (_any(group),)):
                     if rowid in held:
                         held[rowid] += 1
             order = {row[0]: position for position, row in enumerate(rows)}
@@ -401,6 +423,11 @@ def concepts(query: str, thesaurus: Thesaurus = THESAURUS) -> list[list[str]]:
         group = [token] if token not in STOPWORDS and token not in REPLACED or not found[token] else []
         groups.append(list(dict.fromkeys([*group, *found[token]])))
     return groups
+
+
+def _strong(group: list[str]) -> str:
+    """An FTS5 expression: any of `group`'s terms in the columns that say what a tool is and does."""
+    return f"{{{' '.join(STRONG)}}} : ({_any(group)})"
 
 
 def _any(terms: Iterable[str]) -> str:
