@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -426,8 +427,8 @@ def corpus_package(tmp_path_factory, spec: str, package: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def github_package(tmp_path_factory) -> Path:
-    return corpus_package(tmp_path_factory, GITHUB.name, "github-mcp")
+def github_package(searched_packages) -> Path:
+    return searched_packages("github")
 
 
 @pytest.mark.slow
@@ -462,29 +463,28 @@ CLOUDFLARE = CORPUS / "cloudflare__openapi.json"
 TASKS = REPO / "bench" / "search_tasks"
 
 
-@pytest.fixture(scope="module")
-def cloudflare_package(tmp_path_factory) -> Path:
-    return corpus_package(tmp_path_factory, CLOUDFLARE.name, "cloudflare-mcp")
+# The specs of the search task sets (bench/search_tasks), beside GitHub's.
+SEARCHED = {
+    "github": GITHUB.name,
+    "cloudflare": CLOUDFLARE.name,
+    "gitlab": "apisguru__gitlab.com.json",
+    "zoom": "apisguru__zoom.us.json",
+    "box": "box__openapi.json",
+    "openai": "openai__openapi.yaml",
+}
 
 
 @pytest.fixture(scope="module")
-def gitlab_package(tmp_path_factory) -> Path:
-    return corpus_package(tmp_path_factory, "apisguru__gitlab.com.json", "gitlab-mcp")
+def searched_packages(tmp_path_factory) -> Callable[[str], Path]:
+    """The package of a task set's API, generated once for the module."""
+    made: dict[str, Path] = {}
 
+    def package(api: str) -> Path:
+        if api not in made:
+            made[api] = corpus_package(tmp_path_factory, SEARCHED[api], f"{api}-mcp")
+        return made[api]
 
-@pytest.fixture(scope="module")
-def zoom_package(tmp_path_factory) -> Path:
-    return corpus_package(tmp_path_factory, "apisguru__zoom.us.json", "zoom-mcp")
-
-
-@pytest.fixture(scope="module")
-def box_package(tmp_path_factory) -> Path:
-    return corpus_package(tmp_path_factory, "box__openapi.json", "box-mcp")
-
-
-@pytest.fixture(scope="module")
-def openai_package(tmp_path_factory) -> Path:
-    return corpus_package(tmp_path_factory, "openai__openapi.yaml", "openai-mcp")
+    return package
 
 
 def search_quality(package: Path, tasks: Path) -> tuple[int, int, int, float]:
@@ -515,8 +515,8 @@ def search_quality(package: Path, tasks: Path) -> tuple[int, int, int, float]:
         ("openai", "blind2/openai.json", 3, 12),  # 5/30, 14/30
     ],
 )
-def test_search_quality_on_the_committed_task_sets(request, api, tasks, least_top1, least_top5):
-    package = request.getfixturevalue(f"{api}_package")
+def test_search_quality_on_the_committed_task_sets(searched_packages, api, tasks, least_top1, least_top5):
+    package = searched_packages(api)
     top1, top5, count, median_ms = search_quality(package, TASKS / tasks)
     assert top1 >= least_top1 and top5 >= least_top5, (top1, top5, count)
     assert median_ms < 5, median_ms
