@@ -139,6 +139,11 @@ bench: $(STAMP)
 	$(BIN)/python bench/search_quality.py bench/.work/search-gitlab bench/search_tasks/blind/gitlab.json --peer $(CORPUS)/apisguru__gitlab.com.json
 	$(BIN)/typed-mcp generate $(CORPUS)/apisguru__zoom.us.json --out bench/.work/search-zoom --no-verify -q
 	$(BIN)/python bench/search_quality.py bench/.work/search-zoom bench/search_tasks/blind/zoom.json --peer $(CORPUS)/apisguru__zoom.us.json
+	$(BIN)/python bench/search_quality.py bench/.work/modes-github__api.github.com bench/search_tasks/blind2/github.json --peer $(CORPUS)/github__api.github.com.json
+	$(BIN)/typed-mcp generate $(CORPUS)/box__openapi.json --out bench/.work/search-box --no-verify -q
+	$(BIN)/python bench/search_quality.py bench/.work/search-box bench/search_tasks/blind2/box.json --peer $(CORPUS)/box__openapi.json
+	$(BIN)/typed-mcp generate $(CORPUS)/openai__openapi.yaml --out bench/.work/search-openai --no-verify -q
+	$(BIN)/python bench/search_quality.py bench/.work/search-openai bench/search_tasks/blind2/openai.json --peer $(CORPUS)/openai__openapi.yaml
 
 ## load: the demo package under uvicorn with 1 and 4 workers, 100 MCP SDK clients, 20,000 calls each (bench/LOAD.md; ~15 min on 2 shared cores)
 LOAD_ARGS ?=

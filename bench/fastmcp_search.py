@@ -22,11 +22,13 @@ LIMIT = 10
 
 async def rank(spec_path: str, tasks_path: str) -> dict:
     import httpx2
+    import yaml
     from fastmcp import Client, FastMCP
     from fastmcp.server.transforms.search import BM25SearchTransform
 
     with open(spec_path, encoding="utf-8") as handle:
-        spec = json.load(handle)
+        # FastMCP's venv has PyYAML (a dependency of its own)
+        spec = yaml.safe_load(handle) if spec_path.endswith((".yaml", ".yml")) else json.load(handle)
     with open(tasks_path, encoding="utf-8") as handle:
         tasks = json.load(handle)
     operation_of: dict[str, str] = {}
