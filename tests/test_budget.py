@@ -5,6 +5,7 @@ model); the token report is printed; big APIs of Stripe's shape generate, list a
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -14,10 +15,11 @@ from typing import Any
 import anyio
 import jsonschema
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 from harness import synthetic
-from harness.node_tools import run_ts_client
+from harness.node_tools import TS1, TS2, run_ts_client
 from support import CORPUS, HttpServer, Reply, generate, import_server
 from typed_mcp.catalog import budget
 
@@ -365,3 +367,57 @@ def test_the_report_is_a_table_on_a_terminal_and_quiet_with_q(tmp_path, monkeypa
         "generate", str(REPO / "specs" / "weather-api.json"), "--out", str(tmp_path / "w"), "--no-snapshot", "-q"
     )
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_a_trimmed_tool_names_the_resource_that_holds_its_schemas_whole(payments):
+    """A tool the budget trimmed says, in its description, which resource holds its schemas whole;
+    through a real server over stdio and the SDK client, resources/templates/list offers it and
+    resources/read gives the schemas exactly as the SDK derives them, untrimmed."""
+    out, _ = payments
+    published = {t["name"]: t for t in catalog_tools(out, MODULE)}
+    trimmed = json.loads((out / "typed-mcp.json").read_text())["schema_budget"]["trimmed"]
+    name = "post_charges"
+    address = f"schema://payments-mcp/tools/{name}"
+    assert name in trimmed and address in published[name]["description"]
+    assert all(
+        "schema://" not in tool.get("description", "") for tool in published.values() if tool["name"] not in trimmed
+    )
+    full = sdk_listing(out, [name])[0]
+    assert "not expanded here" in json.dumps(published[name]) and "not expanded here" not in json.dumps(full)
+
+    async def read() -> tuple[list[str], dict[str, Any], str]:
+        server = StdioServerParameters(
+            command=sys.executable, args=["-m", MODULE], env={**os.environ, "PYTHONPATH": str(out / "src")}
+        )
+        async with Client(server) as client:
+            templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+            whole = json.loads((await client.read_resource(address)).contents[0].text)
+            with pytest.raises(MCPError) as unknown:
+                await client.read_resource("schema://payments-mcp/tools/no_such_tool")
+        return templates, whole, str(unknown.value)
+
+    templates, whole, unknown = anyio.run(read)
+    assert templates == ["schema://payments-mcp/tools/{name}"]
+    assert whole == {key: full[key] for key in ("name", "inputSchema", "outputSchema")}
+    assert "no_such_tool" in unknown
+
+
+@pytest.mark.parametrize("client", [TS1, TS2], ids=lambda client: client.id)
+def test_both_typescript_clients_read_a_trimmed_tools_whole_schemas(payments, client):
+    out, _ = payments
+    address = "schema://payments-mcp/tools/post_charges"
+    run = run_ts_client(
+        [sys.executable, "-m", MODULE],
+        {"PYTHONPATH": str(out / "src")},
+        [{"templates": True}, {"resource": address}, {"resource": "schema://payments-mcp/tools/nope"}],
+        client=client,
+    )
+    templates, read, unknown = run["results"]
+    assert templates["ok"], templates
+    assert [t["uriTemplate"] for t in templates["structuredContent"]["resourceTemplates"]] == [
+        "schema://payments-mcp/tools/{name}"
+    ]
+    assert read["ok"] and json.loads(read["text"]) == {
+        key: sdk_listing(out, ["post_charges"])[0][key] for key in ("name", "inputSchema", "outputSchema")
+    }
+    assert not unknown["ok"] and unknown["errorCode"] == -32602, unknown

@@ -33,7 +33,8 @@ def listing(module: str) -> dict[str, Any]:
         dumped = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
         # The precomputed catalog must be exactly what the SDK publishes when it registers every tool,
         # within the schema budget.
-        trimmer = budget.Trimmer()
+        package = importlib.import_module(f"{module}.server")
+        trimmer = budget.Trimmer(address=lambda name: package.schemas.uri(package.PACKAGE, name))
         async with Client(build_server(eager=True)) as client:
             eager = [
                 trimmer.tool(t.model_dump(mode="json", by_alias=True, exclude_none=True))[0]

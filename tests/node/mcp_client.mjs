@@ -25,6 +25,8 @@
 // ProtocolError in line 2; line 2 also throws -32602, before the request, for an outputSchema that
 // does not compile), a tool with an outputSchema that returns no structuredContent (and is not an
 // error) throws -32600. Every call's outcome is recorded; one failing call never ends the run.
+// A call may also be {"resource": uri} (resources/read: the contents' text) or {"templates": true}
+// (resources/templates/list: the result as structuredContent).
 // Prints ONE JSON document on stdout:
 //   {"line", "protocol", "tools": N, "listed_bytes": B, "results": [{"name", "ok", "isError",
 //    "errorCode", "error", "errorType", "structuredContent", "text", "meta"}]}
@@ -199,6 +201,19 @@ async function main() {
         for (const call of calls) {
             const entry = { name: call.name, ok: false, isError: false, errorCode: null, error: null, errorType: null, structuredContent: null, text: null };
             try {
+                if (call.resource !== undefined) {  // {"resource": uri}: resources/read, its text contents joined
+                    const read = await client.readResource({ uri: call.resource }, requestOptions);
+                    entry.ok = true;
+                    entry.text = read.contents.map(c => c.text ?? '').join('\n');
+                    results.push(entry);
+                    continue;
+                }
+                if (call.templates) {  // {"templates": true}: resources/templates/list, as structuredContent
+                    entry.structuredContent = await client.listResourceTemplates(undefined, requestOptions);
+                    entry.ok = true;
+                    results.push(entry);
+                    continue;
+                }
                 const result = await client.callTool({ name: call.name, arguments: call.arguments ?? {} }, undefined, requestOptions);
                 entry.ok = true;
                 entry.isError = result.isError === true;

@@ -15,6 +15,7 @@ tool, the same for both schemas; the result depends only on the schemas (same in
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -261,11 +262,21 @@ def fit(input_schema: Any, output_schema: Any, budget: int = BUDGET, sizes: Size
 
 
 class Trimmer:
-    """Trims tool after tool (as the catalog worker lists them), measuring shared definitions once."""
+    """Trims tool after tool (as the catalog worker lists them), measuring shared definitions once.
+    `address`: a tool name -> the resource that holds its schemas whole, named in the description of
+    a trimmed tool."""
 
-    def __init__(self, budget: int = BUDGET) -> None:
+    def __init__(self, budget: int = BUDGET, address: Callable[[str], str] | None = None) -> None:
         self.budget = budget
         self.sizes = Sizes()
+        self.address = address
+
+    def described(self, name: str, description: str | None) -> str | None:
+        """A trimmed tool's description, naming the resource that holds its schemas whole."""
+        if self.address is None:
+            return description
+        note = f"Parts of its schemas are marked 'not expanded here': the resource {self.address(name)} has them whole."
+        return f"{description}\n\n{note}" if description else note
 
     def tool(self, tool: dict[str, Any]) -> tuple[dict[str, Any], Trimmed]:
         """A tools/list entry (a JSON object) within the budget, and how it was trimmed."""
@@ -276,6 +287,9 @@ class Trimmer:
         tool["inputSchema"] = done.input_schema
         if "outputSchema" in tool:
             tool["outputSchema"] = done.output_schema
+        description = self.described(tool["name"], tool.get("description"))
+        if description is not None:
+            tool["description"] = description
         return tool, done
 
 

@@ -155,7 +155,9 @@ def main() -> None:
     _faster_schemas(pool)
     sys.path.insert(0, where["src"])
     package = importlib.import_module(where["module"] + ".server")
-    trimmer = budget.Trimmer(where.get("budget", budget.BUDGET))
+    trimmer = budget.Trimmer(
+        where.get("budget", budget.BUDGET), lambda name: package.schemas.uri(package.PACKAGE, name)
+    )
     for line in sys.stdin:
         server = MCPServer(name="catalog")
         for name in json.loads(line):
@@ -168,7 +170,12 @@ def main() -> None:
             done = budget.fit(tool.input_schema, tool.output_schema, trimmer.budget, trimmer.sizes)
             if done.depth is not None:
                 depths[tool.name] = done.depth
-                tool = tool.model_copy(update={"input_schema": done.input_schema, "output_schema": done.output_schema})
+                shortened = {
+                    "input_schema": done.input_schema,
+                    "output_schema": done.output_schema,
+                    "description": trimmer.described(tool.name, tool.description),
+                }
+                tool = tool.model_copy(update=shortened)
             tools.append(tool.model_dump(mode="json", by_alias=True, exclude_none=True))
         print_result({"tools": tools, "trimmed": depths})
 

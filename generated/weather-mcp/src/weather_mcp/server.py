@@ -28,6 +28,7 @@ from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
     ListResourcesResult,
+    ListResourceTemplatesResult,
     ListToolsResult,
     PaginatedRequestParams,
     ReadResourceRequestParams,
@@ -42,7 +43,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOOL_COUNT, VERSION
-from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models
+from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models, schemas
 from ._runtime.arguments import ArgumentCheck
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, SEARCH_TOOLS, Discovery
 from ._runtime.hosting import WILDCARD_HOSTS, Hosting, Origins, loopback_only
@@ -105,8 +106,10 @@ class Server(LowLevelServer):
         )
         # The served tools' table views; without any, no resources capability and no Apps extension.
         views = TableViews(PACKAGE, VIEWS, catalog.by_name)
+        # Resources: the table views, and the whole schemas of the tools the schema budget shortened.
         resources = {
             "on_list_resources": self.typed_mcp_list_resources,
+            "on_list_resource_templates": self.typed_mcp_list_resource_templates,
             "on_read_resource": self.typed_mcp_read_resource,
         }
         super().__init__(
@@ -116,7 +119,7 @@ class Server(LowLevelServer):
             on_list_tools=self.typed_mcp_list_tools,
             on_call_tool=self.typed_mcp_call_tool,
             get_tool_input_schema=self.typed_mcp_input_schema,
-            **(resources if views.views else {}),
+            **(resources if views.views or catalog.shortened else {}),
         )
         self.typed_mcp = catalog
         self.typed_mcp_views = views
@@ -202,13 +205,28 @@ class Server(LowLevelServer):
         """resources/list: the table view of every served list tool (one page: a few hundred bytes each)."""
         return ListResourcesResult(resources=[Resource.model_validate(r) for r in self.typed_mcp_views.resources()])
 
+    async def typed_mcp_list_resource_templates(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListResourceTemplatesResult:
+        """resources/templates/list: a tool's whole schemas, when the schema budget shortened any."""
+        templates = [schemas.resource_template(PACKAGE)] if self.typed_mcp.shortened else []
+        return ListResourceTemplatesResult(resource_templates=templates)
+
     async def typed_mcp_read_resource(
         self, ctx: ServerRequestContext, params: ReadResourceRequestParams
     ) -> ReadResourceResult:
-        """resources/read: a table view's HTML (`text/html;profile=mcp-app`)."""
-        html = self.typed_mcp_views.html(str(params.uri))
+        """resources/read: a table view's HTML (`text/html;profile=mcp-app`), or a served tool's whole
+        schemas (`schemas.py`), as the SDK derives them from its function."""
+        address = str(params.uri)
+        name = schemas.tool_named(PACKAGE, address)
+        if name is not None and name in self.typed_mcp.by_name:
+            whole = MCPServer(name=PACKAGE)
+            register_tool(whole, tool_entry(name))
+            tool = (await whole.list_tools())[0].model_dump(mode="json", by_alias=True, exclude_none=True)
+            return ReadResourceResult(contents=[schemas.contents(address, tool)])
+        html = self.typed_mcp_views.html(address)
         if html is None:
-            message = f"Unknown resource {params.uri}: not a table view of this server"
+            message = f"Unknown resource {params.uri}: not a table view or a tool's schemas of this server"
             raise MCPError(code=INVALID_PARAMS, message=message)
         content = TextResourceContents(uri=params.uri, mime_type=APP_MIME_TYPE, text=html)
         return ReadResourceResult(contents=[content])
@@ -238,7 +256,7 @@ class _Catalog:
     def __init__(
         self, path: Path, page_bytes: int, forward_authorization: bool, selection: Selection, discovery: bool
     ) -> None:
-        tools, sizes = _load_catalog(path)
+        tools, sizes, trimmed = _load_catalog(path)
         self.package = {tool["name"]: tool for tool in tools}  # every tool of the package
         self.selection = selection
         if not selection.everything:
@@ -249,6 +267,7 @@ class _Catalog:
                 logger.warning("the selection (toolsets, tools, read-only) leaves no tools to serve")
         self.tools = tools
         self.by_name = {tool["name"]: tool for tool in tools}
+        self.shortened = [name for name in trimmed if name in self.by_name]  # by the schema budget
         self.discovery = Discovery(self.tools, SEARCH, _definition) if discovery else None
         if self.discovery is not None:
             self.listed, sizes = DISCOVERY_TOOLS, [len(json.dumps(tool)) for tool in DISCOVERY_TOOLS]
@@ -315,9 +334,9 @@ def _error(message: str) -> CallToolResult:
 _SPLICING = contextvars.ContextVar("typed_mcp_splicing", default=False)
 
 
-def _load_catalog(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
-    """The tools of `catalog.json` and their sizes; each shared `$defs` entry (an integer in the
-    file) becomes the one shared schema object again."""
+def _load_catalog(path: Path) -> tuple[list[dict[str, Any]], list[int], list[str]]:
+    """The tools of `catalog.json`, their sizes and the names of those the schema budget trimmed;
+    each shared `$defs` entry (an integer in the file) becomes the one shared schema object again."""
     data = json.loads(path.read_bytes())
     shared = data["shared"]
     for tool in data["tools"]:
@@ -326,7 +345,7 @@ def _load_catalog(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
             if defs:
                 for name, value in defs.items():
                     defs[name] = shared[value]
-    return data["tools"], data["sizes"]
+    return data["tools"], data["sizes"], list((data.get("budget") or {}).get("trimmed") or ())
 
 
 def _pages(sizes: list[int], budget: int) -> dict[int, int]:
