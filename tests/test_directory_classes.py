@@ -239,26 +239,33 @@ def _strict_answers(out: Path, module: str, answers: list[Any]) -> Iterator[list
         yield run["results"]
 
 
+def _answering(tmp_path: Path, title: str, properties: dict[str, Any], required: list[str]) -> Path:
+    """A package whose `get_me` answers an object of `properties` (its models built from them)."""
+    answer = {"type": "object", "required": required, "properties": properties}
+    spec = _spec(title, {"/me": _get("getMe", {"$ref": COMPONENT + "Me"})}, {"Me": answer})
+    out = tmp_path / title.lower()
+    generate(spec, out, f"{title.lower()}-api")
+    return out
+
+
+def _ecma_accepts(pairs: list[tuple[str, str]]) -> list[bool]:
+    """Whether ECMA-262 lets each value match its pattern, as both TypeScript lines' AJV read them."""
+    cases = [({"type": "string", "pattern": pattern}, value) for pattern, value in pairs]
+    accepted = ajv_accepts(cases, line=1)
+    assert ajv_accepts(cases, line=2) == accepted
+    return accepted
+
+
 def test_ascii_classes_mean_for_the_server_what_they_mean_for_strict_clients(tmp_path):
     # On the old code: the server passed `café` for `^\w+$` (Unicode `\w` in pydantic-core and in
     # `re`), and the strict clients, whose AJV reads it as ECMA-262's ASCII class, refused the answer
     # with -32602: the call failed in the client instead of being the server's error naming the field.
-    user = {"type": "string", "pattern": r"^\w+$"}
-    code = {"type": "string", "pattern": r"^\d{3}$"}
-    answer = {"type": "object", "required": ["user"], "properties": {"user": user, "code": code}}
-    spec = _spec("Handles", {"/me": _get("getMe", {"$ref": COMPONENT + "Me"})}, {"Me": answer})
-    out = tmp_path / "handles"
-    generate(spec, out, "handles-api")
+    user, code = r"^\w+$", r"^\d{3}$"
+    properties = {"user": {"type": "string", "pattern": user}, "code": {"type": "string", "pattern": code}}
+    out = _answering(tmp_path, "Handles", properties, ["user"])
     answers = [{"user": "cafe_1", "code": "123"}, {"user": "café"}, {"user": "x", "code": "\u0661\u0662\u0663"}]
-    cases = [
-        ({"type": "string", "pattern": pattern}, value)
-        for pattern, value in [
-            (user["pattern"], "cafe_1"),
-            (user["pattern"], "café"),
-            (code["pattern"], "\u0661\u0662\u0663"),
-        ]
-    ]
-    assert ajv_accepts(cases, line=1) == ajv_accepts(cases, line=2) == [True, False, False]  # ECMA-262: ASCII
+    pairs = [(user, "cafe_1"), (user, "café"), (code, "\u0661\u0662\u0663")]
+    assert _ecma_accepts(pairs) == [True, False, False]  # ECMA-262: ASCII
     for results in _strict_answers(out, "handles_api", answers):
         assert all(r["ok"] for r in results), results  # no -32602 from the client: the server judged
         assert [r["isError"] for r in results] == [False, True, True]
@@ -270,23 +277,12 @@ def test_word_boundaries_mean_for_the_server_what_they_mean_for_strict_clients(t
     # On the old code: `\b` and `\B` were Unicode boundaries for the server (pydantic-core, `re`) and
     # ASCII ones for AJV. The server refused `café` for `^caf\b` (an error where REST was right), and
     # passed it for `^caf\B`, which the strict clients then refused with -32602.
-    word = {"type": "string", "pattern": r"^caf\b"}
-    tail = {"type": "string", "pattern": r"^caf\B"}
-    answer = {"type": "object", "required": ["word"], "properties": {"word": word, "tail": tail}}
-    spec = _spec("Bounds", {"/me": _get("getMe", {"$ref": COMPONENT + "Me"})}, {"Me": answer})
-    out = tmp_path / "bounds"
-    generate(spec, out, "bounds-api")
+    word, tail = r"^caf\b", r"^caf\B"
+    properties = {"word": {"type": "string", "pattern": word}, "tail": {"type": "string", "pattern": tail}}
+    out = _answering(tmp_path, "Bounds", properties, ["word"])
     answers = [{"word": "café"}, {"word": "caf", "tail": "café"}, {"word": "caf-x", "tail": "cafe"}]
-    cases = [
-        ({"type": "string", "pattern": pattern}, value)
-        for pattern, value in [
-            (word["pattern"], "café"),
-            (tail["pattern"], "café"),
-            (word["pattern"], "caf-x"),
-            (tail["pattern"], "cafe"),
-        ]
-    ]
-    assert ajv_accepts(cases, line=1) == ajv_accepts(cases, line=2) == [True, False, True, True]  # ECMA-262
+    pairs = [(word, "café"), (tail, "café"), (word, "caf-x"), (tail, "cafe")]
+    assert _ecma_accepts(pairs) == [True, False, True, True]  # ECMA-262
     for results in _strict_answers(out, "bounds_api", answers):
         assert all(r["ok"] for r in results), results  # no -32602 from the client: the server judged
         assert [r["isError"] for r in results] == [False, True, False], results
