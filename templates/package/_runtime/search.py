@@ -318,7 +318,7 @@ class SearchIndex:
         self.db.commit()
         weights = ", ".join(str(w) for w in WEIGHTS)
         self._query = f"SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, {weights}), rowid LIMIT ?"
-        self._strong = "SELECT rowid FROM docs WHERE docs MATCH ?"
+        self._matching = "SELECT rowid FROM docs WHERE docs MATCH ?"
         self._notes = "SELECT rowid FROM notes WHERE notes MATCH ?"
         self._described = "SELECT rowid FROM notes WHERE notes MATCH ? ORDER BY bm25(notes), rowid LIMIT ?"
 
@@ -335,24 +335,17 @@ class SearchIndex:
             return []
         terms = _any(term for group in groups for term in group)
         rows = self.db.execute(self._query, (terms, CANDIDATES)).fetchall()
-        # A word no tool's name, title, path or intent holds is looked for in the descriptions: the
-        # best described tools join the candidates, and a description holding it counts as holding it.
-        unnamed = [
-            group for group in groups if not self.db.execute(self._strong + " LIMIT 1", (_strong(group),)).fetchone()
-        ]
+        # The tools holding each concept in the columns that say what a tool is and does. A word no
+        # tool holds there is looked for in the descriptions: the best described tools join the
+        # candidates, and a description holding it counts as holding it.
+        holders = [{rowid for (rowid,) in self.db.execute(self._matching, (_strong(group),))} for group in groups]
+        unnamed = [group for group, found in zip(groups, holders, strict=True) if not found]
         if unnamed:
             seen = {row[0] for row in rows}
             rows += [row for row in self.db.execute(self._described, (terms, DESCRIBED)) if row[0] not in seen]
+            holders += [{rowid for (rowid,) in self.db.execute(self._notes, (_any(group),))} for group in unnamed]
         if len(groups) > 1 and rows:
-            held = dict.fromkeys((row[0] for row in rows), 0)
-            for group in groups:
-                for (rowid,) in self.db.execute(self._strong, (_strong(group),)):
-                    if rowid in held:
-                        held[rowid] += 1
-            for group in unnamed:
-                for (rowid,) in self.db.execute(self._notes, (_any(group),)):
-                    if rowid in held:
-                        held[rowid] += 1
+            held = {row[0]: sum(row[0] in found for found in holders) for row in rows}
             order = {row[0]: position for position, row in enumerate(rows)}
             unlike = self._unlike(query, groups)
             rows = sorted(rows, key=lambda row: (-held[row[0]], unlike(self.docs[row[0]]), order[row[0]]))
@@ -401,10 +394,6 @@ def _forms(token: str) -> list[str]:
     return forms
 
 
-def synonyms(token: str) -> tuple[str, ...]:
-    return THESAURUS.synonyms(token)
-
-
 def concepts(query: str, thesaurus: Thesaurus = THESAURUS) -> list[list[str]]:
     """The query's concepts, each a list of FTS5 terms: a word (or a phrase's meaning) and its synonyms,
     without the stop words when other words remain."""
@@ -433,9 +422,3 @@ def _strong(group: list[str]) -> str:
 def _any(terms: Iterable[str]) -> str:
     """An FTS5 expression matching any of `terms`, each quoted, so nothing in them is FTS5 syntax."""
     return " OR ".join(f'"{term}"' for term in dict.fromkeys(terms))
-
-
-def match_expression(query: str) -> str | None:
-    """An FTS5 query: any of the query's concepts' terms."""
-    groups = concepts(query)
-    return _any(term for group in groups for term in group) if groups else None
