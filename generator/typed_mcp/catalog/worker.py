@@ -161,9 +161,8 @@ def main() -> None:
     for line in sys.stdin:
         server = MCPServer(name="catalog")
         for name in json.loads(line):
-            package.register_tool(
-                server, package.tool_entry(name)
-            )  # exactly as the package's eager server registers it
+            # Exactly as the package's eager server registers it.
+            package.register_tool(server, package.tool_entry(name))
         tools, depths = [], {}
         for tool in _listed(server):
             # Within the budget before the tool is dumped: a trimmed tool is never serialized whole.

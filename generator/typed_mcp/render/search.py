@@ -142,8 +142,6 @@ def _details(op: Operation) -> str:
     text = op.description or ""
     if op.title and text.startswith(op.title):
         text = text[len(op.title) :].lstrip()
-    elif text == op.title:
-        return ""
     # Notes set apart as quotes ("> [!NOTE] in public preview") say nothing of what it does.
     return "\n\n".join(part for part in text.split("\n\n") if not part.lstrip().startswith(">"))
 
