@@ -39,9 +39,11 @@ def test_several_workers_list_exactly_what_one_server_lists(monkeypatch):
 
 
 def _package(root: Path, server_py: str) -> Path:
+    """A package whose server module is `server_py`, beside what every server module has that the
+    case does not change (the resource named by a trimmed tool)."""
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "server.py").write_text(server_py)
+    (root / "pkg" / "server.py").write_text(server_py + "\ndef schema_uri(name):\n    return name\n")
     return root
 
 

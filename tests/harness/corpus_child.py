@@ -21,8 +21,8 @@ from typed_mcp.children import print_result
 
 def listing(module: str) -> dict[str, Any]:
     started = time.perf_counter()
-    build_server = importlib.import_module(f"{module}.server").build_server
-    server = build_server()
+    package = importlib.import_module(f"{module}.server")
+    server = package.build_server()
     imported = time.perf_counter() - started
 
     async def main() -> dict[str, Any]:
@@ -33,9 +33,8 @@ def listing(module: str) -> dict[str, Any]:
         dumped = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
         # The precomputed catalog must be exactly what the SDK publishes when it registers every tool,
         # within the schema budget.
-        package = importlib.import_module(f"{module}.server")
-        trimmer = budget.Trimmer(address=lambda name: package.schemas.uri(package.PACKAGE, name))
-        async with Client(build_server(eager=True)) as client:
+        trimmer = budget.Trimmer(package.schema_uri)
+        async with Client(package.build_server(eager=True)) as client:
             eager = [
                 trimmer.tool(t.model_dump(mode="json", by_alias=True, exclude_none=True))[0]
                 for t in (await client.list_tools()).tools

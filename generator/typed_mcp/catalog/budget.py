@@ -266,15 +266,13 @@ class Trimmer:
     `address`: a tool name -> the resource that holds its schemas whole, named in the description of
     a trimmed tool."""
 
-    def __init__(self, budget: int = BUDGET, address: Callable[[str], str] | None = None) -> None:
+    def __init__(self, address: Callable[[str], str], budget: int = BUDGET) -> None:
         self.budget = budget
         self.sizes = Sizes()
         self.address = address
 
-    def described(self, name: str, description: str | None) -> str | None:
+    def described(self, name: str, description: str | None) -> str:
         """A trimmed tool's description, naming the resource that holds its schemas whole."""
-        if self.address is None:
-            return description
         note = f"Parts of its schemas are marked 'not expanded here': the resource {self.address(name)} has them whole."
         return f"{description}\n\n{note}" if description else note
 
@@ -287,9 +285,7 @@ class Trimmer:
         tool["inputSchema"] = done.input_schema
         if "outputSchema" in tool:
             tool["outputSchema"] = done.output_schema
-        description = self.described(tool["name"], tool.get("description"))
-        if description is not None:
-            tool["description"] = description
+        tool["description"] = self.described(tool["name"], tool.get("description"))
         return tool, done
 
 

@@ -155,9 +155,7 @@ def main() -> None:
     _faster_schemas(pool)
     sys.path.insert(0, where["src"])
     package = importlib.import_module(where["module"] + ".server")
-    trimmer = budget.Trimmer(
-        where.get("budget", budget.BUDGET), lambda name: package.schemas.uri(package.PACKAGE, name)
-    )
+    trimmer = budget.Trimmer(package.schema_uri, where.get("budget", budget.BUDGET))
     for line in sys.stdin:
         server = MCPServer(name="catalog")
         for name in json.loads(line):

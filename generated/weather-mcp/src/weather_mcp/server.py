@@ -380,6 +380,11 @@ def _built(entry: ToolEntry) -> ToolEntry:
     return entry
 
 
+def schema_uri(name: str) -> str:
+    """The resource that holds the tool `name`'s schemas whole (named by a trimmed tool)."""
+    return schemas.uri(PACKAGE, name)
+
+
 def register_tool(server: MCPServer, entry: Any) -> None:
     """Register the tool `entry` on `server` as the eager server does (the catalog is made this way)."""
     # structured_output=True: a return type that cannot produce an outputSchema fails loudly
