@@ -220,10 +220,10 @@ class Server(LowLevelServer):
         address = str(params.uri)
         name = schemas.tool_named(PACKAGE, address)
         if name is not None and name in self.typed_mcp.by_name:
-            whole = MCPServer(name=PACKAGE)
-            register_tool(whole, tool_entry(name))
-            tool = (await whole.list_tools())[0].model_dump(mode="json", by_alias=True, exclude_none=True)
-            return ReadResourceResult(contents=[schemas.contents(address, tool)])
+            self.typed_mcp.register(name)
+            tool = next(tool for tool in await self.typed_mcp.sdk.list_tools() if tool.name == name)
+            whole = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return ReadResourceResult(contents=[schemas.contents(address, whole)])
         html = self.typed_mcp_views.html(address)
         if html is None:
             message = f"Unknown resource {params.uri}: not a table view or a tool's schemas of this server"
@@ -241,12 +241,9 @@ class Server(LowLevelServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         """`MCPServer.call_tool`, registering the tool first if this is its first call."""
-        catalog = self.typed_mcp
-        if name in catalog.by_name and name not in catalog.registered:
-            # Imports this tool's module and the models it uses, no more.
-            register_tool(catalog.sdk, _built(tool_entry(name)))
-            catalog.registered.add(name)
-        return await catalog.sdk.call_tool(name, arguments)
+        if name in self.typed_mcp.by_name:
+            self.typed_mcp.register(name)
+        return await self.typed_mcp.sdk.call_tool(name, arguments)
 
 
 class _Catalog:
@@ -280,6 +277,13 @@ class _Catalog:
         self.sdk = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS)
         self.arguments = ArgumentCheck()
         self.registered: set[str] = set()
+
+    def register(self, name: str) -> None:
+        """The served tool `name` registered on the SDK's server, on its first use: this imports its
+        module and the models it uses, no more."""
+        if name not in self.registered:
+            register_tool(self.sdk, _built(tool_entry(name)))
+            self.registered.add(name)
 
     def bounds(self, cursor: Any) -> tuple[int, int]:
         """The page a cursor names: (start, end) indexes of its tools."""
