@@ -191,6 +191,21 @@ class TestLiveSpec:
         assert secret not in ok.stderr + ok.stdout + denied.stderr
         assert secret not in "".join(p.read_text() for p in out.rglob("*") if p.is_file())
 
+    def test_the_default_snapshot_is_named_after_the_package(self, tmp_path: Path):
+        """Without --snapshot (or --package-name), a fetched spec is saved as specs/<package>.json, the
+        package's name derived from the title: a second API never overwrites the first one's snapshot."""
+        raw = WEATHER.read_bytes()
+        with HttpServer() as server:
+            server.routes["/v1/openapi.json"] = lambda seen: Reply(200, raw)
+            ok = run_cli("generate", f"{server.url}/v1/openapi.json", "--out", "out", cwd=tmp_path)
+        assert ok.returncode == 0, ok.stderr
+        package = json.loads((tmp_path / "out" / "typed-mcp.json").read_text())["package"]
+        assert package == "weather-mcp"  # from the title, Weather API
+        assert sorted(p.name for p in (tmp_path / "specs").iterdir()) == [f"{package}.json"]
+        assert (tmp_path / "specs" / f"{package}.json").read_bytes() == raw
+        assert json.loads((tmp_path / "out" / "typed-mcp.json").read_text())["spec"]["file"] == f"{package}.json"
+        assert f"snapshot of the spec -> specs/{package}.json" in ok.stderr
+
     def test_retries_server_errors(self, tmp_path: Path):
         raw = WEATHER.read_bytes()
         attempts = []
@@ -324,3 +339,32 @@ def test_strict_fails_when_an_operation_would_be_skipped(tmp_path: Path):
     assert manifest["skipped"] == [{"operation": "GET /a", "reason": "parameter 'x' is in 'body'"}]
     strict = run_cli("generate", str(spec), "--out", str(tmp_path / "s"), "--no-snapshot", "--strict")
     assert strict.returncode == 5 and "--strict" in one_line_error(strict) and not (tmp_path / "s").exists()
+
+
+HEAVY = ("typed_mcp.pipeline", "typed_mcp.plan", "typed_mcp.spec", "jinja2", "mcp", "datamodel_code_generator", "httpx")
+
+
+@pytest.mark.parametrize("args", [["version"], ["--help"], ["generate", "--help"], ["generate", "--no-such-option"]])
+def test_help_version_and_usage_errors_load_none_of_the_pipeline(args):
+    """`--help`, `version` and a mistyped option answer without importing the pipeline, the code
+    generator or the MCP SDK (which took seconds on a busy machine before any output)."""
+    probe = (
+        "import sys\nfrom typed_mcp import cli\n"
+        f"sys.argv = ['typed-mcp', *{args!r}]\n"
+        "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
+        f"print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m.startswith({HEAVY!r})))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=120)
+    loaded = proc.stdout.splitlines()[-1]
+    assert loaded == "LOADED []", loaded
+
+
+def test_help_shows_whole_option_names_and_literal_brackets():
+    """The help is Click's plain text: option names are never cut at 80 columns, and text in square
+    brackets is shown as written (rich's panels cut `--allow-private-refs` and took `[tool.typed-mcp]`
+    for markup)."""
+    proc = run_cli("generate", "--help", env={"COLUMNS": "80"})
+    assert proc.returncode == 0
+    assert "--allow-private-refs" in proc.stdout and "--no-allow-remote-refs" in proc.stdout
+    assert "pyproject.toml with [tool.typed-mcp]" in " ".join(proc.stdout.split())
+    assert "…" not in proc.stdout

@@ -2,31 +2,46 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Callable, Iterator
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from typed_mcp import __version__, compare, project
-from typed_mcp.catalog import budget, diff
+from typed_mcp import __version__
 from typed_mcp.errors import SpecError, TypedMcpError
 from typed_mcp.options import GenerateOptions
-from typed_mcp.pipeline import Result, package_names
-from typed_mcp.pipeline import generate as run
-from typed_mcp.spec.load import is_url, shown
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from typed_mcp.pipeline import Result
+
+# The pipeline, the MCP SDK, the code generator and rich are imported by the commands that use them,
+# not here: `--help`, `version` and a mistyped option answer without loading them (seconds on a busy machine).
 app = typer.Typer(
     name="typed-mcp",
     help="Generate a typed MCP server package from an OpenAPI document.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Click's plain help: rich's panels cut option names at 80 columns and read `[tool.x]` as markup.
+    rich_markup_mode=None,
 )
-err = Console(stderr=True, highlight=False)
+err: Console | None = None  # standard error as rich writes it, made on first use (see _console)
+
+
+def _console() -> Console:
+    global err
+    if err is None:
+        from rich.console import Console
+
+        err = Console(stderr=True, highlight=False)
+    return err
+
 
 CACHE_HELP = (
     "reuse models and tool catalogs computed before from the same inputs (~/.cache/typed-mcp, or TYPED_MCP_CACHE_DIR)"
@@ -73,8 +88,8 @@ def _headers(values: list[str]) -> dict[str, str]:
 
 
 def _fail(exc: TypedMcpError) -> None:
-    if err.is_terminal:
-        err.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
+    if sys.stderr.isatty() and _console().is_terminal:
+        _console().print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
     else:
         print(f"error: {exc}", file=sys.stderr)
     raise typer.Exit(exc.exit_code)
@@ -135,19 +150,21 @@ def generate(
     profile: ProfileOption = None,
 ) -> None:
     """Write a complete MCP server project for SOURCE to OUT (replaced only when everything succeeded)."""
+    from typed_mcp import project
+    from typed_mcp.pipeline import generate as run
+
     try:
         target = project.resolve(source, out, package_name, snapshot, config)
         source, out, package_name, snapshot = target.source, target.out, target.package_name, target.snapshot
         if no_snapshot:
             snapshot = None
-        elif snapshot is None and is_url(source):
-            snapshot = Path("specs") / (package_names(package_name, "api")[0] if package_name else "openapi")
         options = GenerateOptions(
             source=source,
             out=out,
             package_name=package_name,
             headers=_headers(header),
             snapshot=_with_suffix(snapshot, source),
+            default_snapshot=not no_snapshot,
             strict=strict,
             verify=verify,
             allow_remote_refs=allow_remote_refs,
@@ -160,12 +177,7 @@ def generate(
             overlays=tuple(overlay),
             profile=profile.value if profile is not None else None,
         )
-        with err.status("generating", spinner="dots") if err.is_terminal and not quiet else _Null() as status:
-
-            def step(text: str) -> None:
-                if status is not None:
-                    status.update(text)
-
+        with _progress(quiet) as step:
             result = run(options, step=step)
     except TypedMcpError as exc:
         _fail(exc)
@@ -184,6 +196,8 @@ def _summary(result: Result, out: Path) -> None:
         f"{len(api.skipped)} skipped, in {seconds:.1f}s -> {out}",
         file=sys.stderr,
     )
+    if result.snapshot is not None:
+        print(f"  snapshot of the spec -> {result.snapshot}", file=sys.stderr)
     for skipped in api.skipped:
         print(f"  skipped {skipped.key}: {skipped.reason}", file=sys.stderr)
     for warning in api.warnings:
@@ -198,6 +212,11 @@ def _summary(result: Result, out: Path) -> None:
 
 def _budget(result: Result) -> None:
     """The token budget of the catalog: its size, the biggest tools, advice when it is too big."""
+    from rich.table import Table
+
+    from typed_mcp.catalog import budget
+
+    err = _console()
     catalog = result.files.get(f"src/{result.plan.module}/catalog.json")
     if not isinstance(catalog, str):
         return
@@ -224,12 +243,20 @@ def _with_suffix(snapshot: Path | None, source: str) -> Path | None:
     return snapshot.with_suffix(".yaml" if source.split("?")[0].endswith((".yaml", ".yml")) else ".json")
 
 
-class _Null:
-    def __enter__(self) -> None:
-        return None
+@contextlib.contextmanager
+def _progress(quiet: bool) -> Iterator[Callable[[str], None]]:
+    """A `step(text)` for the pipeline: on a terminal, one live line with the stage (and how far a
+    counted stage got) and the time since the start; elsewhere, or with --quiet, silence."""
+    if quiet or not sys.stderr.isatty() or not _console().is_terminal:
+        yield lambda _text: None
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    def __exit__(self, *exc: object) -> None:
-        return None
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=_console(), transient=True
+    ) as progress:
+        task = progress.add_task("generating")
+        yield lambda text: progress.update(task, description=text)
 
 
 @app.command()
@@ -253,6 +280,10 @@ def check(
     profile: ProfileOption = None,
 ) -> None:
     """Exit 0 when SOURCE regenerates exactly the committed package (and snapshot); 1 on drift, with a summary."""
+    from typed_mcp import compare, project
+    from typed_mcp.catalog import diff
+    from typed_mcp.spec.load import shown
+
     try:
         target = project.resolve(source, out, package_name, snapshot, config)
         source, out, package_name, snapshot = target.source, target.out, target.package_name, target.snapshot
@@ -298,6 +329,9 @@ def diff_command(
     fail_on: Annotated[str, typer.Option(help="exit 1 on: breaking, any or never")] = "never",
 ) -> None:
     """Classify the changes between two MCP tool catalogs: added/removed/renamed tools, input and output changes."""
+    from typed_mcp import compare
+    from typed_mcp.catalog import diff
+
     if output_format not in ("text", "markdown", "json") or fail_on not in ("breaking", "any", "never"):
         _fail(TypedMcpError("--format takes text, markdown or json; --fail-on takes breaking, any or never"))
     try:
@@ -329,7 +363,7 @@ def bundle(
     author: Annotated[str, typer.Option(help="the manifest's author name")] = "typed-mcp",
 ) -> None:
     """Build an MCPB bundle (.mcpb) of PACKAGE: the package and its dependencies for this platform and Python."""
-    from typed_mcp.mcpb import build_bundle  # only this command needs it
+    from typed_mcp.mcpb import build_bundle
 
     try:
         built = build_bundle(package, out, constraints=constraint, author=author)
@@ -350,7 +384,7 @@ def init(
 ) -> None:
     """Set up a repository: typed-mcp.toml, Makefile targets (generate, check, build, publish), the drift
     workflow and a README section; nothing that exists is replaced. Then: make generate."""
-    from typed_mcp.init import init as run_init  # only this command needs the init templates
+    from typed_mcp.init import init as run_init
 
     try:
         report = run_init(directory, source, package_name, _headers(header))

@@ -15,6 +15,7 @@ class GenerateOptions:
     package_name: str | None = None  # the distribution name; default: from the API title
     headers: Mapping[str, str] = field(default_factory=dict)  # sent when fetching a URL; never written
     snapshot: Path | None = None  # where the document is saved after a successful run
+    default_snapshot: bool = False  # without `snapshot`, save a fetched document as specs/<package>.json|yaml
     strict: bool = False  # fail when any operation would be skipped
     verify: bool = True  # check the listed catalog against the plan
     allow_remote_refs: bool = False  # fetch http(s) `$ref`s

@@ -38,6 +38,7 @@ class Result:
     plan: ApiPlan
     spec: LoadedSpec
     files: dict[str, str | bytes]
+    snapshot: Path | None  # where the fetched document was saved
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -129,11 +130,13 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
             f"{len(api.degraded)} part(s) of the spec would be read in a degraded way (--strict);"
             f" first: {api.degraded[0]}"
         )
+    snapshot = snapshot_path(spec, options, api.package_name)
+    spec_file = snapshot.name if snapshot else Path(spec.origin).name  # as typed-mcp.json and the README name it
     lap("plan")
     # The workers that will list the tools start as soon as model generation leaves a core idle:
     # their SDK import overlaps the rest of it.
     with CatalogWorkers(len(api.operations)) as workers:
-        files = _package_files(api, doc, spec, options, step, lap, workers.start)
+        files = _package_files(api, doc, spec, spec_file, options, step, lap, workers.start)
         step("writing")
         # The catalog is listed from the staging folder of the output: its 3,000 files are written once.
         with staged(options.out, files) as staging:
@@ -141,18 +144,19 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
             path = f"src/{api.module}/catalog.json"
             files[path] = _catalog(api, files, staging / "src", workers, options.verify, step)
             # The manifest records which tools the schema budget trimmed: known once they are listed.
-            files[MANIFEST] = manifest(api, spec, spec_name(spec, options), version_of(api, options), files[path])
+            files[MANIFEST] = manifest(api, spec, spec_file, version_of(api, options), files[path])
             write_files(staging, {path: files[path], MANIFEST: files[MANIFEST]})
-    if options.snapshot is not None:
-        write_file_atomically(options.snapshot, spec.raw)
+    if snapshot is not None:
+        write_file_atomically(snapshot, spec.raw)
     lap("catalog and write")
-    return Result(plan=api, spec=spec, files=files, timings=timings)
+    return Result(plan=api, spec=spec, files=files, snapshot=snapshot, timings=timings)
 
 
 def _package_files(
     api: ApiPlan,
     doc: Document,
     spec: LoadedSpec,
+    spec_file: str,
     options: GenerateOptions,
     step: Callable[[str], None],
     lap: Callable[[str], None],
@@ -169,7 +173,7 @@ def _package_files(
             api,
             models,
             spec_sha256=spec.sha256,
-            spec_filename=spec_name(spec, options),
+            spec_filename=spec_file,
             package_version=version,
             doc=doc,
         )
@@ -184,7 +188,7 @@ def _package_files(
                 raise OutputError(
                     f"internal error: generated {relative} line {exc.lineno} does not compile: {exc.msg}"
                 ) from None
-    files[MANIFEST] = manifest(api, spec, spec_name(spec, options), version)
+    files[MANIFEST] = manifest(api, spec, spec_file, version)
     lap("render")
     return files
 
@@ -207,7 +211,12 @@ def _catalog(
             check_catalog(json.loads(packed)["tools"], api)
         return packed
     step(f"listing {len(api.operations)} tools with the MCP SDK")
-    tools = workers.tools(src, api.module, [op.tool_name for op in api.operations])
+    tools = workers.tools(
+        src,
+        api.module,
+        [op.tool_name for op in api.operations],
+        progress=lambda done, total: step(f"listing tools with the MCP SDK: {done:,} of {total:,}"),
+    )
     if verify:
         check_catalog(tools, api)
     packed = pack(tools, trimmed=workers.trimmed, budget=BUDGET)
@@ -215,8 +224,12 @@ def _catalog(
     return packed
 
 
-def spec_name(spec: LoadedSpec, options: GenerateOptions) -> str:
-    return options.snapshot.name if options.snapshot else Path(spec.origin).name
+def snapshot_path(spec: LoadedSpec, options: GenerateOptions, package_name: str) -> Path | None:
+    """Where the document is saved: the snapshot asked for, else (by default, for a fetched one)
+    `specs/<package>.<format>`, so that a second API never overwrites the first."""
+    if options.snapshot is not None or not options.default_snapshot or spec.url is None:
+        return options.snapshot
+    return Path("specs") / f"{package_name}.{spec.format}"
 
 
 def version_of(api: ApiPlan, options: GenerateOptions) -> str:

@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,11 +82,19 @@ class CatalogWorkers:
             err.close()
 
     def tools(
-        self, src: Path, module: str, names: list[str], *, timeout: float = 1200, budget: int = BUDGET
+        self,
+        src: Path,
+        module: str,
+        names: list[str],
+        *,
+        timeout: float = 1200,
+        budget: int = BUDGET,
+        progress: Callable[[int, int], None] = lambda done, total: None,
     ) -> list[dict[str, Any]]:
         """The tools/list result for `names` (in that order) of the package `module` in `src`, as JSON
         objects, each tool's schemas within `budget` bytes (`trimmed`: tool -> depth of references
-        kept, for those that were cut). Once per set of workers: they keep the package imported."""
+        kept, for those that were cut). Once per set of workers: they keep the package imported.
+        `progress(done, total)` is told how many tools are listed after each chunk."""
         self.trimmed: dict[str, int] = {}
         if not names:
             return []
@@ -100,6 +109,7 @@ class CatalogWorkers:
             deque(range(start, min(start + share, len(chunks)))) for start in range(0, share * len(self._procs), share)
         ]
         working: dict[int, int] = {}  # worker -> chunk
+        listed = 0
         with selectors.DefaultSelector() as selector:
             for worker, proc in enumerate(self._procs):
                 self._send(worker, {"src": str(src), "module": module, "budget": budget})
@@ -111,8 +121,11 @@ class CatalogWorkers:
                     raise VerifyError(f"listing the generated package's tools took longer than {timeout:.0f} s")
                 for key, _ in ready:
                     worker = key.data
-                    results[working.pop(worker)] = self._result(worker)
+                    chunk = working.pop(worker)
+                    results[chunk] = self._result(worker)
                     self.chunks_done[worker] += 1
+                    listed += len(chunks[chunk])
+                    progress(listed, len(names))
                     self._next(worker, pending, chunks, working)
         for chunk in results:  # in the order of the tools, whichever worker listed them
             self.trimmed.update((chunk or {}).get("trimmed", {}))
