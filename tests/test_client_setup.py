@@ -122,6 +122,23 @@ def test_every_json_snippet_parses_and_names_the_package():
     )
 
 
+def test_every_table_row_of_the_readme_is_in_a_table():
+    """A blank line inside a Markdown table ends it, and the rows after it render as one paragraph of
+    pipes: every line of the package README that starts with `|` must belong to a table as CommonMark
+    with tables (markdown-it-py) reads it."""
+    from markdown_it import MarkdownIt
+
+    text = (PACKAGE / "README.md").read_text()
+    in_tables = {
+        line
+        for token in MarkdownIt("commonmark").enable("table").parse(text)
+        if token.type == "table_open" and token.map
+        for line in range(*token.map)
+    }
+    rows = [number for number, line in enumerate(text.splitlines()) if line.startswith("|")]
+    assert rows and [n + 1 for n in rows if n not in in_tables] == []
+
+
 def stdio_commands(demo_url: str) -> list[tuple[str, list[str], dict[str, str]]]:
     """(command, args, filled-in environment) of every stdio setup in the README."""
     found = []
