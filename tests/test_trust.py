@@ -1,0 +1,222 @@
+"""Trust by construction (issue 24): operator credentials go only where they are meant to, files
+stay where they belong, and an upstream value JSON cannot hold never reaches a result. Through real
+generated servers (stdio and streamable HTTP, the MCP SDK client), a scripted upstream on 127.0.0.1
+that records what it received, and the real CLI."""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from harness.demo.process import free_port, running
+from support import HttpServer, Reply, Seen, generate
+
+
+def import_module(package: Path, name: str):
+    """A module of a generated package, imported in this process."""
+    src = str(package / "src")
+    if src not in sys.path:
+        sys.path.insert(0, src)
+    return importlib.import_module(name)
+
+
+pytestmark = pytest.mark.anyio
+
+
+def _get(op_id: str, **extra) -> dict:
+    schema = {"type": "object"}
+    return {
+        "get": {
+            "operationId": op_id,
+            "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}},
+            **extra,
+        }
+    }
+
+
+# -- 5. credentials go only where they are meant to ---------------------------------------------------
+
+VAULT = {
+    "openapi": "3.0.3",
+    "info": {"title": "Vault", "version": "1"},
+    "servers": [{"url": "http://127.0.0.1:9"}],
+    "components": {
+        "securitySchemes": {
+            "bearerAuth": {"type": "http", "scheme": "bearer"},
+            "teamKey": {"type": "apiKey", "in": "header", "name": "X-Team"},  # no credential word in it
+            "queryKey": {"type": "apiKey", "in": "query", "name": "api_key"},
+            "sessionCookie": {"type": "apiKey", "in": "cookie", "name": "sid"},
+        }
+    },
+    "paths": {
+        "/open": _get("get_open"),
+        "/bearer": _get("get_bearer", security=[{"bearerAuth": []}]),
+        "/team": _get("get_team", security=[{"teamKey": []}]),
+        "/query": _get("get_query", security=[{"queryKey": []}]),
+        "/cookie": _get("get_cookie", security=[{"sessionCookie": []}]),
+    },
+}
+VAULT_TOOLS = ("get_open", "get_bearer", "get_team", "get_query", "get_cookie")
+# The config marks X-Corp a credential (an [auth] scheme names it) and adds a plain header.
+VAULT_CONFIG = (
+    'headers = {"X-Client" = "typed-mcp-tests"}\n\n'
+    '[auth.schemes.corp]\ntype = "apiKey"\nin = "header"\nname = "X-Corp"\n'
+)
+BASIC_PAIR = ("operator", "op-basic-password")
+BASIC = base64.b64encode(":".join(BASIC_PAIR).encode()).decode()
+URL_USER = ("urluser", "url-password-secret")
+# The operator's environment: every scheme's variable, and <PREFIX>_HEADERS holding credentials
+# under every kind of name beside one plain header.
+OPERATOR = {
+    "VAULT_MCP_BEARER_AUTH_TOKEN": "bearer-secret-value",
+    "VAULT_MCP_TEAM_KEY_KEY": "team-scheme-secret",
+    "VAULT_MCP_QUERY_KEY_KEY": "query-scheme-secret",
+    "VAULT_MCP_SESSION_COOKIE_KEY": "cookie-scheme-secret",
+    "VAULT_MCP_HEADERS": "\n".join(
+        [
+            f"Authorization: Basic {BASIC}",
+            "X-Api-Version: 2024-06-01",
+            "X-Team: headers-team-secret",  # named by a spec scheme
+            "X-Corp: headers-corp-secret",  # named by a config scheme
+            "Cookie: opsession=headers-cookie-secret",
+            "X-Vendor-Token: headers-vendor-secret",  # says what it is
+        ]
+    ),
+}
+# Every form an operator secret can take on the wire or in a message.
+SECRETS = (
+    "bearer-secret-value",
+    "team-scheme-secret",
+    "query-scheme-secret",
+    "cookie-scheme-secret",
+    BASIC,
+    BASIC_PAIR[1],
+    "headers-team-secret",
+    "headers-corp-secret",
+    "headers-cookie-secret",
+    "headers-vendor-secret",
+    URL_USER[1],
+    base64.b64encode(":".join(URL_USER).encode()).decode(),
+)
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("vault")
+    (root / "typed-mcp.toml").write_text(VAULT_CONFIG)
+    out = root / "vault-mcp"
+    generate(VAULT, out, "vault-mcp", "--config", str(root / "typed-mcp.toml"))
+    return out
+
+
+def _env(package: Path) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_MCP_")}
+    return {**clean, **OPERATOR, "PYTHONPATH": str(package / "src")}
+
+
+def _stdio(package: Path, *flags: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "vault_mcp", *flags], env=_env(package))
+
+
+def _base(upstream: HttpServer, user_info: bool) -> str:
+    return upstream.url.replace("://", f"://{':'.join(URL_USER)}@") if user_info else upstream.url
+
+
+def _leaks(seen: Seen) -> list[str]:
+    """Every operator secret (in any form) the upstream received, in a header or the request line."""
+    wire = json.dumps([seen.raw_path, seen.all_headers, seen.body.decode("latin-1")])
+    return [secret for secret in SECRETS if secret in wire]
+
+
+def _named(seen: Seen, name: str) -> list[str]:
+    return [value for key, value in seen.all_headers if key.lower() == name]
+
+
+def _assert_nothing_of_the_operators(upstream: HttpServer, authorization: list[str]) -> None:
+    assert len(upstream.seen) == len(VAULT_TOOLS)
+    for seen in upstream.seen:
+        assert _leaks(seen) == [], (seen.raw_path, seen.all_headers)
+        assert _named(seen, "authorization") == authorization, seen.all_headers
+        for name in ("cookie", "x-team", "x-corp", "x-vendor-token"):
+            assert _named(seen, name) == [], (name, seen.all_headers)
+        assert "api_key" not in seen.raw_path
+        # Headers that carry no credential still go.
+        assert _named(seen, "x-api-version") == ["2024-06-01"] and _named(seen, "x-client") == ["typed-mcp-tests"]
+
+
+@pytest.mark.parametrize("user_info", [False, True], ids=["base-url", "base-url-with-user-info"])
+async def test_hole_forwarded_without_http_sends_no_operator_credential(vault, user_info, monkeypatch):
+    """Forwarded mode where no HTTP request carries a client credential (the server embedded, as
+    the ASGI app builds it from `<PREFIX>_AUTH=forwarded`, called in memory like stdio, where the
+    command line refuses the mode): none comes, so none goes."""
+    for name, value in {**OPERATOR, "VAULT_MCP_AUTH": "forwarded"}.items():
+        monkeypatch.setenv(name, value)
+    server_module = import_module(vault, "vault_mcp.server")
+    hosting = import_module(vault, "vault_mcp._runtime.hosting")
+    selection = import_module(vault, "vault_mcp._runtime.selection")
+    with HttpServer() as upstream:
+        upstream.default = Reply(200, {})
+        monkeypatch.setenv("VAULT_MCP_BASE_URL", _base(upstream, user_info))
+        server = server_module.hosted_server(hosting.Hosting.from_env("VAULT_MCP", False), selection.Selection(), False)
+        try:
+            async with Client(server) as client:
+                results = [await client.call_tool(name, {}) for name in VAULT_TOOLS]
+        finally:
+            server_module.api.forward_authorization = False
+    assert all(not result.is_error for result in results), [r.content for r in results]
+    _assert_nothing_of_the_operators(upstream, [])
+
+
+@pytest.mark.parametrize(
+    "client_credential", [None, "Bearer client-own-token"], ids=["no-client-credential", "client-credential"]
+)
+async def test_hole_forwarded_http_sends_only_the_clients_credential(vault, client_credential):
+    """`--auth forwarded` over streamable HTTP: the client's Authorization and nothing of the
+    operator's, whether the client brings one or not."""
+    with HttpServer() as upstream:
+        upstream.default = Reply(200, {})
+        port = free_port()
+        args = [sys.executable, "-m", "vault_mcp", "--transport", "streamable-http", "--port", str(port)]
+        args += ["--auth", "forwarded", "--base-url", _base(upstream, True)]
+        with running(args, f"http://127.0.0.1:{port}/health", _env(vault), timeout=120):
+            headers = {"Authorization": client_credential} if client_credential else {}
+            async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+                async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client:
+                    results = [await client.call_tool(name, {}) for name in VAULT_TOOLS]
+    assert all(not result.is_error for result in results), [r.content for r in results]
+    _assert_nothing_of_the_operators(upstream, [client_credential] if client_credential else [])
+
+
+async def test_hole_operator_headers_are_sent_once_and_redacted_everywhere(vault):
+    """Not forwarded: the operator's credentials go (one Authorization: the scheme's wins over
+    <PREFIX>_HEADERS'), and an upstream that echoes the request in its error answer shows none of
+    them: every configured secret is REDACTED, as a scheme credential is."""
+
+    def echo(seen: Seen) -> Reply:
+        return Reply(400, {"path": seen.raw_path, "headers": seen.all_headers, "basic": BASIC_PAIR[1]})
+
+    with HttpServer() as upstream:
+        upstream.default = echo
+        async with Client(_stdio(vault, "--base-url", _base(upstream, True))) as client:
+            results = {name: await client.call_tool(name, {}) for name in VAULT_TOOLS}
+    for name, result in results.items():
+        text = result.model_dump_json()
+        assert result.is_error and "HTTP 400" in result.content[0].text and "REDACTED" in text, text
+        assert [secret for secret in SECRETS if secret in text] == [], (name, text)
+        assert "urluser" not in result.meta["typed-mcp/source"]["url"]
+    seen = {s.raw_path.split("?")[0]: s for s in upstream.seen}
+    # The test's variables are the package's: each scheme's credential did reach the upstream.
+    assert _named(seen["/bearer"], "authorization") == ["Bearer bearer-secret-value"]
+    assert _named(seen["/team"], "x-team") == ["team-scheme-secret"]
+    assert "api_key=query-scheme-secret" in seen["/query"].raw_path
+    assert _named(seen["/cookie"], "cookie") == ["opsession=headers-cookie-secret; sid=cookie-scheme-secret"]
+    assert _named(seen["/open"], "authorization") == [f"Basic {base64.b64encode(':'.join(URL_USER).encode()).decode()}"]
