@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from harness.demo.process import free_port, running
-from support import HttpServer, Reply, Seen, generate
+from support import HttpServer, Reply, Seen, generate, import_server
 
 
 def import_module(package: Path, name: str):
@@ -220,3 +220,102 @@ async def test_hole_operator_headers_are_sent_once_and_redacted_everywhere(vault
     assert "api_key=query-scheme-secret" in seen["/query"].raw_path
     assert _named(seen["/cookie"], "cookie") == ["opsession=headers-cookie-secret; sid=cookie-scheme-secret"]
     assert _named(seen["/open"], "authorization") == [f"Basic {base64.b64encode(':'.join(URL_USER).encode()).decode()}"]
+
+
+# -- 8a. NaN and Infinity from upstream ----------------------------------------------------------------
+
+NUMBERS = {
+    "type": "object",
+    "properties": {
+        "value": {"type": "number"},
+        "values": {"type": "array", "items": {"type": "number"}},
+        "by_name": {"type": "object", "additionalProperties": {"type": "number"}},
+    },
+}
+GAUGE = {
+    "openapi": "3.0.3",
+    "info": {"title": "Gauge", "version": "1"},
+    "paths": {
+        "/reading": {
+            "get": {
+                "operationId": "get_reading",
+                "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": NUMBERS}}}},
+            }
+        },
+        "/lenient": {
+            "get": {
+                "operationId": "get_lenient",
+                "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": NUMBERS}}}},
+            }
+        },
+        "/free": {
+            "get": {
+                "operationId": "get_free",
+                "responses": {"200": {"description": "ok", "content": {"application/json": {}}}},
+            }
+        },
+        "/readings": {
+            "get": {
+                "operationId": "get_readings",
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {"application/json": {"schema": {"type": "array", "items": NUMBERS}}},
+                    }
+                },
+            }
+        },
+    },
+}
+# Where the value sits in each answer (under the first reading of a list answer), by its JSON text.
+PLACES = {
+    "value": '{{"value": {}, "values": [], "by_name": {{}}}}',
+    "values.1": '{{"value": 1, "values": [1.5, {}], "by_name": {{}}}}',
+    "by_name.b": '{{"value": 1, "values": [], "by_name": {{"a": 2, "b": {}}}}}',
+}
+NOT_JSON = ("NaN", "Infinity", "-Infinity", "1e400", "-1e400")
+
+
+@pytest.fixture(scope="module")
+def gauges(tmp_path_factory) -> dict[str, Path]:
+    """The default profile (with `get_lenient` on the text policy) and the data-tools profile."""
+    root = tmp_path_factory.mktemp("gauge")
+    (root / "typed-mcp.toml").write_text('[operations.get_lenient]\non_mismatch = "text"\n')
+    default, data = root / "gauge-mcp", root / "gauge-data-mcp"
+    generate(GAUGE, default, "gauge-mcp", "--config", str(root / "typed-mcp.toml"))
+    generate(GAUGE, data, "gauge-data-mcp", "--profile", "data-tools")
+    return {"gauge_mcp": default, "gauge_data_mcp": data}
+
+
+@pytest.mark.parametrize(
+    ("module", "tool", "prefix"),
+    [
+        ("gauge_mcp", "get_reading", ""),
+        ("gauge_mcp", "get_lenient", ""),  # on_mismatch = "text": not JSON is still an error
+        ("gauge_mcp", "get_free", ""),  # no schema: JSON all the same
+        ("gauge_mcp", "get_readings", "result.0."),  # a list answer is wrapped
+        ("gauge_data_mcp", "get_reading", "data."),
+        ("gauge_data_mcp", "get_readings", "data.0."),
+    ],
+)
+async def test_hole_non_json_numbers_are_an_error_naming_the_field(gauges, module, tool, prefix, monkeypatch):
+    """NaN, Infinity, -Infinity and numbers past a double, in an object, a list and a map: an
+    isError naming where the value sits, never a result whose structuredContent says null."""
+    server = import_server(gauges[module], module)
+    path = "/" + tool.removeprefix("get_")
+    wrong: list[str] = []
+    with HttpServer() as upstream:
+        monkeypatch.setenv(f"{module.upper()}_BASE_URL", upstream.url)
+        async with Client(server) as client:
+            for place, body in PLACES.items():
+                for token in NOT_JSON:
+                    text = body.format(token)
+                    upstream.routes[path] = Reply(200, f"[{text}]" if tool == "get_readings" else text)
+                    result = await client.call_tool(tool, {})
+                    said = result.content[0].text if result.content else ""
+                    if not (result.is_error and f"{prefix}{place}: {token} is not a JSON number" in said):
+                        wrong.append(f"{place} {token}: is_error={result.is_error} {said[:160]!r}")
+            upstream.routes[path] = Reply(200, PLACES["value"].format("1e308") if tool != "get_readings" else "[]")
+            fine = await client.call_tool(tool, {})  # the largest doubles are numbers like any other
+    assert wrong == [], "\n".join(wrong)
+    assert not fine.is_error, fine.content

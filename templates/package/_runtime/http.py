@@ -90,8 +90,10 @@ class Api(Settings, Credentials):
         empty_statuses: tuple[str, ...] = (),
         on_mismatch: str = "error",
         credentials_required: bool = False,
+        location: tuple[str, ...] | None = None,
     ) -> CallToolResult:
-        """Send one request and build the tool result. Never raises."""
+        """Send one request and build the tool result. Never raises. `location`: where the answer
+        sits in structuredContent, for error messages (default: `result` when wrapped)."""
         source: dict[str, Any] = {"method": method}
         try:
             body = _Body(json_body, form_body, multipart_body, text_body, base64_body, content_type)
@@ -125,7 +127,7 @@ class Api(Settings, Credentials):
                 and _declared(response.status_code, empty_statuses)
             ):
                 return _no_content(response.status_code, source)
-            return _success(response, response.content, returns, wrap, kind, source, on_mismatch)
+            return _success(response, response.content, returns, wrap, kind, source, on_mismatch, location)
         except UpstreamError as exc:
             return _error(self._scrub(str(exc)), source)
         except Exception as exc:  # last line of defence: a tool call must never crash the server

@@ -15,7 +15,9 @@ from typing import Any
 import httpx
 
 from .config import FORWARDED_AUTHORIZATION, Scheme
-from .results import UpstreamError
+from .results import UpstreamError, parse_json
+
+YEAR = 365 * 24 * 3600.0  # the longest token lifetime believed
 
 
 class Credentials:
@@ -158,8 +160,8 @@ class Credentials:
                 headers={"accept": "application/json"},
                 follow_redirects=False,
             )
-            data = response.json() if response.is_success else {}
-        except (httpx.HTTPError, ValueError):
+            data = parse_json(response.content) if response.is_success else {}
+        except (httpx.HTTPError, UpstreamError):
             raise UpstreamError(f"could not get an OAuth2 token for {name} from {_origin(httpx.URL(url))}") from None
         token = data.get("access_token") if isinstance(data, dict) else None
         if not isinstance(token, str) or not token:
@@ -167,7 +169,8 @@ class Credentials:
                 f"the OAuth2 token endpoint for {name} answered HTTP {response.status_code} without an access_token"
             )
         lifetime = data.get("expires_in")
-        lifetime = float(lifetime) if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool) else 3600.0
+        number = isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool)
+        lifetime = float(min(lifetime, YEAR)) if number else 3600.0  # a whole number may be past a float
         return token, time.monotonic() + max(lifetime - 30.0, 1.0)  # renew a little before it expires
 
 
