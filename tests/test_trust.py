@@ -18,7 +18,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from harness.demo.process import free_port, running
-from support import HttpServer, Reply, Seen, generate, import_server
+from support import DEMO, HttpServer, Reply, Seen, generate, import_server, run_cli
+from typed_mcp.spec.load import CREDENTIAL_NAME
 
 
 def import_module(package: Path, name: str):
@@ -220,6 +221,44 @@ async def test_hole_operator_headers_are_sent_once_and_redacted_everywhere(vault
     assert "api_key=query-scheme-secret" in seen["/query"].raw_path
     assert _named(seen["/cookie"], "cookie") == ["opsession=headers-cookie-secret; sid=cookie-scheme-secret"]
     assert _named(seen["/open"], "authorization") == [f"Basic {base64.b64encode(':'.join(URL_USER).encode()).decode()}"]
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("?access_token=tok-secret-1", "'access_token'"),
+        ("?format=json&api_key=tok-secret-1", "'api_key'"),
+        ("?X-Amz-Signature=tok-secret-1&X-Amz-Date=20260101", "'X-Amz-Signature'"),
+        ("?sv=2024&sig=tok-secret-1", "'sig'"),
+        ("#id_token=tok-secret-1", "'id_token'"),
+    ],
+)
+def test_hole_init_refuses_credentials_in_the_spec_urls_query(tmp_path, query, named):
+    """The config `init` writes is committed: a credential-looking query (or fragment) parameter is
+    refused as user info is, named, its value never shown, nothing written."""
+    proc = run_cli("init", f"https://api.example.com/openapi.json{query}", "--package-name", "x-mcp", cwd=tmp_path)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert named in lines[0] and "pass them with -H" in lines[0] and "tok-secret-1" not in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_keeps_a_query_that_holds_no_credential(tmp_path):
+    url = "https://api.example.com/openapi.json?format=json&version=2"
+    proc = run_cli("init", url, "--package-name", "x-mcp", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f'source = "{url}"' in (tmp_path / "typed-mcp.toml").read_text()
+
+
+def test_the_generator_and_the_runtime_read_credential_names_alike():
+    """One definition of a credential-looking name, written on both sides of the generator/runtime
+    line (the runtime is copied into packages and cannot import the generator)."""
+    runtime = import_module(DEMO, "weather_mcp._runtime.config").CREDENTIAL_NAME
+    assert (runtime.pattern, runtime.flags) == (CREDENTIAL_NAME.pattern, CREDENTIAL_NAME.flags)
+    names = ("access_token", "X-Api-Key", "PRIVATE-TOKEN", "X-Amz-Signature", "sig", "Cookie", "X-Auth-User")
+    assert all(CREDENTIAL_NAME.search(name) for name in names)
+    plain = ("format", "version", "X-Api-Version", "X-Client", "page", "design", "signal", "X-Tenant")
+    assert not any(CREDENTIAL_NAME.search(name) for name in plain)
 
 
 # -- 8a. NaN and Infinity from upstream ----------------------------------------------------------------

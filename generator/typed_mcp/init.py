@@ -9,14 +9,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from typed_mcp import __version__
 from typed_mcp.errors import TypedMcpError
 from typed_mcp.pipeline import package_names
 from typed_mcp.plan.curation import load_config
 from typed_mcp.render.package import environment, markdown
-from typed_mcp.spec.load import is_url, load, shown
+from typed_mcp.spec.load import is_url, load, shown, url_credentials
 
 CONFIG = "typed-mcp.toml"
 TARGETS = ("generate", "check", "build", "publish")
@@ -102,8 +101,12 @@ def _setup(root: Path, source: str | None, package_name: str | None, headers: di
         package_name = settings.package_name or package_name
     if source is None:
         raise TypedMcpError("give SOURCE: the URL (or file) of the API's OpenAPI document")
-    if is_url(source) and (urlsplit(source).username or urlsplit(source).password):
-        raise TypedMcpError("the spec URL holds credentials, and the config is committed: pass them with -H instead")
+    credentials = url_credentials(source) if is_url(source) else []
+    if credentials:
+        raise TypedMcpError(
+            f"the spec URL holds credentials ({', '.join(credentials)}), and the config is committed: "
+            "pass them with -H instead (the written Makefile sends SPEC_TOKEN as a bearer token)"
+        )
     if not is_url(source):
         source = os.path.relpath(Path(source).resolve(), root.resolve())
         if not (root / source).is_file():

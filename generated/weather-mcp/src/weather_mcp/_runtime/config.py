@@ -104,7 +104,8 @@ FORBIDDEN_HEADERS = frozenset(
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 # A header or query parameter name that says it holds a credential (X-Api-Key, PRIVATE-TOKEN,
 # access_token, X-Amz-Signature, sig): such a value is treated as a secret even when no scheme
-# declares it.
+# declares it. The generator decides "credential-looking query parameter" with the same expression
+# (`typed_mcp.spec.load.CREDENTIAL_NAME`; a test ties the two).
 CREDENTIAL_NAME = re.compile(
     r"auth|token|secret|passw|pwd|key|session|cookie|credential|signature|jwt|(?<![a-z])sig(?![a-z])", re.IGNORECASE
 )
