@@ -33,6 +33,13 @@ def import_module(package: Path, name: str):
 pytestmark = pytest.mark.anyio
 
 
+MINI = {
+    "openapi": "3.0.3",
+    "info": {"title": "Mini", "version": "1"},
+    "paths": {"/ping": {"get": {"operationId": "ping", "responses": {"200": {"description": "ok"}}}}},
+}
+
+
 def _get(op_id: str, **extra) -> dict:
     schema = {"type": "object"}
     return {
@@ -259,6 +266,103 @@ def test_the_generator_and_the_runtime_read_credential_names_alike():
     assert all(CREDENTIAL_NAME.search(name) for name in names)
     plain = ("format", "version", "X-Api-Version", "X-Client", "page", "design", "signal", "X-Tenant")
     assert not any(CREDENTIAL_NAME.search(name) for name in plain)
+
+
+# -- 6. files stay where they belong -------------------------------------------------------------------
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every entry under `root`, links and special files included, not followed: what "nothing
+    written anywhere" compares."""
+    found = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            kind = "link" if path.is_symlink() else "dir" if path.is_dir() else "file" if path.is_file() else "special"
+            found[str(path.relative_to(root))] = kind + (":" + path.read_text() if kind == "file" else "")
+    return found
+
+
+def _one_line(proc) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+CONFINED = [
+    ('out = "{outside}/pkg"', "out"),  # absolute
+    ('out = "../x"', "out"),
+    ('snapshot = "../../site-packages/evil.pth"', "snapshot"),
+    ('out = "linked/pkg"', "out"),  # a folder of the repository that is a link out of it
+    ('snapshot = "linked/spec.json"', "snapshot"),
+    ('snapshot = "specs/spec.json"', "snapshot"),  # a file that is a link out
+    ('snapshot = "specs/evil.pth"', "snapshot"),  # a spec file is named like one
+    ('snapshot = ".github/workflows/api.yml"', "snapshot"),  # tooling that runs
+    ('out = ".git/pkg"', "out"),
+    ('out = "."', "out"),  # the repository itself
+    ('overlays = ["fix.yaml", "../outside/fix.yaml"]', "overlays.1"),
+    ('source = "{outside}/secret.json"', "source"),
+    ('source = "linked/secret.json"', "source"),
+]
+
+
+@pytest.fixture
+def repository(tmp_path) -> tuple[Path, Path]:
+    """A repository with a spec, an overlay, a folder and a file that link out of it, and a folder
+    outside it."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / "specs").mkdir(parents=True)
+    outside.mkdir()
+    (repo / "mini.json").write_text(json.dumps(MINI))
+    (repo / "fix.yaml").write_text(
+        json.dumps({"overlay": "1.0.0", "info": {"title": "f", "version": "1"}, "actions": []})
+    )
+    (outside / "secret.json").write_text(json.dumps(MINI))
+    (outside / "fix.yaml").write_text((repo / "fix.yaml").read_text())
+    (repo / "linked").symlink_to(outside)
+    (repo / "specs" / "spec.json").symlink_to(outside / "secret.json")
+    return repo, outside
+
+
+@pytest.mark.parametrize(("setting", "key"), CONFINED)
+@pytest.mark.parametrize("command", ["generate", "check"])
+def test_hole_config_paths_stay_in_the_repository(repository, command, setting, key):
+    """Every path typed-mcp.toml names (`out`, `snapshot`, `source`, `overlays`) leads inside the
+    config's folder once links are followed, and is not where tooling runs from: otherwise exit 1
+    naming the key, nothing written anywhere."""
+    repo, outside = repository
+    config = repo / "typed-mcp.toml"
+    setting = setting.format(outside=outside)
+    config.write_text(("" if setting.startswith("source") else 'source = "mini.json"\n') + setting + "\n")
+    before = _tree(repo.parent)
+    proc = run_cli(command, "--config", str(config))
+    line = _one_line(proc)
+    assert proc.returncode == 1 and line.startswith(f"error: {config}: {key}: "), line
+    assert _tree(repo.parent) == before
+
+
+def test_config_paths_inside_the_repository_and_the_command_lines_own_are_free(repository):
+    """The control: paths inside the repository work; the command line's --out is the user's choice."""
+    repo, outside = repository
+    config = repo / "typed-mcp.toml"
+    config.write_text('source = "mini.json"\nout = "generated/mini-mcp"\nsnapshot = "specs/mini.json"\n')
+    proc = run_cli("generate", "--config", str(config), "--no-verify")
+    assert proc.returncode == 0, proc.stderr
+    assert (repo / "generated/mini-mcp/typed-mcp.json").is_file() and (repo / "specs/mini.json").is_file()
+    config.write_text('source = "mini.json"\n')
+    proc = run_cli("generate", "--config", str(config), "--out", str(outside / "cli-pkg"), "--no-verify")
+    assert proc.returncode == 0 and (outside / "cli-pkg/typed-mcp.json").is_file(), proc.stderr
+
+
+@pytest.mark.parametrize("out", ["/", "a-file"])
+def test_an_output_that_is_a_file_or_the_root_is_refused(tmp_path, out):
+    (tmp_path / "a-file").write_text("mine")
+    (tmp_path / "mini.json").write_text(json.dumps(MINI))
+    before = _tree(tmp_path)
+    proc = run_cli("generate", str(tmp_path / "mini.json"), "--out", out if out == "/" else str(tmp_path / out))
+    line = _one_line(proc)
+    assert proc.returncode == 6 and ("refusing to replace" in line or "is not a folder" in line), line
+    assert _tree(tmp_path) == before
 
 
 # -- 8a. NaN and Infinity from upstream ----------------------------------------------------------------
