@@ -9,6 +9,7 @@ import base64
 import importlib
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -287,6 +288,53 @@ def _one_line(proc) -> str:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     return lines[0]
+
+
+BUNDLE_TRAPS = {
+    # what is planted in a copy of the demo package -> the path the refusal names
+    "link-to-a-file": lambda pkg, outside: _link(pkg / "src/weather_mcp/notes.txt", outside / "secret.txt"),
+    "link-to-a-folder": lambda pkg, outside: _link(pkg / "src/weather_mcp/extra", outside),
+    "fifo": lambda pkg, outside: os.mkfifo(pkg / "src/weather_mcp/pipe") or pkg / "src/weather_mcp/pipe",
+    "hard-link": lambda pkg, outside: (
+        os.link(outside / "secret.txt", pkg / "src/weather_mcp/notes.txt") or pkg / "src/weather_mcp/notes.txt"
+    ),
+    "linked-module": lambda pkg, outside: _moved_out(pkg / "src/weather_mcp", outside / "module"),
+    "linked-manifest": lambda pkg, outside: _moved_out(pkg / "typed-mcp.json", outside / "typed-mcp.json"),
+    "fifo-pyproject": lambda pkg, outside: _fifo_instead(pkg / "pyproject.toml"),
+}
+
+
+def _link(path: Path, target: Path) -> Path:
+    path.symlink_to(target)
+    return path
+
+
+def _moved_out(path: Path, elsewhere: Path) -> Path:
+    path.rename(elsewhere)
+    return _link(path, elsewhere)
+
+
+def _fifo_instead(path: Path) -> Path:
+    path.unlink()
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("trap", BUNDLE_TRAPS)
+def test_hole_bundle_refuses_links_and_special_files_before_copying(tmp_path, trap):
+    """`typed-mcp bundle` takes the package's own regular files only: a symbolic link (to a file, to
+    a folder, in place of the module folder or a file it reads), a hard link and a FIFO are each
+    refused in one line naming the path, before anything is read from them or written."""
+    package, outside = tmp_path / "pkg", tmp_path / "outside"
+    shutil.copytree(DEMO, package, ignore=shutil.ignore_patterns("__pycache__"))
+    outside.mkdir()
+    (outside / "secret.txt").write_text("operator-private-key")
+    named = BUNDLE_TRAPS[trap](package, outside)
+    before = _tree(tmp_path)
+    proc = run_cli("bundle", str(package), "--out", str(tmp_path / "dist" / "weather-mcp.mcpb"))
+    line = _one_line(proc)
+    assert proc.returncode == 1 and line.startswith(f"error: {named}: "), line
+    assert _tree(tmp_path) == before  # no archive, no dist folder, nothing else
 
 
 CONFINED = [
