@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -180,9 +181,11 @@ def test_the_typescript_client_lists_and_calls_data_tools(data_package, demo_url
 
 
 def test_the_config_chooses_the_profile_and_refuses_an_unknown_one(tmp_path):
-    spec = REPO / "specs" / "weather-api.json"
+    shutil.copy(REPO / "specs" / "weather-api.json", tmp_path)  # a config names files of its own folder only
     config = tmp_path / "typed-mcp.toml"
-    config.write_text(f'source = "{spec}"\nout = "pkg"\npackage_name = "weather-data-mcp"\nprofile = "tables"\n')
+    config.write_text(
+        'source = "weather-api.json"\nout = "pkg"\npackage_name = "weather-data-mcp"\nprofile = "tables"\n'
+    )
     refused = run_cli("generate", "--config", str(config), "--no-snapshot")
     assert refused.returncode != 0 and "profile" in refused.stderr and "data-tools" in refused.stderr
     assert not (tmp_path / "pkg").exists()

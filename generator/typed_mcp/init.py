@@ -11,14 +11,14 @@ import re
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from typed_mcp import __version__
 from typed_mcp.errors import TypedMcpError
 from typed_mcp.pipeline import package_names
 from typed_mcp.plan.curation import load_config
 from typed_mcp.render.package import environment, markdown
-from typed_mcp.spec.load import is_url, load, shown
+from typed_mcp.repository import Use, path_problem
+from typed_mcp.spec.load import is_url, load, shown, url_credentials
 
 CONFIG = "typed-mcp.toml"
 TARGETS = ("generate", "check", "build", "publish")
@@ -26,8 +26,6 @@ WORKFLOW = Path(".github") / "workflows" / "api-drift.yml"
 # GNU make reads the first of these that exists.
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
 IGNORED = (".venv/", "dist/")
-# Paths go unquoted into a Makefile and a workflow's shell lines: only these characters.
-_PLAIN_PATH = re.compile(r"^[A-Za-z0-9._/-]+$")
 # A rule's targets: names before `:` or `::`, not an assignment (`:=`, `::=`); recipe lines start with a tab.
 _RULE = re.compile(r"^([^\t#:=?+!\s][^:=?+!]*?)\s*::?(?![:=])")
 
@@ -108,12 +106,19 @@ def _setup(root: Path, source: str | None, package_name: str | None, headers: di
         package_name = settings.package_name or package_name
     if source is None:
         raise TypedMcpError("give SOURCE: the URL (or file) of the API's OpenAPI document")
-    if is_url(source) and (urlsplit(source).username or urlsplit(source).password):
-        raise TypedMcpError("the spec URL holds credentials, and the config is committed: pass them with -H instead")
+    credentials = url_credentials(source) if is_url(source) else []
+    if credentials:
+        raise TypedMcpError(
+            f"the spec URL holds credentials ({', '.join(credentials)}), and the config is committed: "
+            "pass them with -H instead (the written Makefile sends SPEC_TOKEN as a bearer token)"
+        )
     if not is_url(source):
         source = os.path.relpath(Path(source).resolve(), root.resolve())
         if not (root / source).is_file():
             raise TypedMcpError(f"{source}: no such spec file")
+        problem = path_problem(root, source)
+        if problem:  # the committed config may not name a file outside the repository
+            raise TypedMcpError(f"{CONFIG}: source: {problem}")
     if package_name is None:  # the default name, from the API's title, as generate would choose it
         spec = load(source if is_url(source) else str(root / source), headers=headers)
         info = spec.document.get("info")
@@ -123,11 +128,11 @@ def _setup(root: Path, source: str | None, package_name: str | None, headers: di
     suffix = ".yaml" if source.split("?")[0].endswith((".yaml", ".yml")) else ".json"
     out = (settings.out if settings else None) or f"generated/{package}"
     snapshot = (settings.snapshot if settings else None) or f"specs/{package}{suffix}"
-    for name, path in (("out", out), ("snapshot", snapshot)):
-        if not _PLAIN_PATH.match(path) or ".." in Path(path).parts or path.startswith("/"):
-            raise TypedMcpError(
-                f"{CONFIG}: {name}: {path!r}: use a relative path of letters, digits, '.', '_', '-', '/'"
-            )
+    written: tuple[tuple[str, str, Use], ...] = (("out", out, "folder"), ("snapshot", snapshot, "spec"))
+    for name, path, use in written:
+        problem = path_problem(root, path, use)
+        if problem:
+            raise TypedMcpError(f"{CONFIG}: {name}: {problem}")
     return Setup(source=source, package=package, out=out, snapshot=snapshot)
 
 

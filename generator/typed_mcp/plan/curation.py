@@ -30,6 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typed_mcp import names
 from typed_mcp.errors import ConfigError, SpecError
 from typed_mcp.plan.ir import ApiPlan, Operation
+from typed_mcp.repository import Use, path_problem
+from typed_mcp.spec.load import is_url
 from typed_mcp.spec.normalize import HTTP_METHODS, Document
 
 if sys.version_info >= (3, 11):
@@ -170,6 +172,15 @@ def load_config(path: Path) -> LoadedConfig:
 
 def _check_values(loaded: LoadedConfig) -> None:
     config, fail = loaded.config, _failer(loaded)
+    # Every path the config names stays in its folder, the repository (symbolic links followed).
+    paths: list[tuple[str, str | None, Use]] = [("out", config.out, "folder"), ("snapshot", config.snapshot, "spec")]
+    if config.source is not None and not is_url(config.source):
+        paths.append(("source", config.source, "read"))
+    paths += [(f"overlays.{index}", overlay, "read") for index, overlay in enumerate(config.overlays)]
+    for key, path, use in paths:
+        problem = path_problem(loaded.path.parent, path, use) if path is not None else None
+        if problem:
+            fail(key, problem)
     toolsets = [(f"toolsets.{_quoted(name)}", toolset) for name, toolset in config.toolsets.items()]
     for where, selection in [("include", config.include), ("exclude", config.exclude), *toolsets]:
         for method in selection.methods:

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpcore
 import httpx
@@ -55,6 +55,25 @@ def redact_url(url: str) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+# A query parameter (or header) name that says it holds a credential: access_token, api_key,
+# X-Amz-Signature, sig. The generated runtime reads header names with the same expression
+# (`CREDENTIAL_NAME` in templates/package/_runtime/config.py; a test ties the two).
+CREDENTIAL_NAME = re.compile(
+    r"auth|token|secret|passw|pwd|key|session|cookie|credential|signature|jwt|(?<![a-z])sig(?![a-z])", re.IGNORECASE
+)
+
+
+def url_credentials(url: str) -> list[str]:
+    """What in a URL holds a credential, by name, never by value: its user info, and each query or
+    fragment parameter whose name looks like a credential (`?access_token=`, `#id_token=`)."""
+    parts = urlsplit(url)
+    found = ["user info"] if parts.username or parts.password else []
+    for part in (parts.query, parts.fragment):
+        names = [name for name, _ in parse_qsl(part, keep_blank_values=True)]
+        found += [f"parameter {name!r}" for name in dict.fromkeys(names) if CREDENTIAL_NAME.search(name)]
+    return found
 
 
 def shown(source: str) -> str:

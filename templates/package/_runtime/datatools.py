@@ -59,7 +59,8 @@ async def data_call(
     """`api.call`, its answer put in the data-tool envelope; `table`: (keys from the answer to the
     rows, declared columns). Failures stay the `isError` results `api.call` gives."""
     json_answer = returns is not None
-    result = await api.call(method, path, wrap=True, **kwargs)  # validated here, for the `data.` location
+    # Validated here, for the `data.` location; a value JSON cannot hold is refused there, named alike.
+    result = await api.call(method, path, wrap=True, location=("data",), **kwargs)
     if result.is_error:
         return result
     source = (result.meta or {}).get(PROVENANCE_KEY, {})

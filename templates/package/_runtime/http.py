@@ -25,8 +25,8 @@ import httpx
 from mcp.types import CallToolResult
 from pydantic import BaseModel
 
-from .config import Scheme, Settings
-from .oauth import Credentials, _apply_scheme, _origin
+from .config import Settings
+from .oauth import Credentials, Outgoing, _origin
 from .params import _jsonable, encode_query, encode_simple, expand_path
 from .results import UpstreamError, _declared, _error, _http_error, _no_content, _success
 
@@ -90,12 +90,14 @@ class Api(Settings, Credentials):
         empty_statuses: tuple[str, ...] = (),
         on_mismatch: str = "error",
         credentials_required: bool = False,
+        location: tuple[str, ...] | None = None,
     ) -> CallToolResult:
-        """Send one request and build the tool result. Never raises."""
+        """Send one request and build the tool result. Never raises. `location`: where the answer
+        sits in structuredContent, for error messages (default: `result` when wrapped)."""
         source: dict[str, Any] = {"method": method}
         try:
             body = _Body(json_body, form_body, multipart_body, text_body, base64_body, content_type)
-            credentials = await self._credentials(security, credentials_required)
+            outgoing = await self.outgoing(security, credentials_required)
             request = self._build(
                 method,
                 path,
@@ -105,15 +107,15 @@ class Api(Settings, Credentials):
                 cookies or {},
                 styles or {},
                 body,
-                credentials,
+                outgoing,
                 accept,
             )
-            source["url"] = _public_url(request.url, request.extensions.get(SECRET_QUERY, []))
+            source["url"] = self._scrub(_public_url(request.url, request.extensions.get(SECRET_QUERY, [])))
             response = await self._send(request)
             source["status"] = response.status_code
             if response.status_code >= 400:
                 message = _http_error(method, path, response, response.content)
-                if response.status_code in (401, 403) and not credentials:
+                if response.status_code in (401, 403) and not outgoing.credentialed:
                     message += f" ({self._unauthorized_hint(security)})"
                 return _error(self._scrub(message), source)
             if 300 <= response.status_code < 400 and response.status_code != 304:
@@ -125,7 +127,7 @@ class Api(Settings, Credentials):
                 and _declared(response.status_code, empty_statuses)
             ):
                 return _no_content(response.status_code, source)
-            return _success(response, response.content, returns, wrap, kind, source, on_mismatch)
+            return _success(response, response.content, returns, wrap, kind, source, on_mismatch, location)
         except UpstreamError as exc:
             return _error(self._scrub(str(exc)), source)
         except Exception as exc:  # last line of defence: a tool call must never crash the server
@@ -155,13 +157,15 @@ class Api(Settings, Credentials):
         cookies: dict[str, Any],
         styles: dict[str, tuple[str | None, bool | None]],
         body: _Body,
-        credentials: list[tuple[Scheme, list[str]]],
+        outgoing: Outgoing,
         accept: str | None,
     ) -> httpx.Request:
+        """The request: the call's own parameters, then what `outgoing` (the one decision of what
+        the server adds) holds, and nothing else (the base URL's user info is in `outgoing`)."""
         base = self.effective_base_url
         if not base:
             raise UpstreamError(f"no base URL for the upstream API: set {self.env_prefix}_BASE_URL or pass --base-url")
-        base_url = httpx.URL(base)
+        base_url = httpx.URL(base).copy_with(username=None, password=None)
         url = _with_path(method, path, base_url, base_url.path.rstrip("/") + expand_path(path, path_params, styles))
         query_pairs = [
             pair for name, value in query.items() for pair in encode_query(name, value, *styles.get(name, (None, None)))
@@ -171,16 +175,16 @@ class Api(Settings, Credentials):
         if accept:
             header_pairs.setdefault("accept", accept)
         present = {name.lower() for name in header_pairs}
-        # The environment's headers, then the config's, never over a header the call itself sets.
-        for extra in (self.env_headers, self.extra_headers):
-            header_pairs.update({k: v for k, v in extra.items() if k.lower() not in present})
-            present |= {name.lower() for name in extra}
-        secret_query: list[tuple[str, str]] = []  # added by the transport, never in the logged URL
-        for scheme, values in credentials:
-            _apply_scheme(scheme, values, header_pairs, secret_query, cookie_pairs)
+        header_pairs.update({k: v for k, v in outgoing.headers.items() if k.lower() not in present})
+        for name, value in outgoing.credentials.items():
+            Outgoing.put(header_pairs, name, value)
+        cookie_pairs.update(outgoing.cookies)
+        secret_query = list(outgoing.query)  # added by the transport, never in the logged URL
         encoded = body.encode(header_pairs)
         if cookie_pairs:
-            header_pairs["cookie"] = "; ".join(f"{k}={quote(v, safe='')}" for k, v in cookie_pairs.items())
+            cookies = "; ".join(f"{k}={quote(v, safe='')}" for k, v in cookie_pairs.items())
+            given = [header_pairs.pop(name) for name in [n for n in header_pairs if n.lower() == "cookie"]]
+            header_pairs["cookie"] = "; ".join([*given, cookies])  # one Cookie header (RFC 6265 5.4)
         try:
             request = httpx.Request(
                 method,

@@ -22,6 +22,7 @@ from mcp.server.auth.settings import AuthSettings
 
 from .hosting import HostingError
 from .oauth import _token_url_allowed
+from .results import UpstreamError, parse_json
 
 logger = logging.getLogger(__name__)
 TIMEOUT = 10.0  # seconds for one introspection request
@@ -94,8 +95,8 @@ class IntrospectionVerifier:
                     auth=(config.client_id, config.client_secret),
                     headers={"accept": "application/json"},
                 )
-            data = response.json() if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError) as exc:
+            data = parse_json(response.content) if response.status_code == 200 else None
+        except (httpx.HTTPError, UpstreamError) as exc:
             logger.warning("token introspection failed: %s", type(exc).__name__)
             return None
         if not isinstance(data, dict):

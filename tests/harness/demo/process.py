@@ -88,6 +88,7 @@ class Seen:
     raw_path: str
     headers: dict[str, str]
     body: bytes
+    all_headers: list[tuple[str, str]] = field(default_factory=list)  # as sent: repeated ones too
 
 
 class HttpServer:
@@ -110,7 +111,11 @@ class HttpServer:
             def _handle(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 seen = Seen(
-                    self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length)
+                    self.command,
+                    self.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    self.rfile.read(length),
+                    list(self.headers.items()),
                 )
                 owner.seen.append(seen)
                 route = owner.routes.get(self.path.split("?")[0], owner.default)

@@ -81,6 +81,13 @@ class Settings:
         """Read every numeric setting once: a server refuses to start on one it cannot use."""
         _ = (self.timeout, self.retries, self.retry_budget, self.max_response_bytes, self.env_headers)
 
+    def holds_credential(self, header: str) -> bool:
+        """Whether a header of this name carries a credential: one every API reads as such, one a
+        security scheme (of the spec or the config's [auth]) names, or a name that says so."""
+        name = header.lower()
+        named = {scheme.name.lower() for scheme in self.schemes.values() if scheme.location == "header" and scheme.name}
+        return name in CREDENTIAL_HEADERS or name in named or CREDENTIAL_NAME.search(name) is not None
+
 
 class SettingsError(UpstreamError, ValueError):
     """An environment variable with a value the runtime cannot use; the message names it."""
@@ -91,6 +98,16 @@ class SettingsError(UpstreamError, ValueError):
 # of these names too; the runtime cannot import it.)
 FORBIDDEN_HEADERS = frozenset(
     "host content-length transfer-encoding connection te upgrade keep-alive trailer trailers expect".split()
+)
+# Headers that carry a credential whatever the API (RFC 9110 11.6.2 and 11.7.2, RFC 6265): a cookie
+# scheme's value travels in Cookie.
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+# A header or query parameter name that says it holds a credential (X-Api-Key, PRIVATE-TOKEN,
+# access_token, X-Amz-Signature, sig): such a value is treated as a secret even when no scheme
+# declares it. The generator decides "credential-looking query parameter" with the same expression
+# (`typed_mcp.spec.load.CREDENTIAL_NAME`; a test ties the two).
+CREDENTIAL_NAME = re.compile(
+    r"auth|token|secret|passw|pwd|key|session|cookie|credential|signature|jwt|(?<![a-z])sig(?![a-z])", re.IGNORECASE
 )
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 

@@ -8,12 +8,16 @@ import base64
 import ipaddress
 import os
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from .config import FORWARDED_AUTHORIZATION, Scheme
-from .results import UpstreamError
+from .results import UpstreamError, parse_json
+
+YEAR = 365 * 24 * 3600.0  # the longest token lifetime believed
 
 
 class Credentials:
@@ -22,9 +26,41 @@ class Credentials:
     schemes: dict[str, Scheme]
     forward_authorization: bool
     effective_base_url: Any
+    env_prefix: str
+    env_headers: Any
+    extra_headers: dict[str, str]
+    holds_credential: Callable[[str], bool]
     _tokens: dict[str, tuple[str, float]]
     _token_locks: dict[str, asyncio.Lock]
     _locks_loop: asyncio.AbstractEventLoop | None
+
+    async def outgoing(self, alternatives: tuple[tuple[str, ...], ...], required: bool = False) -> Outgoing:
+        """What of the server's own goes on one request: the extra headers (the config's, then
+        `<PREFIX>_HEADERS`), the base URL's user info and the security schemes' credentials. The one
+        place that decides it: every header, query pair and cookie the server adds comes from here.
+
+        In forwarded mode the server sends no credential of its own, whatever its source: only the
+        client's Authorization, and of the extra headers only those that carry no credential
+        (`holds_credential`). A client that brings none is sent upstream with none."""
+        out = Outgoing()
+        forwarded_mode = self.forward_authorization
+        for extra in (self.extra_headers, self.env_headers):  # the environment's win over the config's
+            for name, value in extra.items():
+                if not (forwarded_mode and self.holds_credential(name)):
+                    out.put(out.headers, name, value)
+        if forwarded_mode:
+            forwarded = FORWARDED_AUTHORIZATION.get()
+            if forwarded:
+                out.put(out.credentials, "authorization", forwarded)
+        else:
+            user = _user_info(self.effective_base_url)
+            if user is not None:  # what httpx would send for it, made explicit: the URL itself goes without
+                out.put(out.credentials, "authorization", "Basic " + _basic(*user))
+            for scheme, values in await self._credentials(alternatives, required):
+                _apply_scheme(scheme, values, out)
+        held = any(map(self.holds_credential, out.headers))
+        out.credentialed = held or bool(out.credentials or out.query or out.cookies)
+        return out
 
     async def _credentials(
         self, alternatives: tuple[tuple[str, ...], ...], required: bool = False
@@ -34,13 +70,6 @@ class Credentials:
         goes out without them (an API may not need them, as a local server often does not), and a
         401 or 403 answer names the variables to set. `required` (the config's [auth] required)
         refuses the call instead."""
-        if self.forward_authorization:
-            # Each caller brings its own credential: one who brings none gets none, never the
-            # operator's configured ones (the upstream answers such a request as it sees fit).
-            forwarded = FORWARDED_AUTHORIZATION.get()
-            if not forwarded:
-                return []
-            return [(Scheme("header", ("",), location="header", name="authorization"), [forwarded])]
         if not alternatives:
             return []
         for alternative in alternatives:
@@ -82,17 +111,32 @@ class Credentials:
         return self._token_locks.setdefault(name, asyncio.Lock())
 
     def _secrets(self) -> list[str]:
-        """Every credential value configured or in use, longest first, as it may appear in a body."""
+        """Every secret value the server holds or is sent with, longest first, in each form it may
+        take in a body or a URL: the schemes' variables and tokens, `<PREFIX>_HEADERS` values (each
+        in parts: the credential after its scheme word, a Basic pair decoded, each cookie), the base
+        URL's user info and a forwarded Authorization. The one set every redaction uses."""
         values = {token for token, _ in self._tokens.values() if token}
         for scheme in self.schemes.values():
             values |= {os.environ[var] for var in (*scheme.env, *scheme.client_env) if os.environ.get(var)}
             if scheme.kind == "basic" and all(os.environ.get(var) for var in scheme.env):
-                pair = ":".join(os.environ[var] for var in scheme.env)
-                values.add(base64.b64encode(pair.encode()).decode())
+                values.add(_basic(*(os.environ[var] for var in scheme.env)))
+        for value in self._env_header_values():
+            values |= _secret_forms(value)
+        user = _user_info(self.effective_base_url)
+        if user is not None:
+            values |= {user[1], f"{user[0]}:{user[1]}", _basic(*user)}
         forwarded = FORWARDED_AUTHORIZATION.get() if self.forward_authorization else None
         if forwarded:
-            values |= {forwarded, forwarded.split(" ", 1)[-1]}
+            values |= _secret_forms(forwarded)
         return sorted((v for v in values if len(v) >= 4), key=len, reverse=True)
+
+    def _env_header_values(self) -> list[str]:
+        """`<PREFIX>_HEADERS` values, or none when the variable cannot be read (the call that reads
+        it fails on that, naming the variable)."""
+        try:
+            return list(self.env_headers.values())
+        except ValueError:
+            return []
 
     def _scrub(self, text: str) -> str:
         """`text` (an upstream error excerpt, a message) without any credential value in it."""
@@ -116,8 +160,8 @@ class Credentials:
                 headers={"accept": "application/json"},
                 follow_redirects=False,
             )
-            data = response.json() if response.is_success else {}
-        except (httpx.HTTPError, ValueError):
+            data = parse_json(response.content) if response.is_success else {}
+        except (httpx.HTTPError, UpstreamError):
             raise UpstreamError(f"could not get an OAuth2 token for {name} from {_origin(httpx.URL(url))}") from None
         token = data.get("access_token") if isinstance(data, dict) else None
         if not isinstance(token, str) or not token:
@@ -125,23 +169,72 @@ class Credentials:
                 f"the OAuth2 token endpoint for {name} answered HTTP {response.status_code} without an access_token"
             )
         lifetime = data.get("expires_in")
-        lifetime = float(lifetime) if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool) else 3600.0
+        number = isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool)
+        lifetime = float(min(lifetime, YEAR)) if number else 3600.0  # a whole number may be past a float
         return token, time.monotonic() + max(lifetime - 30.0, 1.0)  # renew a little before it expires
 
 
-def _apply_scheme(
-    scheme: Scheme, values: list[str], headers: dict[str, str], query: list[tuple[str, str]], cookies: dict[str, str]
-) -> None:
+@dataclass
+class Outgoing:
+    """What of the server's own goes on one request (`Credentials.outgoing`)."""
+
+    headers: dict[str, str] = field(default_factory=dict)  # never over a header the call sets itself
+    credentials: dict[str, str] = field(default_factory=dict)  # credential headers: over any of their name
+    query: list[tuple[str, str]] = field(default_factory=list)  # query credentials, added by the transport
+    cookies: dict[str, str] = field(default_factory=dict)  # cookie credentials
+    credentialed: bool = False  # a credential of any kind goes on the request (for a 401's hint)
+
+    @staticmethod
+    def put(headers: dict[str, str], name: str, value: str) -> None:
+        """Set a header, replacing one of the same name in any case (names are case-insensitive)."""
+        for key in [key for key in headers if key.lower() == name.lower()]:
+            del headers[key]
+        headers[name] = value
+
+
+def _apply_scheme(scheme: Scheme, values: list[str], out: Outgoing) -> None:
     if scheme.kind in ("bearer", "oauth2"):
-        headers["authorization"] = f"Bearer {values[0]}"
+        out.put(out.credentials, "authorization", f"Bearer {values[0]}")
     elif scheme.kind == "basic":
-        headers["authorization"] = "Basic " + base64.b64encode(f"{values[0]}:{values[1]}".encode()).decode()
+        out.put(out.credentials, "authorization", "Basic " + _basic(values[0], values[1]))
     elif scheme.location == "header":
-        headers[scheme.name or ""] = values[0]
+        out.put(out.credentials, scheme.name or "", values[0])
     elif scheme.location == "query":
-        query.append((scheme.name or "", values[0]))
+        out.query.append((scheme.name or "", values[0]))
     elif scheme.location == "cookie":
-        cookies[scheme.name or ""] = values[0]
+        out.cookies[scheme.name or ""] = values[0]
+
+
+def _basic(user: str, password: str) -> str:
+    return base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def _user_info(base_url: str | None) -> tuple[str, str] | None:
+    """The user name and password of a base URL that holds them (`https://user:pass@host`)."""
+    try:
+        url = httpx.URL(base_url or "")
+    except httpx.InvalidURL:
+        return None
+    return (url.username, url.password) if url.username or url.password else None
+
+
+def _secret_forms(value: str) -> set[str]:
+    """A header value and the forms its secret may take elsewhere: the credential after an auth
+    scheme word (`Bearer x`, `Basic x`), a Basic credential decoded (and its password), and the
+    values of a cookie list."""
+    forms = {value.strip()}
+    word, _, credential = value.strip().partition(" ")
+    if credential:
+        forms.add(credential.strip())
+        if word.lower() == "basic":
+            try:
+                pair = base64.b64decode(credential.strip(), validate=True).decode()
+            except ValueError:
+                pair = ""
+            forms |= {pair, pair.partition(":")[2]}
+    for cookie in value.split(";"):
+        forms.add(cookie.partition("=")[2].strip())
+    return forms
 
 
 def _token_url_allowed(url: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 from typing import Any, get_origin
 
@@ -78,8 +79,12 @@ def _success(
     kind: str,
     source: dict[str, Any],
     on_mismatch: str = "error",
+    location: tuple[str, ...] | None = None,
 ) -> CallToolResult:
+    """The tool result of a 2xx answer; `location`: where the answer sits in structuredContent, for
+    error messages (default: under `result` when wrapped)."""
     content_type = response.headers.get("content-type", "")
+    location = location if location is not None else ("result",) if wrap else ()
     if kind == "empty":
         text = f"{source['method']} succeeded: HTTP {response.status_code}"
         return CallToolResult(content=[TextContent(type="text", text=text)], _meta=_meta(source))
@@ -103,15 +108,12 @@ def _success(
             raise UpstreamError(
                 f"upstream returned {content_type.split(';')[0]} where JSON was promised: {_excerpt(body)[:200]}"
             )
-        try:
-            data = json.loads(body)
-        except ValueError:
-            raise UpstreamError(f"upstream returned invalid JSON: {_excerpt(body)[:200]}") from None
+        data = parse_json(body, location)
         if returns is not None:
             try:
                 validate_strict(returns, body)
             except ValidationError as exc:
-                message = format_validation_error(exc, _type_name(returns), ("result",) if wrap else ())
+                message = format_validation_error(exc, _type_name(returns), location)
                 if on_mismatch != "text":
                     raise UpstreamError(message) from None
                 # The `text` policy (the tool publishes no outputSchema): the data as it came, as
@@ -134,6 +136,57 @@ def _success(
         return CallToolResult(content=[ImageContent(type="image", data=data64, mime_type=media)], _meta=_meta(source))
     resource = BlobResourceContents(uri=source.get("url", "upstream:response"), mime_type=media, blob=data64)
     return CallToolResult(content=[EmbeddedResource(type="resource", resource=resource)], _meta=_meta(source))
+
+
+class _NotJson:
+    """A value Python's json module reads but JSON has not (RFC 8259 section 6): NaN, Infinity,
+    -Infinity, or a number past a double (1e400), which would be read as infinity."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def parse_json(body: bytes | str, location: tuple[str, ...] = ()) -> Any:
+    """An upstream body as JSON, strictly: what is not JSON is an UpstreamError, and a value JSON
+    cannot hold is one naming where it sits (`location`, then the path in the answer). No NaN or
+    infinity gets into a result: a JSON encoder would write it as null, or as no JSON at all, and
+    the published schema would be broken."""
+    found: list[_NotJson] = []
+
+    def constant(text: str) -> _NotJson:
+        found.append(_NotJson(text))
+        return found[-1]
+
+    def number(text: str) -> float | _NotJson:
+        value = float(text)
+        return value if math.isfinite(value) else constant(text)
+
+    try:
+        data = json.loads(body, parse_constant=constant, parse_float=number)
+    except (ValueError, RecursionError):
+        raise UpstreamError(f"upstream returned invalid JSON: {_excerpt(_bytes(body))[:200]}") from None
+    if found:
+        path = _path_of(data, found[0]) or []
+        where = ".".join(str(part) for part in (*location, *path)) or "(root)"
+        raise UpstreamError(f"upstream returned invalid JSON: {where}: {found[0].text[:40]} is not a JSON number")
+    return data
+
+
+def _path_of(data: Any, target: _NotJson) -> list[str | int] | None:
+    """Where `target` sits in `data` (keys and indexes), breadth-first without recursion."""
+    queue: list[tuple[Any, list[str | int]]] = [(data, [])]
+    for value, path in queue:
+        if value is target:
+            return path
+        if isinstance(value, dict):
+            queue += [(item, [*path, key]) for key, item in value.items()]
+        elif isinstance(value, list):
+            queue += [(item, [*path, index]) for index, item in enumerate(value)]
+    return None
+
+
+def _bytes(body: bytes | str) -> bytes:
+    return body.encode() if isinstance(body, str) else body
 
 
 def _declared(status: int, statuses: tuple[str, ...]) -> bool:
