@@ -23,6 +23,7 @@ Notes (printed, not errors):
   - user phrasings that use a literal path segment name of their operation;
   - per-file overlap statistics for each phrasing.
 """
+
 import argparse
 import hashlib
 import html
@@ -36,9 +37,11 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 STRIPE_SHA256 = "9dee63b10231f8f6691208587cb63117a682fbc70b8820df881904cf7945b384"
-STOP = set("""a an the of for to in on by with and or is are be it its this that from into at as
+STOP = set(
+    """a an the of for to in on by with and or is are be it its this that from into at as
 my our your their me we i you them they get list create update delete set remove add all one
-any do does did can should so not no per via via""".split())
+any do does did can should so not no per via via""".split()
+)
 
 SETS = [
     # file, spec key, expected count
@@ -121,7 +124,7 @@ def main():
                 errors.append(f"{fname}: Stripe spec sha256 {sha} != expected {STRIPE_SHA256}")
         print(line)
 
-        def lookup(ref, where):
+        def lookup(ref, where, spec=spec):
             if not isinstance(ref, str) or " " not in ref:
                 errors.append(f"{where}: malformed operation {ref!r}")
                 return None
@@ -209,12 +212,16 @@ def main():
             if isinstance(ref, str):
                 m = ref.split(" ", 1)[0]
                 methods[m] = methods.get(m, 0) + 1
-        print(f"  {len(tasks)} tasks, {len(targets)} distinct targets, {n_also} with also; "
-              f"methods {dict(sorted(methods.items()))}")
+        print(
+            f"  {len(tasks)} tasks, {len(targets)} distinct targets, {n_also} with also; "
+            f"methods {dict(sorted(methods.items()))}"
+        )
         for k, v in stats.items():
             if v:
-                print(f"  {k:5s} overlap with summary/operationId words: mean {sum(v)/len(v):.2f}, "
-                      f"max {max(v):.2f}, >=0.5: {sum(1 for x in v if x >= 0.5)}")
+                print(
+                    f"  {k:5s} overlap with summary/operationId words: mean {sum(v) / len(v):.2f}, "
+                    f"max {max(v):.2f}, >=0.5: {sum(1 for x in v if x >= 0.5)}"
+                )
         print(f"  user phrasings using a literal path segment word: {seg_hits}/{len(tasks)}")
 
     for n in notes:
