@@ -71,20 +71,15 @@ def plan(
             )
 
     target = max(names.TARGET_TOOL_NAME - len(prefix), names.TARGET_TOOL_NAME // 2)
-    tool_names = names.unique_tool_names(
+    choices = names.tool_name_choices(
         (
-            (
-                key,
-                names.tool_name_candidates(
-                    op.get("operationId") if isinstance(op.get("operationId"), str) else None, method, path, target
-                ),
-            )
+            (key, op.get("operationId") if isinstance(op.get("operationId"), str) else None, method, path)
             for key, path, method, _, op in raw_ops
             if curation is None or not curation.named(key)
         ),
-        limit=names.MAX_TOOL_NAME - len(prefix),
-        target=target,
+        target,
     )
+    tool_names = names.unique_tool_names(choices.items(), limit=names.MAX_TOOL_NAME - len(prefix), target=target)
     if curation is not None:
         tool_names = curation.tool_names(prefix, tool_names)
     component_names = set((data.get("components") or {}).get("schemas") or {})
