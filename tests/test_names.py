@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
 import pytest
 
+from support import run_cli
 from typed_mcp import names
 from typed_mcp.errors import SpecError
 
@@ -189,11 +191,42 @@ def test_default_package_names_are_short_and_keep_brands():
     assert (
         package_names(None, "Google Cloud Storage Bucket Admin API")[0] == "google-cloud-storage-mcp"
     )  # at most 3 words
-    assert package_names(None, "REST API")[0] == "rest-api-mcp"  # all filler: its own words
-    assert package_names(None, "The API")[0] == "api-mcp"
-    assert package_names(None, "!!!") == ("api-mcp", "api_mcp")
-    assert package_names(None, "My MCP")[0] == "my-mcp"
+    assert package_names(None, "Web3 API")[0] == "web3-mcp"
     assert package_names("custom-name", "Weather API") == ("custom-name", "custom_name")
+    assert package_names("custom-name", "FastAPI") == ("custom-name", "custom_name")  # given: never refused
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "FastAPI",  # FastAPI's default: the spec of dstack, and of most FastAPI apps
+        "NinjaAPI",  # Django Ninja's
+        "APIFlask",  # APIFlask's
+        "Litestar API",
+        "LoopBack Application",
+        "WebApplication1",  # .NET's project template
+        "OpenAPI definition",  # springdoc's
+        "A swagger API",  # flasgger's
+        "API",
+        "API V1",
+        "REST API",
+        "OpenAPI",
+        "Swagger",
+        "My API",
+        "Untitled",
+        "Sample API",
+        "The API",
+        "",
+        "!!!",
+    ],
+)
+def test_a_title_that_names_no_api_is_refused(title):
+    from typed_mcp.pipeline import package_names
+
+    assert names.generic_title(title)
+    with pytest.raises(SpecError, match=r"names no API .*give --package-name NAME") as refused:
+        package_names(None, title, "spec.json")
+    assert str(refused.value).startswith("spec.json: #/info/title: the title")
 
 
 def test_tool_prefix():
@@ -202,3 +235,44 @@ def test_tool_prefix():
     for bad in ("1x", "x" * 30):
         with pytest.raises(SpecError, match="tool prefix"):
             names.tool_prefix(bad)
+
+
+def test_generate_and_init_refuse_a_framework_default_title_in_one_line(tmp_path):
+    """dstack's spec is titled `FastAPI`: the default package would have been `fastapi-mcp`, an
+    unrelated PyPI project its README would tell users to run. Refused before anything is written;
+    `--package-name` makes it work."""
+    spec = tmp_path / "openapi.json"
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.1.0",
+                "info": {"title": "FastAPI", "version": "0.1.0"},
+                "paths": {
+                    "/api/runs/list": {
+                        "post": {"operationId": "list_runs", "responses": {"200": {"description": "OK"}}}
+                    }
+                },
+            }
+        )
+    )
+    out = tmp_path / "out"
+    refused = run_cli("generate", str(spec), "--out", str(out), "--no-snapshot", "--no-verify")
+    lines = refused.stderr.strip().splitlines()
+    assert refused.returncode == 1 and len(lines) == 1, refused.stderr
+    assert lines[0] == (
+        f"error: {spec}: #/info/title: the title 'FastAPI' names no API (a framework's default or a placeholder),"
+        " so the package would be fastapi-mcp: give --package-name NAME (or package_name in the config)"
+    )
+    assert not out.exists()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    refused = run_cli("init", str(spec), "--dir", str(repo))
+    assert (
+        refused.returncode == 1 and "names no API" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    )
+    assert list(repo.iterdir()) == []
+    made = run_cli(
+        "generate", str(spec), "--out", str(out), "--no-snapshot", "--no-verify", "--package-name", "dstack-mcp"
+    )
+    assert made.returncode == 0, made.stderr
+    assert json.loads((out / "typed-mcp.json").read_text())["package"] == "dstack-mcp"

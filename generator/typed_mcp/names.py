@@ -7,15 +7,19 @@ gets a suffix hashed from its own `METHOD /path`, which does not change when the
 from __future__ import annotations
 
 import builtins
+import functools
 import hashlib
 import itertools
 import keyword
 import re
 import unicodedata
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+
+import pydantic
 
 from typed_mcp.errors import SpecError
 
@@ -27,7 +31,7 @@ _NON_WORD = re.compile(r"[^a-z0-9]+")
 # Names a generated module may not define at top level or take as a parameter.
 _RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins))
 # A parameter may shadow a builtin (the function body does not use them), but not a keyword, nor
-# `api`, which the body calls; `model_*` clashes with pydantic's namespace in the SDK's argument model.
+# `api`, which the body calls (nor a name pydantic refuses in the SDK's argument model: see below).
 _ARGUMENT_RESERVED = set(keyword.kwlist) | {"api"}
 
 
@@ -543,20 +547,52 @@ _TITLE_FILLER = _TITLE_STOP | {
 _NUMBER = re.compile(r"^v?\d+(?:[a-z]+\d*)?$")
 
 
+def _title_tokens(title: str) -> list[str]:
+    text = re.sub(r"[\'\u2019]s\b", "", title)
+    return re.findall(r"[A-Za-z0-9]+", unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii"))
+
+
 def title_words(title: str, most: int = 3) -> list[str]:
     """The words of an API title that name it: `GitHub's official OpenAPI spec + Octokit extension`
     -> [github, octokit]. A word keeps its brand spelling (`GitHub`, `OpenAPI`: two capitals) and is
     split only when it runs several words together (`VirtualWANAsAServiceClient`); possessives,
     versions and words every API description uses go. A title of only those keeps its own words."""
-    text = re.sub(r"[\'\u2019]s\b", "", title)
     words: list[str] = []
-    for token in re.findall(
-        r"[A-Za-z0-9]+", unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    ):
+    for token in _title_tokens(title):
         parts = snake_case(token).split("_")
         words.extend(parts if len(parts) > 2 else ["".join(parts)])
     kept = [w for w in words if w not in _TITLE_FILLER and not _NUMBER.match(w)]
     return (kept or [w for w in words if w not in _TITLE_STOP])[:most]
+
+
+# Words of a title that no one chose to name the API: the web framework's own name, which is its
+# default title (FastAPI's `FastAPI`, Django Ninja's `NinjaAPI`, APIFlask's `APIFlask`, Litestar's
+# `Litestar API`, LoopBack's `LoopBack Application`), and placeholders (`My API`, `Untitled`,
+# `Sample API`, .NET's `WebApplication1`). A package named after them would take a name that says
+# nothing, or another project's (`fastapi-mcp` exists on PyPI and is unrelated).
+_FRAMEWORK_WORDS = frozenset(
+    {"fastapi", "ninja", "flask", "apiflask", "litestar", "loopback", "quart", "sanic", "starlette", "django"}
+)
+_PLACEHOLDER_WORDS = frozenset(
+    {"my", "your", "untitled", "unnamed", "default", "sample", "example", "demo", "test", "new", "app", "application"}
+    | {"title"}
+)
+
+
+def generic_title(title: str) -> bool:
+    """Whether an API title holds no word that names the API: only words every API description uses,
+    versions, framework names and placeholders (`FastAPI`, `API`, `OpenAPI definition`, `My API`,
+    `Untitled`, ``). A token counts as one word (`fastapi`) or as its parts (`NinjaAPI`: ninja, api),
+    and a numbered placeholder as the placeholder (`WebApplication1`; `Web3` names something)."""
+    generic = _TITLE_FILLER | _FRAMEWORK_WORDS | _PLACEHOLDER_WORDS
+
+    def says_nothing(word: str) -> bool:
+        return word in generic or bool(_NUMBER.match(word)) or word.rstrip("0123456789") in _PLACEHOLDER_WORDS
+
+    return all(
+        says_nothing(token.lower()) or all(says_nothing(part) for part in snake_case(token).split("_"))
+        for token in _title_tokens(title)
+    )
 
 
 def python_name(name: str) -> str:
@@ -564,14 +600,42 @@ def python_name(name: str) -> str:
     return name + "_" if name in _RESERVED else name
 
 
+@functools.cache
+def _refused_by_pydantic(name: str) -> bool:
+    """Whether pydantic refuses, or warns about, `name` as a field of the SDK's argument model (a model
+    built from the tool function's parameters): `model_config`, an attribute such as `model_fields`,
+    its protected namespaces (`model_validate_x`). A method name is fine (the SDK aliases it: `json`),
+    and so is `model_id` since pydantic 2.10. Asked of pydantic itself, so its rules are the ones kept."""
+    if not name.startswith("model_") and not hasattr(pydantic.BaseModel, name):
+        return False
+    if callable(getattr(pydantic.BaseModel, name, None)):
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            pydantic.create_model("Arguments", **{name: (int, ...)})
+        except (pydantic.PydanticUserError, UserWarning, NameError, TypeError, ValueError):
+            return True
+    return False
+
+
 def argument_name(wire_name: str) -> str:
-    """A parameter's Python (and MCP argument) name."""
+    """A parameter's Python (and MCP argument) name: the wire name in snake_case, changed only where
+    Python or pydantic would refuse it (a keyword, `model_config`, a leading digit)."""
     name = snake_case(wire_name) or "param"
     if name[0].isdigit():
         name = "p_" + name
-    if name in _ARGUMENT_RESERVED or name.startswith("model_"):
+    if name in _ARGUMENT_RESERVED or _refused_by_pydantic(name):
         name += "_"
     return name
+
+
+def renamed_argument_note(wire_name: str, location: str, arg_name: str) -> str | None:
+    """For an argument whose name is not the API's own (in snake_case): what the API calls it, for its
+    description, so a description that says `model_config` still tells the model which argument that is."""
+    if arg_name == snake_case(wire_name):
+        return None
+    return f"(`{arg_name}` is the API's {location} parameter `{wire_name}`.)"
 
 
 def unique_argument_names(candidates: list[tuple[str, str, str]]) -> dict[tuple[str, str], str]:

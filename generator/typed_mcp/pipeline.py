@@ -42,8 +42,10 @@ class Result:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def package_names(requested: str | None, title: str) -> tuple[str, str]:
-    """(distribution name, module name). The default comes from the API title."""
+def package_names(requested: str | None, title: str, source: str | None = None) -> tuple[str, str]:
+    """(distribution name, module name). The default comes from the API title; a title that names no
+    API (a framework's default such as `FastAPI`, a placeholder such as `My API`) is refused rather
+    than guessed from: the name is published, and `fastapi-mcp` is someone else's project."""
     if requested is not None:
         if not _PACKAGE_NAME.match(requested):
             raise SpecError(f"invalid package name {requested!r}: use letters, digits, '.', '_' and '-'")
@@ -51,6 +53,13 @@ def package_names(requested: str | None, title: str) -> tuple[str, str]:
     else:
         slug = "-".join(names.title_words(title))[:50].strip("-") or "api"
         name = f"{slug}-mcp"
+        if names.generic_title(title):
+            raise SpecError(
+                f"the title {title.strip()[:60]!r} names no API (a framework's default or a placeholder), so the"
+                f" package would be {name}: give --package-name NAME (or package_name in the config)",
+                source=source,
+                pointer="#/info/title",
+            )
     module = names.snake_case(name) or "api_mcp"
     if not module[0].isalpha():
         module = "mcp_" + module
@@ -113,7 +122,7 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
     curation = Curation(config, [(r.operation, r.rule) for r in removed])
     curation.add_schemes(doc)
     info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
-    name, module = package_names(options.package_name, str(info.get("title") or "api"))
+    name, module = package_names(options.package_name, str(info.get("title") or ""), doc.origin)
     step("planning tools")
     api = build_plan(
         doc, package_name=name, module=module, spec_url=spec.url, tool_prefix=options.tool_prefix, curation=curation
