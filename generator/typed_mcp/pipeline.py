@@ -20,6 +20,7 @@ from typed_mcp.catalog.verify import GC_THRESHOLD, CatalogWorkers, check_catalog
 from typed_mcp.errors import OutputError, SpecError, StrictModeError
 from typed_mcp.models.build import build_models
 from typed_mcp.options import GenerateOptions
+from typed_mcp.plan import hints
 from typed_mcp.plan.build import plan as build_plan
 from typed_mcp.plan.curation import Curation, load_config
 from typed_mcp.plan.ir import ApiPlan
@@ -278,6 +279,8 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
         "operations": len(api.operations) + len(api.skipped),
         "tools": {op.tool_name: op.key for op in api.operations},
         "skipped": [{"operation": s.key, "reason": s.reason} for s in api.skipped],
+        # Each tool's annotations with the reason for each (plan/hints.py; curation's overrides)
+        "annotations": {op.tool_name: hints.record(op.hints) for op in api.operations},
         "environment": environment(api),
     }
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
