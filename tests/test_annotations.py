@@ -1,5 +1,5 @@
 """Tool annotations from what an operation does, overridable per operation, recorded with their
-reasons. Checked through the MCP Python SDK client against
+reasons; and the boolean form of `x-mcp`. Checked through the MCP Python SDK client against
 generated servers (stdio), with `typed-mcp.json` and the semantic diff read as a user reads them."""
 
 from __future__ import annotations
@@ -212,3 +212,54 @@ def test_a_bad_annotations_key_in_the_config_is_one_line(tmp_path: Path):
     proc = run_cli("generate", str(spec), "--out", str(tmp_path / "o"), "--config", str(config), "--no-snapshot")
     assert proc.returncode == 1 and not (tmp_path / "o").exists()
     assert proc.stderr.strip() == f"error: {config}: operations.editItem.annotations.readonlyHint: unknown key"
+
+
+# openapi-mcp-generator's `x-mcp` filtering, as its README documents it (harsha-iiiv/openapi-mcp-generator,
+# README.md, "Filtering Endpoints with OpenAPI Extensions"): `x-mcp: true | false` at the root, path and
+# operation levels, "operation > path > root (first non-undefined wins)", the strings "true"/"false" in
+# any case too. Its example, with each operation of the shape it shows:
+#
+#     x-mcp: true              # Optional root-level default
+#     paths:
+#       /pets:
+#         x-mcp: false         # exclude all ops under /pets
+#         get:
+#           x-mcp: true        # include this operation anyway
+#       /users/{id}:
+#         get:                 # no x-mcp -> included by default
+def readme_example(root: object) -> dict:
+    user = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Pets", "version": "1"},
+        "x-mcp": root,
+        "paths": {
+            "/pets": {
+                "x-mcp": False,
+                "get": {"operationId": "listPets", "x-mcp": True, "responses": JSON_OK},
+                "post": {"operationId": "createPet", "responses": JSON_OK},
+            },
+            "/users/{id}": {"get": {"operationId": "getUser", "parameters": [user], "responses": JSON_OK}},
+            "/admin/flags": {"get": {"operationId": "listFlags", "x-mcp": "FALSE", "responses": JSON_OK}},
+        },
+    }
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("root", "served"),
+    [
+        (True, {"list_pets", "get_user"}),  # the README's example as written
+        (False, {"list_pets"}),  # `--default-include false`'s spelling in the spec: only what says true
+    ],
+)
+async def test_x_mcp_boolean_form_at_root_path_and_operation(tmp_path: Path, root: bool, served: set[str]):
+    out = tmp_path / "pets-mcp"
+    generate(readme_example(root), out, "pets-mcp")
+    async with Client(package_stdio(out, "pets_mcp")) as client:
+        assert {tool.name for tool in (await client.list_tools()).tools} == served
+    curation = json.loads((out / "typed-mcp.json").read_text())["curation"]
+    assert {"operation": "POST /pets", "action": "excluded", "rule": "x-mcp false (path)"} in curation
+    assert {"operation": "GET /admin/flags", "action": "excluded", "rule": "x-mcp false (operation)"} in curation
+    if not root:
+        assert {"operation": "GET /users/{id}", "action": "excluded", "rule": "x-mcp false (root)"} in curation

@@ -4,8 +4,9 @@ descriptions, with which output policy and which extra credentials and headers.
 Three sources, applied in this order, each able to override the one before:
 1. the spec's own `x-mcp` extension (operation > path item > root: the most specific `exclude`
    wins, so `x-mcp: {exclude: true}` at the root excludes every operation except those that say
-   `exclude: false` themselves or on their path item; `name`, `description`, `keywords` (words
-   users say for it, for discovery mode's search) and `annotations` on an operation);
+   `exclude: false` themselves or on their path item; `x-mcp: false` and `true` are the same as
+   `{exclude: true}` and `{exclude: false}`; `name`, `description`, `keywords` (words users say
+   for it, for discovery mode's search) and `annotations` on an operation);
 2. OpenAPI Overlay documents (`--overlay`, see `spec/overlay.py`): they patch the document before
    anything reads it, so they can also add or change `x-mcp`;
 3. the config file (`--config typed-mcp.toml`, or a pyproject.toml's `[tool.typed-mcp]`), here.
@@ -277,7 +278,20 @@ def _matches(raw: RawOp, selection: Selection) -> Iterator[tuple[str, bool]]:
             yield criterion, test(values)
 
 
+def _x_mcp_flag(node: Any) -> bool | None:
+    """A node's `x-mcp` in its boolean form (openapi-mcp-generator's: `x-mcp: false` excludes, `true`
+    includes; the strings "true" and "false" in any case too), else None."""
+    value = node.get("x-mcp") if isinstance(node, dict) else None
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return value if isinstance(value, bool) else None
+
+
 def _x_mcp(node: Any) -> dict[str, Any]:
+    """A node's `x-mcp` as an object; the boolean form is `{exclude: not value}`."""
+    flag = _x_mcp_flag(node)
+    if flag is not None:
+        return {"exclude": not flag}
     value = node.get("x-mcp") if isinstance(node, dict) else None
     return value if isinstance(value, dict) else {}
 
@@ -393,7 +407,8 @@ class Curation:
         for level, node in (("operation", op), ("path", path_item), ("root", root)):
             exclude = _x_mcp(node).get("exclude")
             if isinstance(exclude, bool):
-                return f"x-mcp exclude ({level})" if exclude else None
+                form = "x-mcp false" if _x_mcp_flag(node) is not None else "x-mcp exclude"
+                return f"{form} ({level})" if exclude else None
         return None
 
     def _config_exclusion(self, raw: RawOp) -> str | None:
