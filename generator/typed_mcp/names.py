@@ -7,12 +7,19 @@ gets a suffix hashed from its own `METHOD /path`, which does not change when the
 from __future__ import annotations
 
 import builtins
+import functools
 import hashlib
+import itertools
 import keyword
 import re
 import unicodedata
-from collections import defaultdict
+import warnings
+from collections import Counter, defaultdict
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+import pydantic
 
 from typed_mcp.errors import SpecError
 
@@ -24,7 +31,7 @@ _NON_WORD = re.compile(r"[^a-z0-9]+")
 # Names a generated module may not define at top level or take as a parameter.
 _RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins))
 # A parameter may shadow a builtin (the function body does not use them), but not a keyword, nor
-# `api`, which the body calls; `model_*` clashes with pydantic's namespace in the SDK's argument model.
+# `api`, which the body calls (nor a name pydantic refuses in the SDK's argument model: see below).
 _ARGUMENT_RESERVED = set(keyword.kwlist) | {"api"}
 
 
@@ -53,13 +60,18 @@ def _route_suffix(method: str, path: str) -> str:
     return snake_case(f"{path} {method}")
 
 
+_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
 def _strip_route_suffix(name: str, method: str, path: str) -> str:
     """`read_flow_flows_id_get` for `GET /flows/{id}` -> `read_flow`: an operationId that repeats its own
-    path and method (FastAPI's default `{function}{path}_{method}`, and generators like it) says nothing
-    the name needs; the function name before it is the readable part."""
-    suffix = _route_suffix(method, path)
-    if suffix and name.endswith("_" + suffix) and len(name) > len(suffix) + 1:
-        return name[: -len(suffix) - 1]
+    path and a method (FastAPI's default `{function}{path}_{method}`, and generators like it) says nothing
+    the name needs; the function name before it is the readable part. The method may be another of the
+    route's: FastAPI gives a route serving GET and HEAD one operationId, from either."""
+    for verb in (method.lower(), *_METHODS):
+        suffix = _route_suffix(verb, path)
+        if suffix and name.endswith("_" + suffix) and len(name) > len(suffix) + 1:
+            return name[: -len(suffix) - 1]
     return name
 
 
@@ -80,6 +92,7 @@ def base_tool_name(operation_id: str | None, method: str, path: str) -> str:
 # it (see `unique_tool_names`), so shortening never creates a collision.
 TARGET_TOOL_NAME = 40
 _FILLER_WORDS = frozenset({"a", "an", "the", "of", "for", "by", "with"})
+_CONNECTORS = _FILLER_WORDS | {"and", "or", "from", "to", "in", "on", "at", "as"}
 _SHORT_FORMS = {
     "administrator": "admin",
     "administrators": "admins",
@@ -192,25 +205,219 @@ def shorter_names(name: str, method: str = "", path: str = "") -> list[str]:
 
 
 def tool_name_candidates(operation_id: str | None, method: str, path: str, target: int = TARGET_TOOL_NAME) -> list[str]:
-    """The names an operation could take, best first: its base name and, while still over `target`,
-    shorter forms; then, for when another operation wants the same, forms that keep more of the
-    original: the operationId with its path but not its method, the whole operationId, and the
-    base name followed by method and path."""
+    """The names an operation could take, best first, when no other operation has its base name: its
+    base name and, while still over `target`, shorter forms; then, for when another operation wants
+    the same, forms that keep more of the original (see `_fallbacks`)."""
+    return _within(base_tool_name(operation_id, method, path), method, path, target) + _fallbacks(
+        operation_id, method, path, target
+    )
+
+
+def _within(name: str, method: str, path: str, target: int) -> list[str]:
+    """`name` and its shorter forms up to the first within `target`."""
+    result: list[str] = []
+    for candidate in shorter_names(name, method, path):
+        result.append(candidate)
+        if len(candidate) <= target:
+            break
+    return result
+
+
+def _fallbacks(operation_id: str | None, method: str, path: str, target: int) -> list[str]:
+    """Last resorts for a name no distinguishing path words could settle: the operationId with its path
+    but not its method, the whole operationId, then the base name followed by method and path (unique
+    per operation, as it is)."""
     base = base_tool_name(operation_id, method, path)
     full = _start_alpha(snake_case(operation_id or ""))
-    stems = [base]
+    stems = []
     if full and full != base:
         method_suffix = "_" + method.lower()
         stems += [_start_alpha(full.removesuffix(method_suffix)), full] if full.endswith(method_suffix) else [full]
     result: list[str] = []
     for stem in stems:
-        for candidate in shorter_names(stem, method, path):
-            if candidate not in result:
-                result.append(candidate)
-            if len(candidate) <= target:
-                break
-    routed = _start_alpha(f"{base}_{_route_suffix(method, path)}")  # unique per key, as it is: the last resort
+        result += [c for c in _within(stem, method, path, target) if c not in result]
+    routed = _start_alpha(f"{base}_{_route_suffix(method, path)}")
     return result if routed in result else [*result, routed]
+
+
+# Words a path parameter's name uses to say how it identifies a thing, not which thing it is:
+# `{project_name_or_id}` names a project, `{id}` nothing (its collection does).
+_IDENTIFYING_WORDS = frozenset({"id", "ids", "name", "names", "key", "uuid", "guid", "slug", "pk", "identifier", "ref"})
+_VARIABLE = re.compile(r"{[^{}]*}")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One thing a path names: `runs`, `v1`, or one item of a collection (`workspaces/{project_name_or_id}`:
+    said `project`, from the parameter; `collection` keeps `workspaces` for when that is what differs)."""
+
+    words: tuple[str, ...]
+    collection: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return tuple(map(_singular, self.collection)), tuple(map(_singular, self.words))
+
+
+def route_scopes(path: str) -> list[Scope]:
+    """The scopes a path names, in order: `/api/v1/workspaces/{project_name_or_id}/runs` -> api, v1,
+    project (of workspaces), runs. A collection followed by a parameter is one scope, an item of it,
+    named by the parameter without the words that say how it identifies (`name`, `id`) or, when
+    nothing else is left, by the collection in the singular (`/flows/{id}` -> flow)."""
+    segments = [s for s in path.split("#")[0].split("?")[0].split("/") if s]
+    scopes: list[Scope] = []
+    index = 0
+    while index < len(segments):
+        words = tuple(w for w in snake_case(segments[index]).split("_") if w)
+        collection: tuple[str, ...] = ()
+        if (
+            not _VARIABLE.fullmatch(segments[index])
+            and index + 1 < len(segments)
+            and _VARIABLE.fullmatch(segments[index + 1])
+        ):
+            collection = words
+            index += 1
+            words = tuple(w for w in snake_case(segments[index]).split("_") if w)
+        named = tuple(w for w in words if w not in _IDENTIFYING_WORDS and w not in _CONNECTORS)
+        if not named and collection:
+            named = (*collection[:-1], _singular(collection[-1]))
+        if named:
+            scopes.append(Scope(named, collection))
+        index += 1
+    return scopes
+
+
+def _filled(scope_words: tuple[str, ...], words: list[str]) -> list[str] | None:
+    """`words` saying `scope_words` too, where some of the scope's words already stand together in
+    the name: the missing ones are filled in around them, the name's own words kept as they are
+    (`create_work_queue` + work pool -> `create_work_pool_queue`). None when none of them, or all,
+    stand there, or they stand apart."""
+    singular = [_singular(w) for w in words]
+    present = [w for w in scope_words if _singular(w) in singular]
+    if not present or len(present) == len(scope_words):
+        return None
+    first = singular.index(_singular(present[0]))
+    if singular[first : first + len(present)] != [_singular(w) for w in present]:
+        return None
+    own = dict(zip(singular[first : first + len(present)], words[first : first + len(present)], strict=True))
+    return [*words[:first], *(own.get(_singular(w), w) for w in scope_words), *words[first + len(present) :]]
+
+
+def _verb_end(words: list[str]) -> int:
+    """Where a name's leading verb phrase ends: `list` in `list_runs`, `get_or_create` in
+    `get_or_create_pipeline_run`."""
+    end = 1
+    while end + 1 < len(words) and words[end] in ("and", "or"):
+        end += 2
+    return end
+
+
+def _forms(scope: Scope) -> tuple[tuple[str, ...], ...]:
+    """How a scope can be said: its own words, then its collection's as one of it (`workspace`)."""
+    if not scope.collection:
+        return (scope.words,)
+    return scope.words, (*scope.collection[:-1], _singular(scope.collection[-1]))
+
+
+def _unsaid(scope: Scope, words: list[str], forms: tuple[tuple[str, ...], ...] | None = None) -> tuple[str, ...] | None:
+    """The first form of `scope` that `words` do not wholly say."""
+    said = {_singular(w) for w in words}
+    return next((form for form in forms or _forms(scope) if not set(map(_singular, form)) <= said), None)
+
+
+def _qualified(
+    words: list[str], chosen: list[int], scopes: list[Scope], by_collection: AbstractSet[int] = frozenset()
+) -> str:
+    """`words` with the scopes `scopes[i]` (i in `chosen`) said in it; nothing of `words` is dropped.
+    A scope whose words the name partly says is filled in where they stand (`_filled`); another goes
+    right after the verb when the rest of the name names it or something further down the path
+    (`list_runs` + project -> `list_project_runs`, `get_or_create_pipeline_run` + project ->
+    `get_or_create_project_pipeline_run`), else at the end (`read_project` + full ->
+    `read_project_full`). A scope the name already says is said by its collection
+    (`get_project` on `/workspaces/{project_name_or_id}` -> `get_workspace_project`), or else again;
+    the scopes `by_collection` are said by their collection first."""
+    result = list(words)
+    for index in sorted(chosen, reverse=True):  # from the end: the positions before stay as they were
+        scope = scopes[index]
+        form = _unsaid(scope, result, _forms(scope)[::-1] if index in by_collection else None)
+        filled = _filled(form, result) if form else None
+        if filled is not None:
+            result = filled
+            continue
+        said = {_singular(w) for w in result}
+        missing = [w for w in form if _singular(w) not in said] if form else list(scope.words)
+        later = {_singular(w) for s in scopes[index:] for w in (*s.words, *s.collection)}
+        verb = _verb_end(result)
+        at = verb if any(_singular(w) in later for w in result[verb:]) else len(result)
+        result[at:at] = missing
+    return "_".join(result)
+
+
+_MOST_SCOPES = 3  # a name says at most this many distinguishing scopes before the fallbacks
+
+
+def _distinguished(group: list[tuple[str, str | None, str, str]], target: int) -> dict[str, list[str]]:
+    """Candidates for operations that share a base name (FastAPI's default operationIds, once their
+    route suffix is gone, for one function on two routes): each says the fewest scopes of its path
+    that the others do not all share, fewest first (`list_runs` on `/api/v1/runs` and
+    `/api/v1/workspaces/{project_name_or_id}/runs` -> `list_runs`, `list_project_runs`); an operation
+    whose path has no such scope keeps the base name. Scopes all of them share (`api`, `v1`) are
+    never said. Operations on one path are told apart by their method."""
+    base = base_tool_name(group[0][1], group[0][2], group[0][3])
+    words = base.split("_")
+    routes = {key: route_scopes(path) for key, _, _, path in group}
+    shared = set.intersection(*({scope.key for scope in scopes} for scopes in routes.values()))
+    paths = [path for _, _, _, path in group]
+    # An operation whose path has no scope the others lack takes the base name; where there is none,
+    # the base name goes to those whose distinct scopes the name says already (`get_deployment` on
+    # `/deployments/{id}`, beside `get_pipeline_deployment` on `/pipeline_deployments/{id}`).
+    plain = any(not ({scope.key for scope in scopes} - shared) for scopes in routes.values())
+    clashes = Counter(
+        words for words, _ in {(s.key[1], s.key) for scopes in routes.values() for s in scopes if s.key not in shared}
+    )
+    result: dict[str, list[str]] = {}
+    for key, operation_id, method, path in group:
+        scopes = routes[key]
+        distinct = [i for i, scope in enumerate(scopes) if scope.key not in shared]
+        # A scope the name already says, in every form, is said again only after the others.
+        fresh = [i for i in distinct if _unsaid(scopes[i], words)]
+        distinct = fresh + [i for i in distinct if i not in fresh]
+        wanted: list[str] = []
+        if not distinct or not fresh and not plain:  # nothing else tells it apart: the base name
+            wanted += _within(base, method, path, target)
+        # A scope whose words another, different scope says too is said by its collection where that
+        # differs (`workspaces/{project_id}` beside `projects/{project_id}`: workspace, project).
+        by_collection = {
+            i for i in distinct if clashes[scopes[i].key[1]] > 1 and _forms(scopes[i])[-1] != scopes[i].words
+        }
+        for size in range(1, min(len(distinct), _MOST_SCOPES) + 1):
+            for chosen in itertools.combinations(distinct, size):
+                name = _qualified(words, list(chosen), scopes, by_collection)
+                wanted += [c for c in _within(name, method, path, target) if c not in wanted]
+        if paths.count(path) > 1:  # one path, several methods: the method tells them apart
+            named = _qualified(words, distinct[:1], scopes) if fresh else base
+            wanted += [c for c in _within(f"{named}_{method.lower()}", method, path, target) if c not in wanted]
+        result[key] = wanted + [c for c in _fallbacks(operation_id, method, path, target) if c not in wanted]
+    return result
+
+
+def tool_name_choices(
+    operations: Iterable[tuple[str, str | None, str, str]], target: int = TARGET_TOOL_NAME
+) -> dict[str, list[str]]:
+    """(key, operationId, method, path) -> the names each operation could take, best first, for
+    `unique_tool_names`. Operations that share a base name are told apart by their paths
+    (`_distinguished`), the others take `tool_name_candidates`."""
+    groups: dict[str, list[tuple[str, str | None, str, str]]] = defaultdict(list)
+    for operation in operations:
+        groups[base_tool_name(*operation[1:])].append(operation)
+    result: dict[str, list[str]] = {}
+    for group in groups.values():
+        if len(group) == 1:
+            key, operation_id, method, path = group[0]
+            result[key] = tool_name_candidates(operation_id, method, path, target)
+        else:
+            result.update(_distinguished(group, target))
+    return result
 
 
 def _claims(candidates: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -227,33 +434,23 @@ def _claims(candidates: dict[str, list[str]]) -> dict[str, list[str]]:
     return {key: [n for n in names_ if best[n][1] == key] for key, names_ in candidates.items()}
 
 
-def _pick(won: list[str], target: int) -> str | None:
-    """The first name within `target`, else the shortest."""
-    return next((n for n in won if len(n) <= target), None) or (min(won, key=len) if won else None)
+def _pick(won: list[str], target: int, cut: AbstractSet[str] = frozenset()) -> str | None:
+    """The first name within `target`, else the shortest whole one, else the shortest `cut` one."""
+    whole = [n for n in won if n not in cut]
+    return next((n for n in whole if len(n) <= target), None) or min(whole or won, key=len, default=None)
 
 
-_CONNECTORS = _FILLER_WORDS | {"and", "or", "from", "to", "in", "on", "at", "as"}
-
-
-def _one_word_less(name: str, frequency: dict[str, int]) -> list[str]:
-    """`name` without one of its words, the word most of the spec's names share (telling the fewest
-    apart) first. The first word (a verb or a group) and versions stay: without them a reader could
-    not tell which of two similar names is which. No `..._from` is left dangling."""
-    words = name.split("_")
-    # Among words as common, a later one goes first: a name tends to start with what it does.
-    order = sorted(
-        (i for i in range(1, len(words)) if not _VERSION.match(words[i])),
-        key=lambda i: (-frequency.get(words[i], 0), -i),
-    )
-    result = []
-    for index in order:
-        kept = words[:index] + words[index + 1 :]
-        while len(kept) > 1 and kept[-1] in _CONNECTORS:
-            kept.pop()
-        text = "_".join(kept)
-        if text not in result:
-            result.append(text)
-    return result
+def _words_within(name: str, limit: int) -> str:
+    """The longest run of `name`'s first words within `limit` characters (at least a part of its first)."""
+    kept = ""
+    for word in name.split("_"):
+        longer = f"{kept}_{word}" if kept else word
+        if len(longer) > limit:
+            break
+        kept = longer
+    while kept.count("_") and kept.rsplit("_", 1)[1] in _CONNECTORS:
+        kept = kept.rsplit("_", 1)[0]
+    return kept or name[:limit]
 
 
 def unique_tool_names(
@@ -263,36 +460,39 @@ def unique_tool_names(
     pairs; a single base name stands for its `shorter_names`.
 
     Each key takes the first name within `target`, else the shortest, of the candidates it wins
-    (see `_claims`). A key still over `target` then drops one word at a time (`_one_word_less`),
-    taking only names no key listed before, so no earlier choice changes. The outcome depends on the
-    set of operations, never on their order; a key left with no name (its every candidate is also
-    another's: a real collision) gets a hash of its own key, the one suffix that cannot collide.
+    (see `_claims`); a name is never made shorter by leaving out words between others, which would
+    make it say something else (`get_or_create_pipeline_run` is not `get_or_run`): a name that
+    stays over `target` is kept whole, up to `limit`. Only a name past `limit` loses its last words.
+    The outcome depends on the set of operations, never on their order; a key left with no name
+    (its every candidate is also another's: a real collision) gets a hash of its own key, the one
+    suffix that cannot collide.
     """
     wanted = {key: shorter_names(names_) if isinstance(names_, str) else list(names_) for key, names_ in items}
-    candidates = {key: [c for c in names_ if len(c) <= limit] for key, names_ in wanted.items()}
-    chosen = {key: _pick(won, target) for key, won in _claims(candidates).items()}
-    frequency: dict[str, int] = defaultdict(int)
-    for names_ in wanted.values():
-        for word in set(names_[0].split("_")) if names_ else ():
-            frequency[word] += 1
-    taken = {name for names_ in candidates.values() for name in names_}
-    while True:  # one word less at a time, never to a name any key listed or holds
-        longer = {
-            key: [c for c in _one_word_less(chosen[key] or wanted[key][-1], frequency) if c not in taken]
-            for key in wanted
-            if wanted[key] and (chosen[key] is None or len(chosen[key]) > target)
-        }
-        shortened = {key: won[0] for key, won in _claims(longer).items() if won}
-        if not shortened:
+    # A name past `limit` is cut after its last whole word within it: a last resort, after every whole name.
+    candidates: dict[str, list[str]] = {}
+    cut: dict[str, set[str]] = {}
+    for key, names_ in wanted.items():
+        whole = [c for c in names_ if len(c) <= limit]
+        shortened = [
+            c for c in dict.fromkeys(_words_within(c, limit) for c in names_ if len(c) > limit) if c not in whole
+        ]
+        candidates[key], cut[key] = whole + shortened, set(shortened)
+    # Rounds of claims: a key that won nothing (its names tied with others') competes again for the
+    # names no key has taken, with the keys still without one. Each round depends on sets only.
+    chosen: dict[str, str | None] = dict.fromkeys(candidates)
+    while True:
+        taken = set(chosen.values())
+        open_ = {key: [c for c in candidates[key] if c not in taken] for key, name in chosen.items() if name is None}
+        won = {key: _pick(names_, target, cut[key]) for key, names_ in _claims(open_).items()}
+        if not any(won.values()):
             break
-        taken.update(name for names_ in longer.values() for name in names_)
-        chosen.update(shortened)
+        chosen.update((key, name) for key, name in won.items() if name is not None)
     result: dict[str, str] = {}
     for key, name in chosen.items():
         if name is None:
             first = min(wanted[key] or [snake_case(key) or "op"], key=len)
             suffix = short_hash(key)
-            name = first[: min(limit, target) - len(suffix) - 1].rstrip("_") + "_" + suffix
+            name = _words_within(first, limit - len(suffix) - 1) + "_" + suffix
         result[key] = name
     return result
 
@@ -347,20 +547,52 @@ _TITLE_FILLER = _TITLE_STOP | {
 _NUMBER = re.compile(r"^v?\d+(?:[a-z]+\d*)?$")
 
 
+def _title_tokens(title: str) -> list[str]:
+    text = re.sub(r"[\'\u2019]s\b", "", title)
+    return re.findall(r"[A-Za-z0-9]+", unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii"))
+
+
 def title_words(title: str, most: int = 3) -> list[str]:
     """The words of an API title that name it: `GitHub's official OpenAPI spec + Octokit extension`
     -> [github, octokit]. A word keeps its brand spelling (`GitHub`, `OpenAPI`: two capitals) and is
     split only when it runs several words together (`VirtualWANAsAServiceClient`); possessives,
     versions and words every API description uses go. A title of only those keeps its own words."""
-    text = re.sub(r"[\'\u2019]s\b", "", title)
     words: list[str] = []
-    for token in re.findall(
-        r"[A-Za-z0-9]+", unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    ):
+    for token in _title_tokens(title):
         parts = snake_case(token).split("_")
         words.extend(parts if len(parts) > 2 else ["".join(parts)])
     kept = [w for w in words if w not in _TITLE_FILLER and not _NUMBER.match(w)]
     return (kept or [w for w in words if w not in _TITLE_STOP])[:most]
+
+
+# Words of a title that no one chose to name the API: the web framework's own name, which is its
+# default title (FastAPI's `FastAPI`, Django Ninja's `NinjaAPI`, APIFlask's `APIFlask`, Litestar's
+# `Litestar API`, LoopBack's `LoopBack Application`), and placeholders (`My API`, `Untitled`,
+# `Sample API`, .NET's `WebApplication1`). A package named after them would take a name that says
+# nothing, or another project's (`fastapi-mcp` exists on PyPI and is unrelated).
+_FRAMEWORK_WORDS = frozenset(
+    {"fastapi", "ninja", "flask", "apiflask", "litestar", "loopback", "quart", "sanic", "starlette", "django"}
+)
+_PLACEHOLDER_WORDS = frozenset(
+    {"my", "your", "untitled", "unnamed", "default", "sample", "example", "demo", "test", "new", "app", "application"}
+    | {"title"}
+)
+
+
+def generic_title(title: str) -> bool:
+    """Whether an API title holds no word that names the API: only words every API description uses,
+    versions, framework names and placeholders (`FastAPI`, `API`, `OpenAPI definition`, `My API`,
+    `Untitled`, ``). A token counts as one word (`fastapi`) or as its parts (`NinjaAPI`: ninja, api),
+    and a numbered placeholder as the placeholder (`WebApplication1`; `Web3` names something)."""
+    generic = _TITLE_FILLER | _FRAMEWORK_WORDS | _PLACEHOLDER_WORDS
+
+    def says_nothing(word: str) -> bool:
+        return word in generic or bool(_NUMBER.match(word)) or word.rstrip("0123456789") in _PLACEHOLDER_WORDS
+
+    return all(
+        says_nothing(token.lower()) or all(says_nothing(part) for part in snake_case(token).split("_"))
+        for token in _title_tokens(title)
+    )
 
 
 def python_name(name: str) -> str:
@@ -368,14 +600,42 @@ def python_name(name: str) -> str:
     return name + "_" if name in _RESERVED else name
 
 
+@functools.cache
+def _refused_by_pydantic(name: str) -> bool:
+    """Whether pydantic refuses, or warns about, `name` as a field of the SDK's argument model (a model
+    built from the tool function's parameters): `model_config`, an attribute such as `model_fields`,
+    its protected namespaces (`model_validate_x`). A method name is fine (the SDK aliases it: `json`),
+    and so is `model_id` since pydantic 2.10. Asked of pydantic itself, so its rules are the ones kept."""
+    if not name.startswith("model_") and not hasattr(pydantic.BaseModel, name):
+        return False
+    if callable(getattr(pydantic.BaseModel, name, None)):
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            pydantic.create_model("Arguments", **{name: (int, ...)})
+        except (pydantic.PydanticUserError, UserWarning, NameError, TypeError, ValueError):
+            return True
+    return False
+
+
 def argument_name(wire_name: str) -> str:
-    """A parameter's Python (and MCP argument) name."""
+    """A parameter's Python (and MCP argument) name: the wire name in snake_case, changed only where
+    Python or pydantic would refuse it (a keyword, `model_config`, a leading digit)."""
     name = snake_case(wire_name) or "param"
     if name[0].isdigit():
         name = "p_" + name
-    if name in _ARGUMENT_RESERVED or name.startswith("model_"):
+    if name in _ARGUMENT_RESERVED or _refused_by_pydantic(name):
         name += "_"
     return name
+
+
+def renamed_argument_note(wire_name: str, location: str, arg_name: str) -> str | None:
+    """For an argument whose name is not the API's own (in snake_case): what the API calls it, for its
+    description, so a description that says `model_config` still tells the model which argument that is."""
+    if arg_name == snake_case(wire_name):
+        return None
+    return f"(`{arg_name}` is the API's {location} parameter `{wire_name}`.)"
 
 
 def unique_argument_names(candidates: list[tuple[str, str, str]]) -> dict[tuple[str, str], str]:

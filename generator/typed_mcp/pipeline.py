@@ -20,6 +20,7 @@ from typed_mcp.catalog.verify import GC_THRESHOLD, CatalogWorkers, check_catalog
 from typed_mcp.errors import OutputError, SpecError, StrictModeError
 from typed_mcp.models.build import build_models
 from typed_mcp.options import GenerateOptions
+from typed_mcp.plan import hints
 from typed_mcp.plan.build import plan as build_plan
 from typed_mcp.plan.curation import Curation, load_config
 from typed_mcp.plan.ir import ApiPlan
@@ -42,8 +43,10 @@ class Result:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def package_names(requested: str | None, title: str) -> tuple[str, str]:
-    """(distribution name, module name). The default comes from the API title."""
+def package_names(requested: str | None, title: str, source: str | None = None) -> tuple[str, str]:
+    """(distribution name, module name). The default comes from the API title; a title that names no
+    API (a framework's default such as `FastAPI`, a placeholder such as `My API`) is refused rather
+    than guessed from: the name is published, and `fastapi-mcp` is someone else's project."""
     if requested is not None:
         if not _PACKAGE_NAME.match(requested):
             raise SpecError(f"invalid package name {requested!r}: use letters, digits, '.', '_' and '-'")
@@ -51,6 +54,13 @@ def package_names(requested: str | None, title: str) -> tuple[str, str]:
     else:
         slug = "-".join(names.title_words(title))[:50].strip("-") or "api"
         name = f"{slug}-mcp"
+        if names.generic_title(title):
+            raise SpecError(
+                f"the title {title.strip()[:60]!r} names no API (a framework's default or a placeholder), so the"
+                f" package would be {name}: give --package-name NAME (or package_name in the config)",
+                source=source,
+                pointer="#/info/title",
+            )
     module = names.snake_case(name) or "api_mcp"
     if not module[0].isalpha():
         module = "mcp_" + module
@@ -113,7 +123,7 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
     curation = Curation(config, [(r.operation, r.rule) for r in removed])
     curation.add_schemes(doc)
     info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
-    name, module = package_names(options.package_name, str(info.get("title") or "api"))
+    name, module = package_names(options.package_name, str(info.get("title") or ""), doc.origin)
     step("planning tools")
     api = build_plan(
         doc, package_name=name, module=module, spec_url=spec.url, tool_prefix=options.tool_prefix, curation=curation
@@ -269,6 +279,8 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
         "operations": len(api.operations) + len(api.skipped),
         "tools": {op.tool_name: op.key for op in api.operations},
         "skipped": [{"operation": s.key, "reason": s.reason} for s in api.skipped],
+        # Each tool's annotations with the reason for each (plan/hints.py; curation's overrides)
+        "annotations": {op.tool_name: hints.record(op.hints) for op in api.operations},
         "environment": environment(api),
     }
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were

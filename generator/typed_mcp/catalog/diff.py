@@ -132,8 +132,16 @@ def _diff_tool(name: str, old: dict, new: dict) -> list[Change]:
     return changes
 
 
+def _destructive(annotations: dict) -> bool:
+    """Whether a client must take the tool as destructive: MCP's defaults are readOnlyHint false and
+    destructiveHint true, and destructiveHint means something only when readOnlyHint is false."""
+    return annotations.get("readOnlyHint") is not True and annotations.get("destructiveHint", True) is not False
+
+
 def _diff_annotations(name: str, old: dict, new: dict) -> list[Change]:
-    """Hints only steer clients (confirmation prompts and the like): reported, never breaking."""
+    """Hints steer clients: a tool that becomes destructive, or stops being read-only, is breaking (a
+    client that called it without asking now must ask, and `--read-only` no longer serves it); any
+    other change is reported as compatible."""
     parts = [
         f"{key} {_fmt(old.get(key, _MISSING))} -> {_fmt(new.get(key, _MISSING))}"
         for key in sorted(old.keys() | new.keys())
@@ -141,7 +149,12 @@ def _diff_annotations(name: str, old: dict, new: dict) -> list[Change]:
     ]
     if not parts:
         return []
-    return [Change("annotations_changed", name, "", False, f"Annotations changed: {', '.join(parts)}.")]
+    detail = f"Annotations changed: {', '.join(parts)}."
+    if _destructive(new) and not _destructive(old):
+        return [Change("became_destructive", name, "", True, f"{detail} The tool is now destructive.")]
+    if old.get("readOnlyHint") is True and new.get("readOnlyHint") is not True:
+        return [Change("no_longer_read_only", name, "", True, f"{detail} The tool is no longer read-only.")]
+    return [Change("annotations_changed", name, "", False, detail)]
 
 
 def _diff_schema(side: str, tool: str, old: Any, new: Any) -> list[Change]:

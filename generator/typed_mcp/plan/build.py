@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urljoin
 
 from typed_mcp import names, pointer
 from typed_mcp.errors import NoOperationsError, SpecError
+from typed_mcp.plan import hints
 from typed_mcp.plan.bodies import request_body
 from typed_mcp.plan.curation import Curation
 from typed_mcp.plan.ir import ApiPlan, Operation, Response, SecurityScheme, Skipped
@@ -71,20 +72,15 @@ def plan(
             )
 
     target = max(names.TARGET_TOOL_NAME - len(prefix), names.TARGET_TOOL_NAME // 2)
-    tool_names = names.unique_tool_names(
+    choices = names.tool_name_choices(
         (
-            (
-                key,
-                names.tool_name_candidates(
-                    op.get("operationId") if isinstance(op.get("operationId"), str) else None, method, path, target
-                ),
-            )
+            (key, op.get("operationId") if isinstance(op.get("operationId"), str) else None, method, path)
             for key, path, method, _, op in raw_ops
             if curation is None or not curation.named(key)
         ),
-        limit=names.MAX_TOOL_NAME - len(prefix),
-        target=target,
+        target,
     )
+    tool_names = names.unique_tool_names(choices.items(), limit=names.MAX_TOOL_NAME - len(prefix), target=target)
     if curation is not None:
         tool_names = curation.tool_names(prefix, tool_names)
     component_names = set((data.get("components") or {}).get("schemas") or {})
@@ -213,6 +209,7 @@ def _operation(
     text = "\n\n".join(part for part in (summary, description if description != summary else None) if part)
     if op.get("deprecated") is True:
         text = ("Deprecated. " + text) if text else "Deprecated."
+    operation_id = op.get("operationId") if isinstance(op.get("operationId"), str) else None
     return Operation(
         key=key,
         tool_name=tool,
@@ -220,7 +217,7 @@ def _operation(
         method=method.upper(),
         path=request_path,
         fixed_query=fixed_query,
-        operation_id=op.get("operationId") if isinstance(op.get("operationId"), str) else None,
+        operation_id=operation_id,
         title=summary,
         description=text or key,
         parameters=params,
@@ -229,4 +226,5 @@ def _operation(
         security=security_requirements(op.get("security", root_security), schemes),
         tags=tuple(t for t in op.get("tags", []) if isinstance(t, str)),
         deprecated=op.get("deprecated") is True,
+        hints=hints.infer(method, request_path, operation_id, summary),
     )

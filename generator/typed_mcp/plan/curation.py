@@ -4,8 +4,9 @@ descriptions, with which output policy and which extra credentials and headers.
 Three sources, applied in this order, each able to override the one before:
 1. the spec's own `x-mcp` extension (operation > path item > root: the most specific `exclude`
    wins, so `x-mcp: {exclude: true}` at the root excludes every operation except those that say
-   `exclude: false` themselves or on their path item; `name`, `description` and `keywords` (words
-   users say for it, for discovery mode's search) on an operation);
+   `exclude: false` themselves or on their path item; `x-mcp: false` and `true` are the same as
+   `{exclude: true}` and `{exclude: false}`; `name`, `description`, `keywords` (words users say
+   for it, for discovery mode's search) and `annotations` on an operation);
 2. OpenAPI Overlay documents (`--overlay`, see `spec/overlay.py`): they patch the document before
    anything reads it, so they can also add or change `x-mcp`;
 3. the config file (`--config typed-mcp.toml`, or a pyproject.toml's `[tool.typed-mcp]`), here.
@@ -17,6 +18,7 @@ written to `typed-mcp.json`).
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -25,11 +27,12 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from typed_mcp import names
 from typed_mcp.errors import ConfigError, SpecError
-from typed_mcp.plan.ir import ApiPlan, Operation
+from typed_mcp.plan import hints
+from typed_mcp.plan.ir import ApiPlan, Hints, Operation
 from typed_mcp.repository import Use, path_problem
 from typed_mcp.spec.load import is_url
 from typed_mcp.spec.normalize import HTTP_METHODS, Document
@@ -75,6 +78,19 @@ class ToolsetConfig(Selection):
         return super().given() or bool(self.operations)
 
 
+class AnnotationsConfig(_Strict):
+    """A tool's annotations, in MCP's own names; each one given replaces what typed-mcp inferred."""
+
+    readOnlyHint: StrictBool | None = None  # MCP's names, as users write them
+    destructiveHint: StrictBool | None = None
+    idempotentHint: StrictBool | None = None
+    openWorldHint: StrictBool | None = None
+    title: StrictStr | None = None
+
+    def given(self) -> dict[str, bool | str]:
+        return self.model_dump(exclude_none=True)
+
+
 class OperationConfig(_Strict):
     title: str | None = None
     description: str | None = None
@@ -84,6 +100,8 @@ class OperationConfig(_Strict):
     on_mismatch: Literal["error", "text"] = "error"
     # words users say for what the operation does, found by discovery mode's search like its name
     keywords: list[str] = []
+    # the tool's annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title)
+    annotations: AnnotationsConfig = AnnotationsConfig()
 
 
 class SchemeConfig(_Strict):
@@ -271,7 +289,20 @@ def _matches(raw: RawOp, selection: Selection) -> Iterator[tuple[str, bool]]:
             yield criterion, test(values)
 
 
+def _x_mcp_flag(node: Any) -> bool | None:
+    """A node's `x-mcp` in its boolean form (openapi-mcp-generator's: `x-mcp: false` excludes, `true`
+    includes; the strings "true" and "false" in any case too), else None."""
+    value = node.get("x-mcp") if isinstance(node, dict) else None
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return value if isinstance(value, bool) else None
+
+
 def _x_mcp(node: Any) -> dict[str, Any]:
+    """A node's `x-mcp` as an object; the boolean form is `{exclude: not value}`."""
+    flag = _x_mcp_flag(node)
+    if flag is not None:
+        return {"exclude": not flag}
     value = node.get("x-mcp") if isinstance(node, dict) else None
     return value if isinstance(value, dict) else {}
 
@@ -289,6 +320,7 @@ class Curation:
         self._names: dict[str, tuple[str, str]] = {}  # key -> (tool name, rule)
         self._descriptions: dict[str, str] = {}  # key -> x-mcp description
         self._keywords: dict[str, tuple[str, ...]] = {}  # key -> x-mcp keywords
+        self._annotations: dict[str, dict[str, bool | str]] = {}  # key -> x-mcp annotations
         self._order: dict[str, int] = {}  # key -> its place in the spec
         self._ids: dict[str, str] = {}  # operationId -> key
         self._keys: set[str] = set()
@@ -357,6 +389,15 @@ class Curation:
                     self._keywords[key] = tuple(k.strip() for k in keywords if _words(k))
                 else:
                     self._warnings.append(f"{key}: x-mcp keywords is not a list of strings: ignored")
+            annotations = _x_mcp(op).get("annotations")
+            if annotations is not None:
+                try:
+                    self._annotations[key] = AnnotationsConfig.model_validate(annotations).given()
+                except ValidationError as exc:
+                    error = exc.errors(include_url=False)[0]
+                    where = ".".join(str(part) for part in error["loc"])
+                    problem = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+                    self._warnings.append(f"{key}: x-mcp annotations{'.' + where if where else ''}: {problem}: ignored")
         for reference, name in self.config.rename.items():
             key = self._resolve(reference)
             if key is not None and any(raw[0] == key for raw in kept):
@@ -377,7 +418,8 @@ class Curation:
         for level, node in (("operation", op), ("path", path_item), ("root", root)):
             exclude = _x_mcp(node).get("exclude")
             if isinstance(exclude, bool):
-                return f"x-mcp exclude ({level})" if exclude else None
+                form = "x-mcp false" if _x_mcp_flag(node) is not None else "x-mcp exclude"
+                return f"{form} ({level})" if exclude else None
         return None
 
     def _config_exclusion(self, raw: RawOp) -> str | None:
@@ -484,11 +526,16 @@ class Curation:
         keywords = self._keywords.get(op.key, ())
         if keywords:
             self._record(op.key, "search keywords added", "x-mcp keywords")
+        annotated = op.hints
+        if self._annotations.get(op.key):
+            annotated = self._annotate(op.key, annotated, self._annotations[op.key], "x-mcp annotations")
         if override is not None:
             where = f"config operations.{_quoted(self._reference(op.key))}"
             if override.keywords:
                 keywords = (*keywords, *(k.strip() for k in override.keywords))
                 self._record(op.key, "search keywords added", f"{where}.keywords")
+            if override.annotations.given():
+                annotated = self._annotate(op.key, annotated, override.annotations.given(), f"{where}.annotations")
             if override.title is not None:
                 changes["title"] = override.title.strip() or None
                 self._record(op.key, "title replaced", f"{where}.title")
@@ -510,6 +557,8 @@ class Curation:
                     plan.warnings.append(f"{op.key}: {where}.on_mismatch: the operation has no JSON answer")
         if keywords:
             changes["keywords"] = tuple(dict.fromkeys(keywords))
+        if annotated != op.hints:
+            changes["hints"] = annotated
         if schemes:
             # Each config scheme is one more alternative, tried first; an operation that needed no
             # credentials still goes out without them unless [auth] says required = true.
@@ -520,6 +569,11 @@ class Curation:
             else:
                 changes["security"] = (*added, *(alt for alt in op.security if alt != ("<unsupported>",)))
         return replace(op, **changes) if changes else op
+
+    def _annotate(self, key: str, current: Hints, given: dict[str, bool | str], rule: str) -> Hints:
+        said = ", ".join(f"{hint} {json.dumps(value)}" for hint, value in given.items())
+        self._record(key, f"annotations: {said}", rule)
+        return hints.overridden(current, given, rule)
 
     def _reference(self, key: str) -> str:
         return next((r for r in self.config.operations if self._resolve(r) == key), key)

@@ -51,6 +51,18 @@ class Response:
 
 
 @dataclass(frozen=True)
+class Hints:
+    """A tool's annotations (MCP's behaviour hints), decided in the plan (plan/hints.py, then curation)."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool = True
+    title: str | None = None  # the annotations' title, where curation gives one other than the tool's
+    why: tuple[tuple[str, str], ...] = ()  # (MCP hint name, the reason for its value), for typed-mcp.json
+
+
+@dataclass(frozen=True)
 class Operation:
     key: str  # "GET /weather/{city}": stable identity across regenerations
     tool_name: str
@@ -73,6 +85,7 @@ class Operation:
     output_policy: Literal["error", "text"] = "error"
     credentials_required: bool = False  # the config's [auth] required: refuse a call without them
     keywords: tuple[str, ...] = ()  # x-mcp and config keywords: words users say for it (search)
+    hints: Hints = Hints(read_only=False, destructive=True, idempotent=False)  # MCP's defaults; set by build
 
     @property
     def has_output_schema(self) -> bool:
@@ -81,15 +94,15 @@ class Operation:
 
     @property
     def read_only(self) -> bool:
-        return self.method in ("GET", "HEAD", "OPTIONS")
+        return self.hints.read_only
 
     @property
     def destructive(self) -> bool:
-        return self.method == "DELETE"
+        return self.hints.destructive
 
     @property
     def idempotent(self) -> bool:
-        return self.method in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE")
+        return self.hints.idempotent
 
 
 @dataclass(frozen=True)

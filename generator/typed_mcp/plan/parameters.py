@@ -112,8 +112,11 @@ def _parameter(doc: Document, param: dict[str, Any], location: str, arg_name: st
         arg_name=arg_name,
         required=required,
         annotation=annotation if required or has_default or annotation.endswith(" | None") else f"{annotation} | None",
-        description=nonblank(param.get("description"))
-        or nonblank(resolved.get("description") if isinstance(resolved, dict) else None),
+        description=_described(
+            nonblank(param.get("description"))
+            or nonblank(resolved.get("description") if isinstance(resolved, dict) else None),
+            names.renamed_argument_note(param["name"], location, arg_name),
+        ),
         has_default=has_default,
         default=resolved.get("default") if has_default else None,
         style=style,
@@ -122,6 +125,11 @@ def _parameter(doc: Document, param: dict[str, Any], location: str, arg_name: st
         if isinstance(resolved, dict)
         else (),
     )
+
+
+def _described(description: str | None, note: str | None) -> str | None:
+    """The parameter's description, and after it what the API calls an argument renamed for Python."""
+    return " ".join(part for part in (description, note) if part) or None
 
 
 def _merged_all_of(doc: Document, schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:

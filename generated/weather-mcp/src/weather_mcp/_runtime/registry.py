@@ -29,16 +29,20 @@ def tool(
     read_only: bool = False,
     destructive: bool = False,
     idempotent: bool = False,
+    open_world: bool = True,
+    annotation_title: str | None = None,
     structured: bool = True,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Describe a tool function for the server (`fn.tool`). The function itself stays an ordinary
-    coroutine that a user can call directly."""
+    coroutine that a user can call directly. Every hint is given explicitly, `destructiveHint` too
+    (MCP's default for a missing one is true, and directories require it); `annotation_title`
+    replaces the tool's title in the annotations only."""
     annotations = ToolAnnotations(
-        title=title,
+        title=annotation_title or title,
         read_only_hint=read_only,
         destructive_hint=destructive,
         idempotent_hint=idempotent,
-        open_world_hint=True,
+        open_world_hint=open_world,
     )
 
     def describe(fn: Callable[..., Any]) -> Callable[..., Any]:
