@@ -167,8 +167,9 @@ def test_the_written_makefile_installs_the_typed_mcp_that_ran_init(tmp_path: Pat
     version a package index may not hold; a local folder is named, with a note that a CI runner needs
     another requirement. pip installs exactly that requirement, giving this version."""
     repo = tmp_path / "repo"
-    repo.mkdir()
-    proc = run_cli("init", str(REPO / "specs" / "weather-api.json"), cwd=repo)
+    (repo / "specs").mkdir(parents=True)
+    (repo / "specs" / "weather-api.json").write_bytes((REPO / "specs" / "weather-api.json").read_bytes())
+    proc = run_cli("init", "specs/weather-api.json", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     requirement, note = init.running_requirement()
     assert requirement == f"typed-mcp @ {REPO.as_uri()}"  # the test environment runs this checkout
@@ -226,3 +227,14 @@ def test_the_requirement_names_an_index_version_a_git_commit_or_a_url(monkeypatc
         monkeypatch.setattr(init.metadata, "distribution", lambda name, d=direct_url: _Installed(d))
         got, note = init.running_requirement()
         assert (got, note is not None) == (requirement, noted), direct_url
+
+
+def test_a_spec_file_outside_the_repository_is_one_line_and_nothing_is_written(tmp_path: Path):
+    """The committed config names its spec relative to the repository: a file elsewhere would exist on
+    this machine only, so init says to copy it in."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    proc = run_cli("init", str(REPO / "specs" / "weather-api.json"), cwd=repo)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1 and "outside the repository" in lines[0], proc.stderr
+    assert list(repo.iterdir()) == []

@@ -266,11 +266,12 @@ def test_generate_and_init_refuse_a_framework_default_title_in_one_line(tmp_path
     assert not out.exists()
     repo = tmp_path / "repo"
     repo.mkdir()
-    refused = run_cli("init", str(spec), "--dir", str(repo))
+    (repo / "openapi.json").write_bytes(spec.read_bytes())  # a config names spec files inside its repository
+    refused = run_cli("init", "openapi.json", "--dir", str(repo), cwd=repo)
     assert (
         refused.returncode == 1 and "names no API" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     )
-    assert list(repo.iterdir()) == []
+    assert [p.name for p in repo.iterdir()] == ["openapi.json"]
     made = run_cli(
         "generate", str(spec), "--out", str(out), "--no-snapshot", "--no-verify", "--package-name", "dstack-mcp"
     )

@@ -116,9 +116,10 @@ def _setup(root: Path, source: str | None, package_name: str | None, headers: di
         source = os.path.relpath(Path(source).resolve(), root.resolve())
         if not (root / source).is_file():
             raise TypedMcpError(f"{source}: no such spec file")
-        problem = path_problem(root, source)
-        if problem:  # the committed config may not name a file outside the repository
-            raise TypedMcpError(f"{CONFIG}: source: {problem}")
+        if path_problem(root, source):  # the committed config may not name a file outside the repository
+            raise TypedMcpError(
+                f"{source}: the spec file is outside the repository {root.resolve()}: copy it in, and give that path"
+            )
     if package_name is None:  # the default name, from the API's title, as generate would choose it
         spec = load(source if is_url(source) else str(root / source), headers=headers)
         info = spec.document.get("info")
