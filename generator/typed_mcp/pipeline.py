@@ -258,6 +258,9 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
         "skipped": [{"operation": s.key, "reason": s.reason} for s in api.skipped],
         "environment": environment(api),
     }
+    derived = [op.tool_name for op in api.operations if op.title_from_description]
+    if derived:  # operations without a summary: their title is their description's first sentence
+        data["titles_from_description"] = derived
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
         data["curation"] = api.curation
         data["curated_by"] = api.curation_sources

@@ -480,6 +480,7 @@ class Curation:
                 self._record(op.key, "search keywords added", f"{where}.keywords")
             if override.title is not None:
                 changes["title"] = override.title.strip() or None
+                changes["title_from_description"] = False
                 self._record(op.key, "title replaced", f"{where}.title")
             if override.description is not None:
                 changes["description"] = override.description.strip() or op.key

@@ -73,6 +73,7 @@ class Operation:
     output_policy: Literal["error", "text"] = "error"
     credentials_required: bool = False  # the config's [auth] required: refuse a call without them
     keywords: tuple[str, ...] = ()  # x-mcp and config keywords: words users say for it (search)
+    title_from_description: bool = False  # no summary: the title is the description's first sentence
 
     @property
     def has_output_schema(self) -> bool:
