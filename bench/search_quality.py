@@ -201,15 +201,21 @@ def source_documents(source: Path, ref_root: Path | None = None) -> tuple[Module
 
 def known_queries(search: ModuleType, docs: list[dict], operations: dict[str, str]) -> dict[str, list[list[str]]]:
     """[query, operation] per kind: each tool's title and its description's first sentence beyond the
-    title, those several tools share (word for word) left out."""
-    found: dict[str, list[list[str]]] = {}
+    title, but for a text that more than one tool says (as its title or its sentence, word for word):
+    that query names no one tool."""
+    said: dict[str, set[str]] = {}
+    for doc in docs:
+        for kind in KINDS:
+            said.setdefault(" ".join(search.words(doc.get(kind) or "")), set()).add(doc["tool"])
+    found: dict[str, list[list[str]]] = {kind: [] for kind in KINDS}
     for kind in KINDS:
-        said: dict[str, list[list[str]]] = {}
+        seen = set()
         for doc in docs:
             text = doc.get(kind) or ""
-            if text.strip():
-                said.setdefault(" ".join(search.words(text)), []).append([text, operations[doc["tool"]]])
-        found[kind] = [queries[0] for words, queries in said.items() if words and len(queries) == 1]
+            words = " ".join(search.words(text))
+            if words and said[words] == {doc["tool"]} and words not in seen:
+                seen.add(words)
+                found[kind].append([text, operations[doc["tool"]]])
     return found
 
 

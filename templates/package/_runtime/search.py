@@ -19,6 +19,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -431,12 +432,18 @@ def _any(terms: Iterable[str]) -> str:
     return " OR ".join(f'"{term}"' for term in dict.fromkeys(terms))
 
 
+@lru_cache(maxsize=1 << 16)  # bounded: a query's words are added too
+def _stem(word: str) -> str:
+    """`word` without its English ending: the last of its `_forms` (cached: tools share most words)."""
+    return _forms(word)[-1]
+
+
 def _said(text: str) -> list[tuple[str, ...]]:
     """What `text` says, word for word (case and punctuation aside), then without its stop words,
     then without its words' endings too: the keys of an exact match and of two near-exact ones."""
     found = words(text)
     content = [word for word in found if word not in STOPWORDS]
-    keys = [("=", *found), ("-", *content), ("~", *(_forms(word)[-1] for word in content))]
+    keys = [("=", *found), ("-", *content), ("~", *map(_stem, content))]
     return [said for said in keys if len(said) > 1]
 
 
