@@ -144,6 +144,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/search_quality.py bench/.work/search-box bench/search_tasks/blind2/box.json --peer $(CORPUS)/box__openapi.json
 	$(BIN)/typed-mcp generate $(CORPUS)/openai__openapi.yaml --out bench/.work/search-openai --no-verify -q
 	$(BIN)/python bench/search_quality.py bench/.work/search-openai bench/search_tasks/blind2/openai.json --peer $(CORPUS)/openai__openapi.yaml
+	$(BIN)/python bench/search_quality.py --known-item $$(ls $(CORPUS)/*.json $(CORPUS)/*.yaml $(CORPUS)/*.yml | grep -v webhook) --ref-root $(CORPUS)
 
 ## load: the demo package under uvicorn with 1 and 4 workers, 100 MCP SDK clients, 20,000 calls each (bench/LOAD.md; ~15 min on 2 shared cores)
 LOAD_ARGS ?=

@@ -20,7 +20,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from harness.node_tools import INVALID_PARAMS, INVALID_REQUEST, TS1, TS2_MODERN, run_ts_client
-from support import CORPUS, REPO, WEATHER_TOOLS, generate
+from support import CORPUS, REPO, WEATHER_TOOLS, generate, package_stdio
 from support import LONDON_REPORT as REPORT
 
 pytestmark = pytest.mark.anyio
@@ -32,7 +32,7 @@ ALL = list(WEATHER_TOOLS)
 WEATHER_DATA = ["get_temperature", "get_weather", "get_forecast", "get_temperatures"]
 STATION_REPORTS = ["create_report", "get_report", "delete_report"]
 READ_ONLY = [*WEATHER_DATA, "get_report"]
-DISCOVERY = ["search_tools", "describe_tool", "call_tool"]
+DISCOVERY = ["search_tools", "list_toolsets", "describe_tool", "call_tool"]
 # Calls whose results are the same every time (the upstream's reads, its errors, argument errors).
 SAME_EVERY_TIME = [
     {"name": "get_temperature", "arguments": {"city": "London"}},
@@ -176,7 +176,7 @@ def test_an_unknown_name_fails_at_start_with_one_line(tagged, flags, env, messag
 # --- discovery mode ------------------------------------------------------------------------------------
 
 
-async def test_discovery_serves_three_small_tools_and_describes_each_tool_as_full_mode_lists_it(
+async def test_discovery_serves_four_small_tools_and_describes_each_tool_as_full_mode_lists_it(
     weather_package, demo_url
 ):
     async with Client(stdio(weather_package, demo_url)) as client:
@@ -185,7 +185,7 @@ async def test_discovery_serves_three_small_tools_and_describes_each_tool_as_ful
         listed = (await client.list_tools()).tools
         assert [t.name for t in listed] == DISCOVERY
         assert len(json.dumps([dump(t) for t in listed])) < 4096
-        assert listed[2].output_schema is None  # call_tool returns other tools' results, any of them
+        assert listed[-1].output_schema is None  # call_tool returns other tools' results, any of them
         for name, definition in full.items():
             described = await client.call_tool("describe_tool", {"name": name})
             assert not described.is_error and described.structured_content == definition
@@ -211,7 +211,8 @@ async def test_search_finds_the_tool(weather_package, demo_url, query, expected)
     assert not result.is_error
     found = result.structured_content["tools"]
     assert found[0]["name"] == expected, found
-    assert set(found[0]) == {"name", "title", "description"} and len(found[0]["description"]) <= 160
+    assert set(found[0]) == {"name", "title", "operation", "description", "toolset"}
+    assert len(found[0]["description"]) <= 160
 
 
 def runtime_search():
@@ -227,7 +228,7 @@ def runtime_search():
 
 def search_doc(tool: str, **columns: str) -> dict[str, str]:
     search = runtime_search()
-    return {"tool": tool, "summary": "", "about": "", **dict.fromkeys(search.COLUMNS, ""), **columns}
+    return {"tool": tool, "sentence": "", "about": "", **dict.fromkeys(search.COLUMNS, ""), **columns}
 
 
 def test_search_ranks_by_the_concepts_a_tool_names():
@@ -302,8 +303,10 @@ def test_search_prefers_the_kind_of_tool_the_request_asks_for(query, first, last
     ],
 )
 def test_search_reads_values_as_what_they_are(query, absent, present):
-    """Paths, branches, `owner/name`, file names and quoted text are arguments, not words of the request."""
-    terms = {term for group in runtime_search().concepts(query) for term in group}
+    """Paths, branches, `owner/name`, file names and quoted text are arguments, not words of the request
+    (with GitHub's own vocabulary, in which a PR is a pull request)."""
+    search = runtime_search()
+    terms = {term for group in search.concepts(query, search.THESAURUS.extended({"pull": ["pr"]})) for term in group}
     assert not terms & absent and present <= terms, terms
 
 
@@ -390,6 +393,8 @@ def test_typescript_client_in_discovery_mode(weather_package, demo_url, client):
     args, env = command(weather_package, demo_url, "--discovery")
     meta_calls = [
         {"name": "search_tools", "arguments": {"query": "forecast for the coming days"}},
+        {"name": "list_toolsets", "arguments": {}},
+        {"name": "search_tools", "arguments": {"query": "", "toolset": "untagged", "limit": 2}},
         {"name": "describe_tool", "arguments": {"name": "delete_report"}},
         {"name": "describe_tool", "arguments": {"name": "nope"}},
         *({"name": "call_tool", "arguments": call} for call in calls),
@@ -397,8 +402,10 @@ def test_typescript_client_in_discovery_mode(weather_package, demo_url, client):
     run = run_ts_client(args, env, meta_calls, dump_tools=True, client=client)
     assert [t["name"] for t in run["tool_list"]] == DISCOVERY and run["listed_bytes"] < 4096
     assert strict_failures(run) == [] and all(r["ok"] for r in run["results"]), run["results"]
-    search, described, missing, *via = run["results"]
+    search, toolsets, listing, described, missing, *via = run["results"]
     assert search["structuredContent"]["tools"][0]["name"] == "get_forecast"
+    assert [t["name"] for t in toolsets["structuredContent"]["toolsets"]] == ["untagged"]
+    assert [t["name"] for t in listing["structuredContent"]["tools"]] == ALL[:2]
     assert described["structuredContent"]["name"] == "delete_report" and missing["isError"]
     assert not full["results"][-1]["isError"] and full["results"][-1]["structuredContent"] is None
     for call, a, b in zip(calls, full["results"], via, strict=True):
@@ -440,14 +447,26 @@ def test_github_discovery_listing_stays_under_4_kb_and_search_finds_tools(github
         [
             {"name": "search_tools", "arguments": {"query": "merge a pull request", "limit": 5}},
             {"name": "describe_tool", "arguments": {"name": "pulls_merge"}},
+            {"name": "search_tools", "arguments": {"query": "List pull requests", "limit": 3}},
+            {"name": "list_toolsets", "arguments": {}},
+            {"name": "list_toolsets", "arguments": {"toolset": "repos"}},
+            {"name": "search_tools", "arguments": {"query": "protect the main branch", "toolset": "repos.branches"}},
         ],
         dump_tools=True,
     )
-    assert run["tools"] == 3 and run["listed_bytes"] < 4096, run["listed_bytes"]
+    assert run["tools"] == 4 and run["listed_bytes"] < 4096, run["listed_bytes"]
     assert len(json.dumps(run["tool_list"]).encode()) < 4096
     assert strict_failures(run) == [] and all(r["ok"] and not r["isError"] for r in run["results"])
-    assert "pulls_merge" in [t["name"] for t in run["results"][0]["structuredContent"]["tools"]]
-    assert run["results"][1]["structuredContent"]["inputSchema"]["required"] == ["owner", "repo", "pull_number"]
+    merge, described, pulls, toolsets, repos, branches = (r["structuredContent"] for r in run["results"])
+    assert "pulls_merge" in [t["name"] for t in merge["tools"]]
+    assert described["inputSchema"]["required"] == ["owner", "repo", "pull_number"]
+    assert pulls["tools"][0]["name"] == "pulls_list"  # the issue's example: not in the first ten before
+    for page in (toolsets, repos):  # each page of the listing is under 4 KB, text and structuredContent
+        assert len(json.dumps(page, ensure_ascii=False).encode()) < 4096
+    assert "repos" in {t["name"] for t in toolsets["toolsets"]} or "next_cursor" in toolsets
+    assert {t["name"] for t in repos["toolsets"]} >= {"repos.branches", "repos.repos"}
+    assert all(t["tools"] <= 60 for t in repos["toolsets"])
+    assert {t["toolset"] for t in branches["tools"]} == {"repos.branches"}
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / "search_quality.py"), str(github_package), str(DEV_TASKS)],
         capture_output=True,
@@ -520,3 +539,36 @@ def test_search_quality_on_the_committed_task_sets(searched_packages, api, tasks
     top1, top5, count, median_ms = search_quality(package, TASKS / tasks)
     assert top1 >= least_top1 and top5 >= least_top5, (top1, top5, count)
     assert median_ms < 5, median_ms
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("api", ["github", "cloudflare"])
+async def test_list_toolsets_of_the_biggest_apis_pages_under_4_kb(searched_packages, api):
+    """GitHub (47 tags, 1,223 tools) and Cloudflare (289 tags, 1,511 tools) through the SDK client: the
+    discovery listing and every page of list_toolsets, at the top and under each split toolset, are
+    under 4 KB; the pages hold every toolset of the package's search.json once."""
+    package = searched_packages(api)
+    module = json.loads((package / "typed-mcp.json").read_text())["module"]
+    expected = [t["name"] for t in json.loads((package / "src" / module / "search.json").read_text())["toolsets"]]
+    seen: list[str] = []
+    async with Client(package_stdio(package, module, "--discovery")) as client:
+        listed = (await client.list_tools()).tools
+        assert len(json.dumps([dump(t) for t in listed]).encode()) < 4096
+
+        async def pages(arguments: dict[str, Any]) -> list[dict[str, Any]]:
+            found, cursor = [], None
+            while True:
+                result = await client.call_tool(
+                    "list_toolsets", {**arguments, **({"cursor": cursor} if cursor else {})}
+                )
+                assert not result.is_error and len(result.content[0].text.encode()) < 4096
+                found += result.structured_content["toolsets"]
+                cursor = result.structured_content.get("next_cursor")
+                if cursor is None:
+                    return found
+
+        for top in await pages({}):
+            seen.append(top["name"])
+            if "toolsets" in top:
+                seen += [t["name"] for t in await pages({"toolset": top["name"]})]
+    assert sorted(seen) == sorted(expected)

@@ -283,6 +283,9 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
         "annotations": {op.tool_name: hints.record(op.hints) for op in api.operations},
         "environment": environment(api),
     }
+    derived = [op.tool_name for op in api.operations if op.title_from_description]
+    if derived:  # operations without a summary: their title is their description's first sentence
+        data["titles_from_description"] = derived
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
         data["curation"] = api.curation
         data["curated_by"] = api.curation_sources

@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, urljoin
 
 from typed_mcp import names, pointer
 from typed_mcp.errors import NoOperationsError, SpecError
-from typed_mcp.plan import hints
+from typed_mcp.plan import hints, prose
 from typed_mcp.plan.bodies import request_body
 from typed_mcp.plan.curation import Curation
 from typed_mcp.plan.ir import ApiPlan, Operation, Response, SecurityScheme, Skipped
@@ -207,6 +207,11 @@ def _operation(
     summary = nonblank(op.get("summary"))
     description = nonblank(op.get("description"))
     text = "\n\n".join(part for part in (summary, description if description != summary else None) if part)
+    # What an agent reads first is plain text: the title, and the description's first block (a
+    # summary, or a description written in HTML); an operation without a summary takes its
+    # description's first sentence as its title.
+    title = (prose.one_line(summary) or None) if summary else prose.title_from(description)
+    text = prose.with_plain_first_block(text) if text else text
     if op.get("deprecated") is True:
         text = ("Deprecated. " + text) if text else "Deprecated."
     operation_id = op.get("operationId") if isinstance(op.get("operationId"), str) else None
@@ -218,7 +223,8 @@ def _operation(
         path=request_path,
         fixed_query=fixed_query,
         operation_id=operation_id,
-        title=summary,
+        title=title,
+        title_from_description=summary is None and title is not None,
         description=text or key,
         parameters=params,
         body=body,

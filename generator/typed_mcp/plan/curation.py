@@ -538,6 +538,7 @@ class Curation:
                 annotated = self._annotate(op.key, annotated, override.annotations.given(), f"{where}.annotations")
             if override.title is not None:
                 changes["title"] = override.title.strip() or None
+                changes["title_from_description"] = False
                 self._record(op.key, "title replaced", f"{where}.title")
             if override.description is not None:
                 changes["description"] = override.description.strip() or op.key

@@ -86,6 +86,7 @@ class Operation:
     credentials_required: bool = False  # the config's [auth] required: refuse a call without them
     keywords: tuple[str, ...] = ()  # x-mcp and config keywords: words users say for it (search)
     hints: Hints = Hints(read_only=False, destructive=True, idempotent=False)  # MCP's defaults; set by build
+    title_from_description: bool = False  # no summary: the title is the description's first sentence
 
     @property
     def has_output_schema(self) -> bool:

@@ -2,14 +2,19 @@
 
 One document per tool, made from the operation alone, so that the words people use for a request
 find it, whatever the API: the tool's name words, the keywords curation gives it (x-mcp, config),
-its summary, the intent words of its HTTP method and path shape (a GET on a collection lists, a
-DELETE removes: "show", "remove", "revoke" match the operation even when its summary says "List" or
+its title, the intent words of its HTTP method and path shape (a GET on a collection lists, a
+DELETE removes: "show", "remove", "revoke" match the operation even when its title says "List" or
 "Delete"), the path words, the tags and their descriptions, the parameter and request body property
-names, and the first paragraph of the description (the summary, when the spec has one: the rest of
-a description, and the parameters' descriptions, measured worse, their words match too many
-requests). Apart ("about"), the description beyond the summary, without its quoted notes: the
-runtime looks there only for a word no tool's name holds. Beside them, the config's search
-synonyms, which the runtime adds to its thesaurus.
+names, and the first paragraph of the description (the title, when the spec has a summary: the rest
+of a description, and the parameters' descriptions, measured worse, their words match too many
+requests). Apart ("about"), the description beyond the title, without its quoted notes: the
+runtime looks there only for a word no tool's name holds. Spec prose is read as plain text
+(`plan/prose.py`: CommonMark and HTML). For the results: the operation, the first sentence of the
+description beyond the title, what tells the tool from others of the same title, its toolset (for
+browsing) and whether it is deprecated.
+Beside them: the toolsets an agent browses (`toolsets`), the vocabulary of this API (`vocabulary`:
+its abbreviations, and the words users say for the things it names, render/vocabulary.py), and the
+config's search synonyms.
 Deterministic: the same plan and spec give the same bytes.
 """
 
@@ -20,11 +25,16 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from typed_mcp import names
+from typed_mcp.plan import prose
 from typed_mcp.plan.ir import ApiPlan, Operation
+from typed_mcp.render.vocabulary import vocabulary
 from typed_mcp.spec.normalize import Document
 
+FORMAT = "typed-mcp-search/4"
 _SEARCH_WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_VERSION = re.compile(r"v\d+([a-z]+\d*)?|\d+(\.\d+)*|api", re.IGNORECASE)
 
 # Words for what an operation does, by its method and path shape: what a user says for it.
 LIST = "list show all view see browse find which"
@@ -34,25 +44,17 @@ UPDATE = "update change edit set modify"
 REPLACE = "update set replace put add"
 DELETE = "delete remove revoke cancel drop clear unset"
 PAGINATION = frozenset({"page", "per_page", "limit", "cursor", "offset", "page_size", "per-page", "after", "before"})
+# A toolset bigger than this is split by path resource, so that an agent can read one whole.
+TOOLSET_SIZE = 40
+SMALLEST = 3
+NAME_SIZE = 48  # characters of a toolset's name (each of its dotted parts)
+UNTAGGED = "untagged"  # the toolset of the operations without a tag
+_DESCRIBED = 90  # characters of a toolset's one-line description
 
 
 def _words(*texts: str) -> str:
     """Lower-case words of `texts`: `pull_number`, `/repos/{owner}` and `dnsRecords` split into words."""
     return " ".join(word.lower() for text in texts for word in _SEARCH_WORD.findall(_CAMEL.sub(" ", text)))
-
-
-def first_paragraph(text: str | None, limit: int = 600) -> str:
-    """The first paragraph of `text` (one line), at most `limit` characters: what the operation does,
-    without the notes on scopes and tokens that long descriptions go on with (they match most queries)."""
-    text = " ".join((text or "").strip().split("\n\n")[0].split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
-
-
-def first_sentence(text: str, limit: int = 160) -> str:
-    """The first sentence of `text`'s first paragraph (one line), at most `limit` characters."""
-    text = " ".join(text.strip().split("\n\n")[0].split())
-    sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
-    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "\u2026"
 
 
 def _segments(path: str) -> list[str]:
@@ -137,13 +139,14 @@ def intent(plan: ApiPlan, doc: Document | None, op: Operation) -> str:
     return ""
 
 
-def _details(op: Operation) -> str:
-    """The operation's description after its summary: what the spec says of it beyond its title."""
+def details(op: Operation) -> str:
+    """The operation's description after its title: what the spec says of it beyond that."""
     text = op.description or ""
-    if op.title and text.startswith(op.title):
-        text = text[len(op.title) :].lstrip()
-    # Notes set apart as quotes ("> [!NOTE] in public preview") say nothing of what it does.
-    return "\n\n".join(part for part in text.split("\n\n") if not part.lstrip().startswith(">"))
+    if op.deprecated and text.startswith("Deprecated."):
+        text = text[len("Deprecated.") :].lstrip()
+    if op.title and text.startswith(op.title):  # a title from the description ends where its sentence did
+        text = text[len(op.title) :].lstrip(".!?").lstrip()
+    return "" if text == op.key else text
 
 
 def tag_descriptions(doc: Document | None) -> dict[str, str]:
@@ -151,33 +154,163 @@ def tag_descriptions(doc: Document | None) -> dict[str, str]:
     found = {}
     for tag in tags if isinstance(tags, list) else ():
         if isinstance(tag, dict) and isinstance(tag.get("name"), str) and isinstance(tag.get("description"), str):
-            found[tag["name"]] = first_sentence(tag["description"])
+            found[tag["name"]] = prose.first_sentence(tag["description"])
     return found
+
+
+def distinctions(plan: ApiPlan) -> dict[str, str]:
+    """Tool -> what tells it from the other tools of its title: the path words they do not all
+    share, else the parameters, else the method ("Create or update a repository secret" is one
+    title of four tools: `actions`, `codespaces`, `dependabot`...)."""
+    by_title: dict[str, list[Operation]] = {}
+    for op in plan.operations:
+        if op.title:
+            by_title.setdefault(_words(op.title), []).append(op)
+    found = {}
+    for ops in by_title.values():
+        if len(ops) < 2:
+            continue
+        for op in ops:
+            for words_of in (
+                lambda o: _words(*(s for s in _segments(o.path) if not _is_parameter(s))).split(),
+                lambda o: [p.arg_name for p in o.parameters],
+                lambda o: [o.method],
+            ):
+                shared = set.intersection(*(set(words_of(other)) for other in ops))
+                own = [word for word in dict.fromkeys(words_of(op)) if word not in shared]
+                if own:
+                    found[op.tool_name] = prose.clip(" ".join(own), 60)
+                    break
+    return found
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _resource(op: Operation, depth: int, anchor: list[str]) -> str:
+    """The path resource `op` is filed under when its toolset is split: the first word segment of its
+    path after the toolset's own word (`/repos/{owner}/{repo}/branches/...` in `repos`: `branches`),
+    else after the first `depth` word segments of its path; "" at the path's end."""
+    literal = [s for s in _segments(op.path) if not _is_parameter(s) and not _VERSION.fullmatch(s)]
+    start = depth
+    for index, segment in enumerate(literal):
+        if _singular(names.snake_case(segment)) in anchor:
+            start = max(start, index + 1)
+    rest = literal[start:]
+    return _toolset_name(rest[0]) if rest else ""
+
+
+def _toolset_name(text: str) -> str:
+    """`text` in snake_case, at most NAME_SIZE characters (a longer one ends with a hash of it)."""
+    name = names.snake_case(text)
+    return name if len(name) <= NAME_SIZE else f"{name[: NAME_SIZE - 9]}_{names.short_hash(name)}"
+
+
+def _split(name: str, ops: list[Operation], anchor: list[str], depth: int = 0) -> dict[str, list[Operation]]:
+    """`name`'s tools, split by path resource (and split again) while a part holds more than
+    TOOLSET_SIZE tools and the paths tell them apart. A resource of fewer than SMALLEST tools (an
+    action on an item: `/codespaces/{name}/start`) stays with the tools on the toolset's own resource,
+    in `name.<its word>`."""
+    if len(ops) <= TOOLSET_SIZE or depth > 4:
+        return {name: ops}
+    by: dict[str, list[Operation]] = {}
+    spelled: dict[str, str] = {}
+    for op in ops:
+        resource = _resource(op, depth, anchor)
+        found = _singular(resource)
+        by.setdefault(found, []).append(op)
+        spelled[found] = max(spelled.get(found, resource), resource, key=lambda word: (len(word), word))
+    own = _singular(name.rsplit(".", 1)[-1])
+    for found in [found for found, members in by.items() if len(members) < SMALLEST and found != own]:
+        by.setdefault(own, []).extend(by.pop(found))
+    if "" in by:
+        by.setdefault(own, []).extend(by.pop(""))
+    if len(by) < 2:  # one resource: the next path segment may tell them apart
+        deeper = any(_resource(op, depth + 1, anchor) for op in ops)
+        return _split(name, ops, anchor, depth + 1) if deeper else {name: ops}
+    parts: dict[str, list[Operation]] = {}
+    order = {op.key: position for position, op in enumerate(ops)}
+    for found, members in by.items():
+        word = spelled.get(found) or name.rsplit(".", 1)[-1]
+        members.sort(key=lambda op: order[op.key])  # in the spec's order
+        parts.update(_split(f"{name}.{word}", members, [*anchor, found], depth + 1))
+    return parts
+
+
+def browse_toolsets(plan: ApiPlan, doc: Document | None) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """Tool -> its toolset for browsing, and the toolsets (name, one-line description), in order.
+
+    A toolset is an operation's first tag in snake_case (the name `--toolsets` takes); the untagged
+    operations are one more. One that holds more than TOOLSET_SIZE tools is split by path resource
+    into `tag.resource` toolsets, so each one can be listed whole; the tag's name still holds all
+    of them."""
+    described = tag_descriptions(doc)
+    tagged: dict[str, list[Operation]] = {}
+    tag_of: dict[str, str] = {}
+    for op in plan.operations:
+        tag = next((t for t in op.tags if names.snake_case(t)), None)
+        name = _toolset_name(tag) if tag else UNTAGGED
+        tagged.setdefault(name, []).append(op)
+        if tag and name not in tag_of:
+            tag_of[name] = tag
+    toolset_of: dict[str, str] = {}
+    listed: list[dict[str, str]] = []
+    for name in sorted(tagged):
+        ops = tagged[name]
+        about = described.get(tag_of.get(name, ""), "")
+        parts = _split(name, ops, [_singular(name)])
+        listed.append({"name": name, "description": prose.clip(about or _titles(ops), _DESCRIBED)})
+        if len(parts) > 1:
+            for part in sorted(parts):
+                listed.append({"name": part, "description": prose.clip(_titles(parts[part]), _DESCRIBED)})
+        for part, members in parts.items():
+            for op in members:
+                toolset_of[op.tool_name] = part
+    return toolset_of, listed
+
+
+def _titles(ops: list[Operation]) -> str:
+    """What a toolset holds, for its description: its tools' titles (or names), in order."""
+    return "; ".join(dict.fromkeys(op.title or op.tool_name for op in ops))
 
 
 def search_documents(plan: ApiPlan, doc: Document | None = None) -> str:
     """`search.json`, one document a line."""
     described = tag_descriptions(doc)
+    distinct = distinctions(plan)
+    toolset_of, toolsets = browse_toolsets(plan, doc)
     docs = []
     for op in plan.operations:
         params = [p.arg_name for p in op.parameters]
         if op.body is not None:
             params += [op.body.arg_name, *_properties(doc, _schema(plan, doc, op.body.schema_key))]
-        docs.append(
-            {
-                "tool": op.tool_name,
-                "name": _words(op.tool_name),
-                "keywords": _words(*op.keywords),
-                "title": op.title or "",
-                "intent": intent(plan, doc, op),
-                "tags": " ".join([_words(*op.tags), *(described[tag] for tag in op.tags if tag in described)]),
-                "path": _words(op.path),
-                "params": " ".join(dict.fromkeys(_words(*params).split())),
-                "description": first_paragraph(op.description),
-                "about": first_paragraph(_details(op)),
-                "summary": first_sentence(op.description or op.title or ""),
-            }
-        )
+        beyond = details(op)
+        entry = {
+            "tool": op.tool_name,
+            "operation": f"{op.method} {op.path}",
+            "name": _words(op.tool_name),
+            "keywords": _words(*op.keywords),
+            "title": op.title or "",
+            "intent": intent(plan, doc, op),
+            "tags": " ".join([_words(*op.tags), *(described[tag] for tag in op.tags if tag in described)]),
+            "path": _words(op.path),
+            "params": " ".join(dict.fromkeys(_words(*params).split())),
+            "description": prose.first_paragraph(op.description),
+            "about": prose.first_paragraph(beyond, quotes=False),
+            "sentence": prose.first_sentence(beyond),
+            "distinct": distinct.get(op.tool_name, ""),
+            "toolset": toolset_of[op.tool_name],
+        }
+        if op.deprecated:
+            entry["deprecated"] = True
+        docs.append(entry)
     lines = ",\n".join(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) for doc in docs)  # one a line
-    synonyms = json.dumps(plan.search_synonyms, ensure_ascii=False, separators=(",", ":"))
-    return f'{{"format":"typed-mcp-search/3","synonyms":{synonyms},"tools":[\n{lines}\n]}}\n'
+    head = {
+        "format": FORMAT,
+        "synonyms": plan.search_synonyms,
+        "vocabulary": vocabulary(plan, doc),
+        "toolsets": toolsets,
+    }
+    opening = json.dumps(head, ensure_ascii=False, separators=(",", ":"))[:-1]
+    return f'{opening},"tools":[\n{lines}\n]}}\n'

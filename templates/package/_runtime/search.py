@@ -2,10 +2,11 @@
 
 The documents (`search.json`) are written when the package is generated: per tool, its name's words,
 the keywords curation gives it, title, the intent words of its method and path shape, tags, path
-words, parameter and body property names, description, and a short description for the results
-(generator/typed_mcp/render/search.py), and apart, what its description says beyond the summary
-(searched only for the words no tool's name holds); beside them, the synonyms the config adds to the
-thesaurus.
+words, parameter and body property names, description, and for the results its operation, the first
+sentence of its description beyond the title, what tells it from tools of the same title, its
+toolset and whether it is deprecated (generator/typed_mcp/render/search.py), and apart, what its
+description says beyond the title (searched only for the words no tool's name holds); beside them,
+the toolsets to browse, the API's own vocabulary and the synonyms the config adds to the thesaurus.
 The index is built in memory from them when a discovery-mode server starts (about 50 ms for a
 thousand tools), not shipped as an SQLite file: a database file's bytes depend on the SQLite library
 of the machine that generated it, and the package is compared byte for byte.
@@ -18,10 +19,11 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-FORMAT = "typed-mcp-search/3"
+FORMAT = "typed-mcp-search/4"
 # Indexed, in this order: the tool's name words, the keywords curation gives it, its summary, the
 # intent words of its method and path shape ("list show all", "delete remove revoke"), tags (and their
 # descriptions), path words, parameter and body property names, the description's first paragraph.
@@ -34,6 +36,9 @@ WEIGHTS = (8.0, 8.0, 4.0, 0.5, 0.0, 2.0, 1.0, 0.5)
 # how many of bm25's best are ranked that way.
 STRONG = ("name", "keywords", "title", "path", "intent")
 CANDIDATES = 200
+NEAR = 3  # adjacent query words count again where at most this many words part them in a column
+EXACT = ("title", "name", "sentence")  # what a query may be exactly, in this order of precedence
+LEVELS = 3  # word for word, without stop words, without word endings (`_said`)
 DESCRIBED = 30  # the best described tools added to them for a word no tool's name holds
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: `pull_number` and `/repos/{owner}` split into words
 # Words that say nothing about which tool (English stop words): left out of a query, unless the query
@@ -47,10 +52,10 @@ STOPWORDS = frozenset(
     through to too tool tools under until up us use using very want was way we were what when where which
     while who whom why will with would you your yours s t ll re ve d m""".split()
 )
-# A thesaurus of REST API vocabulary: query word -> the words APIs use for it (added to the query,
-# so bm25 still ranks). Users say "show", "new", "remove", "repo", "PR", "cert"; operation names and
-# summaries say "list", "create", "delete", "repository", "pull request", "certificate". A word in
-# REPLACED is only searched as its synonyms ("logged in" is not about logs).
+# A thesaurus of REST API vocabulary, API-neutral: query word -> the words APIs use for it (added to
+# the query, so bm25 still ranks). Users say "show", "new", "remove", "org", "cert"; operation names
+# and summaries say "list", "create", "delete", "organization", "certificate". A word in REPLACED is
+# only searched as its synonyms ("logged in" is not about logs).
 SYNONYMS: dict[str, tuple[str, ...]] = {}
 for _target, _words in {
     # what is done
@@ -73,13 +78,10 @@ for _target, _words in {
     "disable": "pause stop deactivate suspend",
     "enable": "resume activate unpause",
     "rerun": "retry restart redo",
-    "redeliver": "resend redeliver",
     "search": "find lookup query where locate",
     "upload": "attach",
     "download": "fetch export",
     "transfer": "move hand",
-    "fork": "clone copy duplicate",
-    "star": "bookmark favorite favourite like",
     "compare": "diff difference changed between",
     "review": "approve reject lgtm",
     "comment": "reply respond note remark discuss discussion",
@@ -90,9 +92,6 @@ for _target, _words in {
     # who and what it is done to
     "authenticated": "logged signed whoami me myself",
     "user": "logged signed whoami me myself account profile person people",
-    "pull": "pr prs merge request",
-    "repository": "repo repos project",
-    "repositories": "repo repos projects",
     "organization": "org orgs company",
     "org": "organization organizations",
     "certificate": "cert certs ssl tls https",
@@ -102,7 +101,6 @@ for _target, _words in {
     "configuration": "config settings options",
     "settings": "config configuration preferences options",
     "invitation": "invite invites invited",
-    "issue": "ticket tickets bug bugs",
     "label": "tag",
     "member": "people person employee employees teammate colleague staff offboard onboard seat seats",
     "statistics": "stats analytics metrics usage",
@@ -110,8 +108,6 @@ for _target, _words in {
     "audit": "history",
     "schedule": "cron recurring periodically every hourly daily weekly nightly",
     "archive": "download zip tarball",
-    "deployment": "deploy rollout",
-    "release": "ship version",
     "hook": "webhook callback",
     "database": "db",
     "image": "photo picture",
@@ -122,15 +118,11 @@ for _target, _words in {
     "permission": "access rights privileges allowed",
     "add": "put",
     "site": "website websites homepage",
-    "zone": "domain domains site sites",
-    "firewall": "block blocking ban deny allowlist blocklist",
-    "service": "bot robot",
     "health": "ping uptime healthz",
-    "balancer": "spread distribute failover",
-    # the names of things in common APIs, as users say them
+    # more actions, and the things most APIs have, as users say them (the names of one product's
+    # things are that API's own vocabulary, in its search.json: generator/typed_mcp/render/vocabulary.py)
     "lock": "freeze",
     "unlock": "unfreeze",
-    "merge": "squash land",
     "accept": "join",
     "reject": "decline refuse deny",
     "block": "ban banned blacklist blocklist",
@@ -164,51 +156,6 @@ for _target, _words in {
     "report": "summary dashboard",
     "metrics": "dashboard performance latency",
     "message": "text sms dm chat",
-    "channel": "room",
-    "phone": "dial call calls",
-    "participant": "attendee attendees joined",
-    "registrant": "signup signups registration registrations registered",
-    "meeting": "call calls conference standup sync",
-    "webinar": "seminar broadcast townhall",
-    "recording": "recorded recordings video transcript",
-    "payment": "pay paid charge",
-    "refund": "reimburse",
-    "customer": "client buyer",
-    "merge_request": "mr mrs",
-    "commit": "commits sha change changes",
-    "branch": "branches",
-    "workflow": "pipeline pipelines ci automation",
-    "pipeline": "ci build builds workflow",
-    "job": "step build",
-    "runner": "agent machine worker",
-    "artifact": "artifacts binary binaries output",
-    "gist": "snippet snippets paste",
-    "snippet": "gist paste",
-    "topic": "topics tag tags",
-    "code scanning": "codeql sast analysis static",
-    "secret scanning": "leak leaked exposed",
-    "dependabot": "dependency dependencies vulnerable vulnerability vulnerabilities cve",
-    "advisory": "cve vulnerability vulnerabilities",
-    "vulnerability": "cve vulnerable exploit",
-    "codespace": "ide devbox",
-    "copilot": "ai assistant",
-    "pages": "static website hosting",
-    "traffic": "visitors views referrers",
-    "protection": "protect protected",
-    "collaborator": "outside contributor access",
-    "milestone": "sprint deadline",
-    "dns": "nameserver nameservers resolver",
-    "cache": "cdn cached",
-    "purge": "flush invalidate",
-    "worker": "function functions serverless edge",
-    "r2": "bucket buckets object storage s3",
-    "kv": "key value store",
-    "d1": "sql sqlite",
-    "tunnel": "expose cloudflared",
-    "access": "sso login zero trust",
-    "waf": "attack attacks exploit",
-    "load balancer": "failover",
-    "rate limit": "throttle throttling",
 }.items():
     for _word in _words.split():
         SYNONYMS[_word] = (*SYNONYMS.get(_word, ()), _target)
@@ -286,19 +233,28 @@ class SearchUnavailable(RuntimeError):
     pass
 
 
-def load(path: Path) -> tuple[list[dict[str, str]], Thesaurus]:
-    """A package's `search.json`: its documents, and the thesaurus with the config's synonyms."""
+class Loaded(NamedTuple):
+    """A package's `search.json`: its documents, the thesaurus with this API's vocabulary and the
+    config's synonyms, and the toolsets to browse ({name, description}, in order)."""
+
+    tools: list[dict[str, Any]]
+    thesaurus: Thesaurus
+    toolsets: list[dict[str, str]]
+
+
+def load(path: Path) -> Loaded:
     data = json.loads(path.read_bytes())
     if data.get("format") != FORMAT:
         raise SearchUnavailable(f"{path.name}: not a {FORMAT} file (regenerate the package)")
-    return data["tools"], THESAURUS.extended(data["synonyms"])
+    thesaurus = THESAURUS.extended(data["vocabulary"]).extended(data["synonyms"])
+    return Loaded(data["tools"], thesaurus, data["toolsets"])
 
 
 class SearchIndex:
     """An in-memory FTS5 index of `documents` (those named in `only`, when given)."""
 
     def __init__(
-        self, documents: Iterable[Mapping[str, str]], only: set[str] | None = None, thesaurus: Thesaurus = THESAURUS
+        self, documents: Iterable[Mapping[str, Any]], only: set[str] | None = None, thesaurus: Thesaurus = THESAURUS
     ) -> None:
         self.thesaurus = thesaurus
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
@@ -316,40 +272,78 @@ class SearchIndex:
             "INSERT INTO notes (rowid, about) VALUES (?, ?)", [(n, doc["about"]) for n, doc in enumerate(self.docs)]
         )
         self.db.commit()
+        # What a tool says it is, as a query would say it: its title, its name, its description's
+        # first sentence. A query that is one of them word for word finds that tool first; then one
+        # that is one of them give or take stop words and word endings ("Get Dag Runs" is exactly one
+        # tool and nearly another, "Get Dag Run").
+        self.exact: dict[tuple[str, ...], dict[int, int]] = {}
+        for number, doc in enumerate(self.docs):
+            for field, text in enumerate(doc.get(field, "") for field in EXACT):
+                for level, said in enumerate(_said(text)):
+                    found = self.exact.setdefault(said, {})
+                    found[number] = min(found.get(number, level * len(EXACT) + field), level * len(EXACT) + field)
+        self.toolset_of = [doc.get("toolset", "") for doc in self.docs]
         weights = ", ".join(str(w) for w in WEIGHTS)
-        self._query = f"SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, {weights}), rowid LIMIT ?"
+        self._query = f"SELECT rowid, bm25(docs, {weights}) FROM docs WHERE docs MATCH ? ORDER BY 2, rowid LIMIT ?"
         self._matching = "SELECT rowid FROM docs WHERE docs MATCH ?"
         self._notes = "SELECT rowid FROM notes WHERE notes MATCH ?"
         self._described = "SELECT rowid FROM notes WHERE notes MATCH ? ORDER BY bm25(notes), rowid LIMIT ?"
 
-    def search(self, query: str, limit: int = 10) -> list[dict[str, Any]]:
-        """The best `limit` tools for `query`, best first: [{"name", "title", "description"}].
+    def search(self, query: str, limit: int = 10, within: set[int] | None = None) -> list[dict[str, Any]]:
+        """The best `limit` tools for `query` (among the documents numbered `within`, when given), best
+        first: [{"name", "title", "operation", "description", "toolset"}, "deprecated" when it is]; an
+        empty query lists those `within`, in order.
 
-        bm25 over any of the query's words picks the candidates; they are ranked first by how many
-        of the query's concepts (a word with its synonyms) their name, title, path or intent hold,
-        then by whether they do the kind of thing asked (`_unlike`), then by bm25. A tool that names
-        two of the things asked for beats one that repeats a single rare word of the query (an
-        argument's value, say) many times."""
-        groups = concepts(query, self.thesaurus)
-        if not groups or limit < 1:
+        A tool whose title, name or description's first sentence is the query comes first, word for
+        word before give or take stop words and word endings: nothing below can push it down. The
+        others are candidates of bm25 over the query's words and their synonyms (each column
+        weighted; each pair of adjacent words searched again as a pair near each other, so a tool
+        that says "pull request" beats one that says "pull" and "request" apart), ranked by how many
+        of the query's concepts (a word with its synonyms) their name, title, path or intent hold
+        (coordination level: measured better than bm25 alone, on user requests and on known items),
+        then by whether they do the kind of thing asked (`_unlike`), then by that bm25."""
+        if limit < 1:
             return []
+        exact: dict[int, int] = {}
+        for said in _said(query):
+            for row, rank in self.exact.get(said, {}).items():
+                if (within is None or row in within) and rank < exact.get(row, LEVELS * len(EXACT)):
+                    exact[row] = rank
+        groups = concepts(query, self.thesaurus)
+        if not groups:
+            rows = sorted(exact, key=lambda row: (exact[row], row)) or sorted(within or ())
+            return [self.result(self.docs[row]) for row in rows[:limit]]
         terms = _any(term for group in groups for term in group)
-        rows = self.db.execute(self._query, (terms, CANDIDATES)).fetchall()
+        expression = " OR ".join([terms, *_nearby(query)])
+        candidates = len(self.docs) if within is not None else CANDIDATES
+        scored = [
+            row for row in self.db.execute(self._query, (expression, candidates)) if within is None or row[0] in within
+        ]
+        score = dict(scored)
         # The tools holding each concept in the columns that say what a tool is and does. A word no
         # tool holds there is looked for in the descriptions: the best described tools join the
         # candidates, and a description holding it counts as holding it.
         holders = [{rowid for (rowid,) in self.db.execute(self._matching, (_strong(group),))} for group in groups]
         unnamed = [group for group, found in zip(groups, holders, strict=True) if not found]
         if unnamed:
-            seen = {row[0] for row in rows}
-            rows += [row for row in self.db.execute(self._described, (terms, DESCRIBED)) if row[0] not in seen]
+            described = self.db.execute(self._described, (terms, DESCRIBED if within is None else len(self.docs)))
+            for (rowid,) in described:
+                if rowid not in score and (within is None or rowid in within):
+                    score[rowid] = 0.0
             holders += [{rowid for (rowid,) in self.db.execute(self._notes, (_any(group),))} for group in unnamed]
-        if len(groups) > 1 and rows:
-            held = {row[0]: sum(row[0] in found for found in holders) for row in rows}
-            order = {row[0]: position for position, row in enumerate(rows)}
-            unlike = self._unlike(query, groups)
-            rows = sorted(rows, key=lambda row: (-held[row[0]], unlike(self.docs[row[0]]), order[row[0]]))
-        return [self.result(self.docs[row[0]]) for row in rows[:limit]]
+        for row in exact:
+            score.setdefault(row, 0.0)
+        held = {row: sum(row in found for found in holders) for row in score}
+        unlike = self._unlike(query, groups)
+        ranked = sorted(
+            score,
+            key=lambda row: (exact.get(row, LEVELS * len(EXACT)), -held[row], unlike(self.docs[row]), score[row], row),
+        )
+        return [self.result(self.docs[row]) for row in ranked[:limit]]
+
+    def toolset(self, name: str) -> set[int]:
+        """The documents of the toolset `name` and of the toolsets under it (`repos` holds `repos.branches`)."""
+        return {number for number, found in enumerate(self.toolset_of) if found == name or found.startswith(name + ".")}
 
     @staticmethod
     def _unlike(query: str, groups: list[list[str]]) -> Callable[[Mapping[str, str]], int]:
@@ -369,8 +363,22 @@ class SearchIndex:
         return unlike
 
     @staticmethod
-    def result(doc: Mapping[str, str]) -> dict[str, Any]:
-        return {"name": doc["tool"], "title": doc["title"] or None, "description": doc["summary"]}
+    def result(doc: Mapping[str, Any]) -> dict[str, Any]:
+        """A result line: the tool, its title (with what tells it from tools of the same title), its
+        operation, what its description says beyond the title, its toolset, and whether it is deprecated."""
+        title = doc["title"] or None
+        if title and doc.get("distinct"):
+            title = f"{title} ({doc['distinct']})"
+        found = {
+            "name": doc["tool"],
+            "title": title,
+            "operation": doc.get("operation", ""),
+            "description": doc.get("sentence", ""),
+            "toolset": doc.get("toolset", ""),
+        }
+        if doc.get("deprecated"):
+            found["deprecated"] = True
+        return found
 
 
 def is_question(query: str) -> bool:
@@ -422,3 +430,34 @@ def _strong(group: list[str]) -> str:
 def _any(terms: Iterable[str]) -> str:
     """An FTS5 expression matching any of `terms`, each quoted, so nothing in them is FTS5 syntax."""
     return " OR ".join(f'"{term}"' for term in dict.fromkeys(terms))
+
+
+@lru_cache(maxsize=1 << 16)  # bounded: a query's words are added too
+def _stem(word: str) -> str:
+    """`word` without its English ending: the last of its `_forms` (cached: tools share most words)."""
+    return _forms(word)[-1]
+
+
+def _said(text: str) -> list[tuple[str, ...]]:
+    """What `text` says, word for word (case and punctuation aside), then without its stop words,
+    then without its words' endings too: the keys of an exact match and of two near-exact ones."""
+    found = words(text)
+    content = [word for word in found if word not in STOPWORDS]
+    keys = [("=", *found), ("-", *content), ("~", *map(_stem, content))]
+    return [said for said in keys if len(said) > 1]
+
+
+def _nearby(query: str) -> list[str]:
+    """FTS5 expressions for each pair of adjacent words of the query: the pair as a phrase when no
+    stop word parts them in the query ("pull request"), and a NEAR group (at most NEAR words apart,
+    either order) for every pair; bm25 counts the words again where a column has them so."""
+    for pattern, meaning in VALUES:
+        query = pattern.sub(f" {meaning} ", query)
+    found = words(query)
+    pairs: dict[tuple[str, str], bool] = {}
+    content = [(position, word) for position, word in enumerate(found) if word not in STOPWORDS]
+    for (at, first), (then, second) in zip(content, content[1:], strict=False):
+        if first != second:
+            pairs[first, second] = pairs.get((first, second), False) or then == at + 1
+    phrases = [f'"{a} {b}"' for (a, b), adjacent in pairs.items() if adjacent]
+    return [*phrases, *(f'NEAR("{a}" "{b}", {NEAR})' for a, b in pairs)]

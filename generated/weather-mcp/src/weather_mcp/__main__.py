@@ -78,7 +78,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--discovery", action="store_true", default=None,
-        help="serve three tools instead: search_tools, describe_tool, call_tool ($WEATHER_MCP_DISCOVERY=1)",
+        help=(
+            "serve four tools instead: search_tools, list_toolsets, describe_tool, call_tool"
+            " ($WEATHER_MCP_DISCOVERY=1)"
+        ),
     )
     parser.add_argument("--version", action="store_true", help="print versions and the spec's sha256, then exit")
     args = parser.parse_args(argv)

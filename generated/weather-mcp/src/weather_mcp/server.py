@@ -45,7 +45,7 @@ from starlette.routing import Route
 from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOOL_COUNT, VERSION
 from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models, schemas
 from ._runtime.arguments import ArgumentCheck
-from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, SEARCH_TOOLS, Discovery
+from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, LIST_TOOLSETS, SEARCH_TOOLS, Discovery
 from ._runtime.hosting import WILDCARD_HOSTS, Hosting, Origins, loopback_only
 from ._runtime.selection import Selection
 from ._runtime.stdio import CheckedLines
@@ -161,7 +161,7 @@ class Server(LowLevelServer):
         """tools/call: the tool's result; a failure (unknown tool, invalid arguments) is an `isError`
         result with the SDK's message, as `MCPServer` answers it. A tool of the package that the
         server's selection leaves out is an `isError` result saying how to enable it. In discovery
-        mode only the three discovery tools are served: `call_tool` calls the others."""
+        mode only the discovery tools are served: `call_tool` calls the others."""
         headers = getattr(ctx.request, "headers", None)  # the HTTP request on streamable HTTP, None on stdio
         forwarding = headers is not None and self.typed_mcp.forward_authorization
         forwarded = headers.get("authorization") if forwarding else None
@@ -172,6 +172,8 @@ class Server(LowLevelServer):
             if catalog.discovery is not None:
                 if params.name == SEARCH_TOOLS:
                     return catalog.discovery.search_tools(arguments)
+                if params.name == LIST_TOOLSETS:
+                    return catalog.discovery.list_toolsets(arguments)
                 if params.name == DESCRIBE_TOOL:
                     return catalog.discovery.describe_tool(arguments, catalog.refusal)
                 if params.name == CALL_TOOL:
@@ -265,7 +267,7 @@ class _Catalog:
         self.tools = tools
         self.by_name = {tool["name"]: tool for tool in tools}
         self.shortened = [name for name in trimmed if name in self.by_name]  # by the schema budget
-        self.discovery = Discovery(self.tools, SEARCH, _definition) if discovery else None
+        self.discovery = Discovery(self.tools, SEARCH, _definition, TOOLSETS) if discovery else None
         if self.discovery is not None:
             self.listed, sizes = DISCOVERY_TOOLS, [len(json.dumps(tool)) for tool in DISCOVERY_TOOLS]
         else:

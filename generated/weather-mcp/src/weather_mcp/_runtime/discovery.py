@@ -1,19 +1,23 @@
-"""Discovery mode: three tools over the package's (selected) tools, for APIs too big to list.
+"""Discovery mode: four tools over the package's (selected) tools, for APIs too big to list.
 
-- `search_tools(query, limit=10)`: the best tools for a task (SQLite FTS5, bm25; see `search`);
+- `search_tools(query, limit=10, toolset=None)`: the best tools for a task (SQLite FTS5, bm25; see
+  `search`), within one toolset when asked; an empty query lists a toolset's tools;
+- `list_toolsets(toolset=None, cursor=None)`: the toolsets to browse (the API's tags, a big one split
+  by path resource: `repos.branches`), each with a one-line description and its number of tools, in
+  pages of at most LIST_BYTES;
 - `describe_tool(name)`: a tool's definition exactly as full mode lists it;
 - `call_tool(name, arguments)`: the tool's own result, through the same call path as in full mode
   (the same argument validation), with `_meta["typed-mcp/tool"]` naming the tool.
 
 `call_tool` declares no outputSchema: its results are other tools' results (some without
 structuredContent), which a strict client checks against nothing, so it accepts every one. The
-three definitions are fixed text, so tools/list stays small whatever the API's size.
+four definitions are fixed text, so tools/list stays small whatever the API's size.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +26,12 @@ from mcp.types import CallToolResult, TextContent
 from .search import SearchIndex, load
 
 SEARCH_TOOLS = "search_tools"
+LIST_TOOLSETS = "list_toolsets"
 DESCRIBE_TOOL = "describe_tool"
 CALL_TOOL = "call_tool"
 TOOL_META = "typed-mcp/tool"  # in call_tool's results: the tool that was called
 MAX_LIMIT = 50
+LIST_BYTES = 3800  # a list_toolsets answer (its JSON text, and so its structuredContent) stays under 4 KB
 
 _READ = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 DISCOVERY_TOOLS: list[dict[str, Any]] = [
@@ -35,13 +41,16 @@ DISCOVERY_TOOLS: list[dict[str, Any]] = [
         "description": (
             "Find the tools for a task, best first: give what you want to do in a few words (the API's "
             "own names for things find them best; search again in other words when nothing fits). "
-            f"Then {DESCRIBE_TOOL} gives a tool's arguments and {CALL_TOOL} calls it."
+            "Each result names its toolset: search within one, or give an empty query to list its tools "
+            f"({LIST_TOOLSETS} names them all). Then {DESCRIBE_TOOL} gives a tool's arguments and "
+            f"{CALL_TOOL} calls it."
         ),
         "inputSchema": {
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "what you want to do, e.g. 'list open pull requests'"},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10},
+                "toolset": {"type": "string", "description": "search only this toolset (and those under it)"},
             },
             "required": ["query"],
         },
@@ -55,15 +64,55 @@ DISCOVERY_TOOLS: list[dict[str, Any]] = [
                         "properties": {
                             "name": {"type": "string"},
                             "title": {"type": ["string", "null"]},
+                            "operation": {"type": "string"},
                             "description": {"type": "string"},
+                            "toolset": {"type": "string"},
+                            "deprecated": {"type": "boolean"},
                         },
-                        "required": ["name", "title", "description"],
+                        "required": ["name", "title", "operation", "description", "toolset"],
                     },
                 }
             },
             "required": ["tools"],
         },
         "annotations": {"title": "Search this server's tools", **_READ},
+    },
+    {
+        "name": LIST_TOOLSETS,
+        "title": "List the toolsets",
+        "description": (
+            "The groups of this server's tools (the API's tags, big ones split by resource), each with "
+            "what it holds and its number of tools; give a toolset to list those under it. "
+            f"{SEARCH_TOOLS} searches within one."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "toolset": {"type": "string", "description": "list the toolsets under this one"},
+                "cursor": {"type": "string", "description": "next_cursor of the previous page"},
+            },
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "toolsets": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string"},
+                            "description": {"type": "string"},
+                            "tools": {"type": "integer"},
+                            "toolsets": {"type": "integer"},
+                        },
+                        "required": ["name", "description", "tools"],
+                    },
+                },
+                "next_cursor": {"type": "string"},
+            },
+            "required": ["toolsets"],
+        },
+        "annotations": {"title": "List the toolsets", **_READ},
     },
     {
         "name": DESCRIBE_TOOL,
@@ -107,26 +156,79 @@ Refusal = Callable[[str], "CallToolResult | None"]
 
 
 class Discovery:
-    """The discovery tools over `tools` (tool definitions as `catalog.json` has them)."""
+    """The discovery tools over `tools` (tool definitions as `catalog.json` has them); `toolsets` are
+    the package's toolsets as `--toolsets` takes them (name -> tool names), searchable too."""
 
     def __init__(
         self,
         tools: Sequence[Mapping[str, Any]],
         documents: Path,
         definition: Callable[[Mapping[str, Any]], dict[str, Any]],
+        toolsets: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         self.by_name = {tool["name"]: tool for tool in tools}
-        found, thesaurus = load(documents)
-        self.index = SearchIndex(found, only=set(self.by_name), thesaurus=thesaurus)
+        loaded = load(documents)
+        self.index = SearchIndex(loaded.tools, only=set(self.by_name), thesaurus=loaded.thesaurus)
         self.definition = definition
+        rows = {doc["tool"]: number for number, doc in enumerate(self.index.docs)}
+        # The toolsets to browse, with the selected tools each holds (those under it included).
+        self.toolsets = {entry["name"]: entry["description"] for entry in loaded.toolsets}
+        self.members: dict[str, set[int]] = {}
+        for name in self.toolsets:
+            self.members[name] = self.index.toolset(name)
+        for name, names in (toolsets or {}).items():
+            self.members.setdefault(name, set()).update(rows[tool] for tool in names if tool in rows)
+        self.members = {name: found for name, found in self.members.items() if found}
 
     def search_tools(self, arguments: Mapping[str, Any]) -> CallToolResult:
-        query, limit = arguments.get("query"), arguments.get("limit", 10)
+        query, limit, toolset = arguments.get("query"), arguments.get("limit", 10), arguments.get("toolset")
         if not isinstance(query, str):
             return error(f"{SEARCH_TOOLS}: `query` must be a string")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             return error(f"{SEARCH_TOOLS}: `limit` must be an integer from 1 to {MAX_LIMIT}")
-        return structured({"tools": self.index.search(query, limit)})
+        if toolset is not None and toolset not in self.members:
+            return self._unknown(SEARCH_TOOLS, toolset)
+        within = None if toolset is None else self.members[toolset]
+        return structured({"tools": self.index.search(query, limit, within)})
+
+    def list_toolsets(self, arguments: Mapping[str, Any]) -> CallToolResult:
+        """The top toolsets (or those under `toolset`, or that one when none is), a page at a time."""
+        toolset, cursor = arguments.get("toolset"), arguments.get("cursor")
+        if toolset is not None and toolset not in self.members:
+            return self._unknown(LIST_TOOLSETS, toolset)
+        if cursor is not None and not (isinstance(cursor, str) and cursor.isdigit()):
+            return error(f"{LIST_TOOLSETS}: `cursor` must be the next_cursor of a previous page")
+        if toolset is None:
+            names = [name for name in self.toolsets if "." not in name]
+        else:
+            names = [name for name in self.toolsets if name.startswith(toolset + ".")] or [toolset]
+        entries = []
+        for name in names:
+            if name not in self.members:
+                continue  # the selection leaves none of its tools
+            entry = {"name": name, "description": self.toolsets.get(name, ""), "tools": len(self.members[name])}
+            under = sum(1 for other in self.toolsets if other.startswith(name + ".") and other in self.members)
+            if under and toolset is None:
+                entry["toolsets"] = under
+            entries.append(entry)
+        start = int(cursor or 0)
+        page: list[dict[str, Any]] = []
+        size = len(json.dumps({"toolsets": [], "next_cursor": str(len(entries))}, ensure_ascii=False))
+        for entry in entries[start:]:
+            added = len(json.dumps(entry, ensure_ascii=False)) + 2
+            if page and size + added > LIST_BYTES:
+                break
+            page.append(entry)
+            size += added
+        found: dict[str, Any] = {"toolsets": page}
+        if start + len(page) < len(entries):
+            found["next_cursor"] = str(start + len(page))
+        return structured(found)
+
+    def _unknown(self, caller: str, toolset: Any) -> CallToolResult:
+        if not isinstance(toolset, str):
+            return error(f"{caller}: `toolset` must be a string (a toolset from {LIST_TOOLSETS})")
+        return error(f"{caller}: unknown toolset {toolset!r}: {LIST_TOOLSETS} names this server's toolsets")
 
     def describe_tool(self, arguments: Mapping[str, Any], refusal: Refusal) -> CallToolResult:
         name = arguments.get("name")
