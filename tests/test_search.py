@@ -401,7 +401,7 @@ def corpus_specs() -> list[Path]:
     return [path for path, meta in corpus.discover(CORPUS) if meta.get("operations") != "0"]
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_known_items_come_first_in_every_corpus_api():
     """Every tool's title, and the first sentence of its description beyond the title, as the query
     (those several tools share left out): the tool is first for at least 99% of them and in the first

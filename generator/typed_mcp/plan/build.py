@@ -206,12 +206,16 @@ def _operation(
         response = Response(status=response.status, kind="empty", media_type=None)
     summary = nonblank(op.get("summary"))
     description = nonblank(op.get("description"))
-    text = "\n\n".join(part for part in (summary, description if description != summary else None) if part)
     # What an agent reads first is plain text: the title, and the description's first block (a
     # summary, or a description written in HTML); an operation without a summary takes its
     # description's first sentence as its title.
-    title = (prose.one_line(summary) or None) if summary else prose.title_from(description)
-    text = prose.with_plain_first_block(text) if text else text
+    if summary:
+        title = prose.summary_line(summary) or None
+        rest = description if description != summary else None
+        text = "\n\n".join(part for part in (title, rest) if part) or None
+    else:
+        title = prose.title_from(description)
+        text = prose.with_plain_first_block(description) if description else None
     if op.get("deprecated") is True:
         text = ("Deprecated. " + text) if text else "Deprecated."
     operation_id = op.get("operationId") if isinstance(op.get("operationId"), str) else None

@@ -36,6 +36,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 # and a line break that markup makes hard (two trailing spaces).
 _MARKUP = re.compile(r"[<>&*_`\[\]\\!#|~]|^[ \t]*(?:[-+=]|\d+[.)])|^(?: {4}|\t)| {2,}$", re.MULTILINE)
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_HTML = re.compile(r"<[a-zA-Z/!]|&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
 
 
 class _Text(HTMLParser):
@@ -128,6 +129,18 @@ def plain(text: str | None) -> str:
 def one_line(text: str | None) -> str:
     """`text` as plain text on one line."""
     return " ".join(" ".join(paragraphs(text)).split())
+
+
+def summary_line(text: str | None) -> str:
+    """An operation's `summary` on one line. OpenAPI gives a summary no markup (only descriptions are
+    CommonMark), so `__init__` or `*` stay as written; HTML that some specs put there is still read."""
+    text = (text or "")[:MAX_CHARS]
+    if _HTML.search(text):
+        reader = _Text(quotes=True)
+        reader.feed(text)
+        reader.close()
+        text = " ".join(reader.text())
+    return " ".join(text.split())
 
 
 def clip(text: str, limit: int) -> str:
