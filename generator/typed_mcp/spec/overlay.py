@@ -23,7 +23,7 @@ from typing import Any
 import jsonpath
 
 from typed_mcp.errors import SpecError
-from typed_mcp.spec.load import LoadedSpec, parse
+from typed_mcp.spec.load import DEFAULT_MAX_BYTES, LoadedSpec, parse, read_file
 from typed_mcp.spec.normalize import HTTP_METHODS
 
 _VERSION = re.compile(r"^1\.0\.\d+$")
@@ -51,7 +51,7 @@ def read_overlay(path: Path) -> Overlay:
     where = str(path)
     if not path.is_file():
         raise SpecError("no such overlay file", source=where)
-    raw = path.read_bytes()
+    raw = read_file(path, DEFAULT_MAX_BYTES, where)
     data = parse(raw, origin=where, fmt="json" if path.suffix.lower() == ".json" else "yaml")
     version = data.get("overlay")
     if not isinstance(version, str) or not _VERSION.match(version):
