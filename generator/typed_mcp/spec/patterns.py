@@ -35,15 +35,22 @@ _CLASSES = {
 _DOT = "[^\\n\\r\\u2028\\u2029]"
 # Patterns longer than this once their repetitions are written out are dropped: a linear engine's
 # time per character grows with that size. At the limit, a pattern built to defeat the Rust engine's
-# DFA (`a[ab]{996}!`) costs it about 30 microseconds per character (a 1 MiB argument: 30 s, off
-# the event loop); every pattern of the corpus is below 300.
-MAX_SIZE = 1000
+# DFA (`a[ab]{252}!`, remembering which of the last 252 characters were `a`) costs it 3.5
+# microseconds per character: 3.6 s for a 1 MiB argument, off the event loop (at 1,000, 31 us: 33 s).
+# The largest pattern of the shared corpus is 129.
+MAX_SIZE = 256
 _MAX_GROUPS = 32  # nesting; beyond it a pattern is dropped rather than parsed recursively
 _BRACES = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
 
 
-class _Dropped(Exception):
+class _Dropped(ValueError):
     """A pattern without a common linear-time form; the message says why."""
+
+
+def linear_size(pattern: str) -> int:
+    """The size of `pattern`, written as the Rust engine reads it, with its repetitions written out
+    (compare with MAX_SIZE); a ValueError naming what ECMA-262's `u` mode cannot read in it."""
+    return _Size(pattern).total()
 
 
 def portable_pattern(pattern: str) -> str | None:
