@@ -46,7 +46,7 @@ from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOO
 from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models, schemas
 from ._runtime.arguments import ArgumentCheck
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, LIST_TOOLSETS, SEARCH_TOOLS, Discovery
-from ._runtime.hosting import WILDCARD_HOSTS, Hosting, Origins, loopback_only
+from ._runtime.hosting import BODY_SECONDS, HEADER_SECONDS, WILDCARD_HOSTS, Hosting, Origins, loopback_only
 from ._runtime.selection import Selection
 from ._runtime.stdio import CheckedLines
 from ._runtime.views import APP_MIME_TYPE, EXTENSION_ID, TableViews
@@ -493,9 +493,12 @@ def serve(
     stateless: bool = False,
     json_response: bool = False,
     hosting: Hosting | None = None,
+    header_seconds: float = HEADER_SECONDS,
+    body_seconds: float = BODY_SECONDS,
 ) -> None:
     """Serve MCP over stdio or streamable HTTP (with GET /health) until stopped. Over HTTP, Host and
-    Origin are always checked (DNS rebinding) and `hosting` says who is let in."""
+    Origin are always checked (DNS rebinding), `hosting` says who is let in, and a request's headers
+    and body must arrive within `header_seconds` and `body_seconds` (`_runtime/deadlines.py`)."""
     hosting = hosting or Hosting("none", Origins.build(host, [], [], None))
     if transport == "stdio":
         if isinstance(server, MCPServer):
@@ -519,8 +522,17 @@ def serve(
         return
     import uvicorn
 
+    from ._runtime.deadlines import with_deadlines
+
     app = http_app(server, hosting, stateless=stateless, json_response=json_response, host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_keep_alive=KEEP_ALIVE_SECONDS)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="info",
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        http=with_deadlines(header_seconds, body_seconds),
+    )
     anyio.run(uvicorn.Server(config).serve)
 
 
