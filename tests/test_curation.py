@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -423,6 +424,27 @@ def test_an_overlay_update_copied_to_every_selected_node_is_bounded(tmp_path: Pa
     overlay.write_text(json.dumps({"overlay": "1.0.0", "info": {"title": "t", "version": "1"}, "actions": [action]}))
     with pytest.raises(SpecError, match=f"would add more than {MAX_ALIAS_NODES} nodes"):
         apply_overlays(load(str(spec_file)), (overlay,))
+
+
+def test_an_overlay_target_that_multiplies_the_nodes_it_visits_stops_at_its_deadline(tmp_path: Path, monkeypatch):
+    """Descendant segments chained visit each node once per ancestor per segment: `$..*..*..*..*`
+    over a tree of 30,000 nodes and depth 9 is millions of visits, many minutes on the old code."""
+    from typed_mcp.spec import overlay as overlays
+    from typed_mcp.spec.load import load
+
+    def tree(depth: int) -> dict:
+        return {} if depth == 0 else {f"k{n}": tree(depth - 1) for n in range(3)}
+
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(spec(**{"x-tree": tree(9)})))
+    overlay = tmp_path / "slow.json"
+    action = {"target": "$..*..*..*..*[?@.nothing]", "remove": True}
+    overlay.write_text(json.dumps({"overlay": "1.0.0", "info": {"title": "t", "version": "1"}, "actions": [action]}))
+    monkeypatch.setattr(overlays, "SECONDS", 2.0, raising=False)
+    started = time.monotonic()
+    with pytest.raises(SpecError, match=r"slow.json: actions\[0\]: target .* took more than 2 s to evaluate"):
+        overlays.apply_overlays(load(str(spec_file)), (overlay,))
+    assert time.monotonic() - started < 30
 
 
 def test_check_regenerates_with_the_same_curation(curated: Path, tmp_path: Path):

@@ -14,14 +14,19 @@ Bounded: RFC 9535's `match()` and `search()` take an I-Regexp (RFC 9485), which 
 to Python's backtracking `re` (`search(@.description, '(a+)+$')` hung `generate`); here they run in
 pydantic-core's Rust engine, linear in the text, and a pattern it cannot read, or past the size
 `patterns.MAX_SIZE` allows, is an error naming the action. An action selects at most MAX_SELECTED
-nodes, and its update copies at most MAX_ALIAS_NODES nodes into the document in all.
+nodes, its update copies at most MAX_ALIAS_NODES nodes into the document in all, and its target is
+evaluated within SECONDS.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import re
+import signal
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -37,6 +42,9 @@ from typed_mcp.spec.patterns import MAX_SIZE, linear_size
 
 _VERSION = re.compile(r"^1\.0\.\d+$")
 MAX_SELECTED = 1_000_000  # nodes one action may select (`$..*` selects 260,000 of GitHub's spec)
+# Seconds one action's target may take to evaluate: python-jsonpath's descendant segment over all of
+# GitHub's spec took up to 66 s on two loaded cores (`$..[?search(@.description, 'repo')]`).
+SECONDS = 180.0
 
 
 class _RefusedPattern(Exception):
@@ -210,10 +218,13 @@ def _apply(document: Any, action: dict[str, Any], where: str) -> Any:
     target = action["target"]
     matches = []
     try:
-        for match in _ENV.finditer(target, document):
-            matches.append(match)
-            if len(matches) > MAX_SELECTED:
-                raise SpecError(f"target {target!r} selects more than {MAX_SELECTED} nodes", source=where)
+        with _deadline(SECONDS):
+            for match in _ENV.finditer(target, document):
+                matches.append(match)
+                if len(matches) > MAX_SELECTED:
+                    raise SpecError(f"target {target!r} selects more than {MAX_SELECTED} nodes", source=where)
+    except _Overtime:
+        raise SpecError(f"target {target!r} took more than {SECONDS:g} s to evaluate", source=where) from None
     except _RefusedPattern as exc:
         raise SpecError(f"target {target!r}: {exc}", source=where) from None
     except jsonpath.JSONPathError as exc:  # nesting past the library's recursion limit, a type error
@@ -253,6 +264,32 @@ def _apply(document: Any, action: dict[str, Any], where: str) -> Any:
                 source=where,
             )
     return document
+
+
+class _Overtime(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """`_Overtime` raised in the block once `seconds` have passed. JSONPath's descendant segments
+    chained (`$..*..*..*`, or one inside a filter) multiply the nodes visited by the depth or the size
+    of the document, and python-jsonpath offers no hook that counts them, so the evaluation, plain
+    Python, is stopped by a timer (SIGALRM: on the main thread, where the CLI runs it)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum: int, frame: Any) -> None:
+        raise _Overtime
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _merge(node: dict[str, Any], update: dict[str, Any]) -> None:
