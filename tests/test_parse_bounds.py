@@ -197,3 +197,23 @@ def test_what_real_specs_do_still_parses():
     assert parse(f'{{"x": {number}, "y": 0.{"0" * 5000}1}}'.encode(), origin="spec", fmt="json")["x"] == int(number)
     # Six levels of ten aliases (a million nodes) is at the limit, and allowed.
     assert parse((SPEC_HEAD + laughs(5)).encode(), origin="spec", fmt="yaml")["x-a5"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("x = " + "[" * 100_000 + "]" * 100_000 + "\n", "invalid TOML: nested too deeply"),
+        ("x = " + "9" * 5000 + "\n", "invalid TOML: Exceeds the limit (4300 digits)"),
+        ("# " + "x" * (1024 * 1024) + "\n", "larger than the 1048576 byte cap of a config"),
+    ],
+)
+def test_a_config_that_cannot_be_read_in_bounds_is_one_line(tmp_path: Path, text: str, expected: str):
+    from typed_mcp.errors import ConfigError
+    from typed_mcp.plan.curation import load_config
+
+    path = tmp_path / "typed-mcp.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path}: {expected}")
+    assert "\n" not in str(caught.value)
