@@ -160,3 +160,29 @@ async def test_one_clients_attack_does_not_delay_another_client_or_health(packag
         text = result.content[0].text
         assert result.is_error and says in text, text[:500]
         assert len(text) < 2000  # the error names the problem, never echoes the attack
+
+
+# Every string the discovery tools take, past its limit or of the wrong type: (tool, arguments, what
+# the error says). On the old code the long ones were read, looked up and echoed whole in the error
+# (a 5,000-digit cursor was past what Python's int() reads).
+OVER: list[tuple[str, dict[str, Any], str]] = [
+    ("search_tools", {"query": "", "toolset": "t" * 300}, "`toolset` is 300 characters, over the limit of 200"),
+    ("search_tools", {"query": "a", "toolset": ["untagged"]}, "`toolset` must be a string"),
+    ("list_toolsets", {"toolset": "t" * 300}, "`toolset` is 300 characters, over the limit of 200"),
+    ("list_toolsets", {"cursor": "9" * 5000}, "`cursor` is 5000 characters, over the limit of 20"),
+    ("describe_tool", {"name": "n" * 300}, "`name` is 300 characters, over the limit of 200"),
+    ("call_tool", {"name": "n" * 300, "arguments": {}}, "`name` is 300 characters, over the limit of 200"),
+]
+
+
+async def test_every_string_the_discovery_tools_take_is_bounded(package, upstream):
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    args = [sys.executable, "-m", "stall_api", "--transport", "streamable-http", "--port", str(port), "--discovery"]
+    args += ["--base-url", upstream.url]
+    with running(args, f"{base}/health", environment(package / "src")):
+        async with Client(streamable_http_client(f"{base}/mcp")) as client:
+            for tool, arguments, says in OVER:
+                result = await client.call_tool(tool, arguments)
+                text = result.content[0].text
+                assert result.is_error and says in text and len(text) < 200, (tool, text[:300])

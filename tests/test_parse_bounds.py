@@ -125,9 +125,10 @@ def test_an_alias_bomb_is_refused_by_check_and_init(tmp_path: Path, existing: Pa
     assert tree_digest(existing) == before
     repo = tmp_path / "repo"
     repo.mkdir()
-    run = run_bounded("init", str(spec), cwd=repo)  # without a package name, init reads the spec's title
+    (repo / spec.name).write_bytes(spec.read_bytes())  # init takes specs inside the repository only
+    run = run_bounded("init", spec.name, cwd=repo)  # without a package name, init reads the spec's title
     assert_refused(run, BOMB_LINE, ALIASES)
-    assert list(repo.iterdir()) == []
+    assert [path.name for path in repo.iterdir()] == [spec.name]
 
 
 def test_refs_copied_at_each_use_are_bounded_like_aliases(tmp_path: Path, existing: Path):
