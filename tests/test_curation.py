@@ -8,12 +8,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 
 from support import HttpServer, Reply, generate, import_server, run_cli, tree_digest
+from typed_mcp.errors import SpecError
 
 ITEM = {
     "type": "object",
@@ -354,6 +356,95 @@ def test_a_bad_overlay_is_one_line_naming_the_file(tmp_path: Path, text: str, ex
     assert proc.returncode == 1
     assert one_line_error(proc).startswith("error: " + expected.format(overlay=overlay)), proc.stderr
     assert not (tmp_path / "pkg").exists()
+
+
+def test_an_overlay_regex_runs_in_linear_time_and_means_what_i_regexp_means(tmp_path: Path):
+    """RFC 9535's match() and search() take I-Regexps (RFC 9485). On the old code python-jsonpath ran
+    them with Python's backtracking `re`: `(a+)+!` against a description of thirty-four `a` and a `?`
+    did not finish. Here `match` is anchored, `search` is not, and `^`/`$` are plain characters."""
+    document = spec()
+    document["paths"]["/items"]["get"]["description"] = "a" * 34 + "!"
+    document["paths"]["/items"]["post"]["description"] = "a" * 34 + "?"  # `re`: 24 took 2 s, each one more doubles
+    document["paths"]["/health"]["get"]["description"] = "costs $5"
+    document["paths"]["/report"]["get"]["description"] = "pay 5$ now"
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(document))
+    overlay = tmp_path / "fix.yaml"
+    overlay.write_text(
+        "overlay: 1.0.0\ninfo: {title: t, version: '1'}\nactions:\n"
+        "  - target: $.paths.*[?match(@.description, '(a+)+!')]\n    remove: true\n"  # the whole value
+        "  - target: $.paths.*[?search(@.description, '5$')]\n    remove: true\n"  # anywhere in it
+        "  - target: $.paths.*[?search(@.description, '[$]5')]\n    update: {x-mcp: {name: dollars}}\n"
+    )
+    out = tmp_path / "pkg"
+    args = [sys.executable, "-m", "typed_mcp", "generate", str(spec_file), "--out", str(out), "--overlay", str(overlay)]
+    try:  # generation itself takes about 15 s here
+        proc = subprocess.run([*args, "--no-verify"], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("generate did not finish within 120 s")
+    assert proc.returncode == 0, proc.stderr
+    tools = manifest(out)["tools"]
+    assert "GET /items" not in tools.values() and "POST /items" in tools.values()  # `?` is no `!`: kept
+    # `5$` is a `5` then a `$`, not a `5` at the end; `[$]5` a `$` then a `5`.
+    assert "GET /report" not in tools.values() and tools["dollars"] == "GET /health"
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("$.paths.*[?search(@.description, '\\\\d')]", "pattern '\\\\d': \\d is no I-Regexp escape"),
+        ("$.paths.*[?search(@.description, '(?i)a')]", "pattern '(?i)a': '(?' is no I-Regexp"),
+        ("$.paths.*[?match(@.description, 'a{1,999}')]", "more than 256 characters once its repetitions"),
+    ],
+)
+def test_an_overlay_regex_the_linear_engine_cannot_run_is_an_error_naming_the_action(
+    tmp_path: Path, target: str, expected: str
+):
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(spec()))
+    overlay = tmp_path / "fix.json"
+    actions = [{"target": target, "remove": True}]
+    overlay.write_text(json.dumps({"overlay": "1.0.0", "info": {"title": "t", "version": "1"}, "actions": actions}))
+    proc = run_cli("generate", str(spec_file), "--out", str(tmp_path / "pkg"), "--overlay", str(overlay))
+    assert proc.returncode == 1, proc.stderr
+    line = one_line_error(proc)
+    assert line.startswith(f"error: {overlay}: actions[0]: target ") and expected in line, line
+    assert not (tmp_path / "pkg").exists()
+
+
+def test_an_overlay_update_copied_to_every_selected_node_is_bounded(tmp_path: Path):
+    from typed_mcp.spec.load import MAX_ALIAS_NODES, load
+    from typed_mcp.spec.overlay import apply_overlays
+
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(spec()))
+    overlay = tmp_path / "big.json"
+    update = {"x-blob": list(range(MAX_ALIAS_NODES // 4))}  # copied into each of the spec's eight operations
+    action = {"target": "$.paths.*.*", "update": update}
+    overlay.write_text(json.dumps({"overlay": "1.0.0", "info": {"title": "t", "version": "1"}, "actions": [action]}))
+    with pytest.raises(SpecError, match=f"would add more than {MAX_ALIAS_NODES} nodes"):
+        apply_overlays(load(str(spec_file)), (overlay,))
+
+
+def test_an_overlay_target_that_multiplies_the_nodes_it_visits_stops_at_its_deadline(tmp_path: Path, monkeypatch):
+    """Descendant segments chained visit each node once per ancestor per segment: `$..*..*..*..*`
+    over a tree of 30,000 nodes and depth 9 is millions of visits, many minutes on the old code."""
+    from typed_mcp.spec import overlay as overlays
+    from typed_mcp.spec.load import load
+
+    def tree(depth: int) -> dict:
+        return {} if depth == 0 else {f"k{n}": tree(depth - 1) for n in range(3)}
+
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(spec(**{"x-tree": tree(9)})))
+    overlay = tmp_path / "slow.json"
+    action = {"target": "$..*..*..*..*[?@.nothing]", "remove": True}
+    overlay.write_text(json.dumps({"overlay": "1.0.0", "info": {"title": "t", "version": "1"}, "actions": [action]}))
+    monkeypatch.setattr(overlays, "SECONDS", 2.0, raising=False)
+    started = time.monotonic()
+    with pytest.raises(SpecError, match=r"slow.json: actions\[0\]: target .* took more than 2 s to evaluate"):
+        overlays.apply_overlays(load(str(spec_file)), (overlay,))
+    assert time.monotonic() - started < 30
 
 
 def test_check_regenerates_with_the_same_curation(curated: Path, tmp_path: Path):

@@ -175,8 +175,8 @@ def _read_json(path: Path, missing: str) -> dict[str, Any]:
         data = json.loads(_read_checked(path)[0])
     except FileNotFoundError:
         raise BundleError(f"{path}: {missing}") from None
-    except ValueError as exc:
-        raise BundleError(f"{path}: not JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the decoder goes
+        raise BundleError(f"{path}: not JSON ({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(data, dict):
         raise BundleError(f"{path}: not a JSON object")
     return data
@@ -189,8 +189,8 @@ def _pyproject(path: Path) -> dict[str, Any]:
         raise BundleError(f"{path}: not a package typed-mcp generated") from None
     except UnicodeDecodeError:
         raise BundleError(f"{path}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise BundleError(f"{path}: not TOML ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # TOMLDecodeError, an integer past Python's limit, nesting
+        raise BundleError(f"{path}: not TOML ({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(project, dict):
         raise BundleError(f"{path}: no [project] table")
     return project

@@ -33,7 +33,6 @@ from typed_mcp.plan.ir import ApiPlan
 from typed_mcp.plan.variants import COMPONENT_SCHEMA
 from typed_mcp.spec import repairs
 from typed_mcp.spec.normalize import Document
-from typed_mcp.spec.patterns import rust_refuses
 
 NAMING = "full-path"  # inline models named by their path (OrderItemsAddress), not Address1..Address267
 # Every object model derives from the runtime's OpenModel (open to extra fields, no redundant titles in its
@@ -111,11 +110,11 @@ def build_models(
     source, moved = _runtime_types(source)
     source, counted = _property_counts(source)
     moved += counted
-    source = _python_regex(source)
     source = source.replace(BASE_IMPORT, f"from ._runtime import {', '.join(sorted([BASE_CLASS, *moved]))}\n", 1)
     source = HEADER + _strip_codegen_header(source)
     # Parsed once: a big API's models take a good part of a second to parse.
     source, tree = literals.canonical_tree(source, ast.parse(source))
+    _linear_patterns(tree)
     models = Models(
         source=source,
         class_of={k: class_names[k] for k in plan.schemas},
@@ -467,6 +466,21 @@ def _with_base_import(source: str) -> str:
     return "".join(lines[:at]) + BASE_IMPORT + "".join(lines[at:])
 
 
+def _linear_patterns(tree: ast.Module) -> None:
+    """Every pattern of the models is checked by pydantic-core's Rust engine, in linear time: the spec's
+    patterns reach the code generator only in a form that engine reads (patterns.read_pattern), so a
+    model that asks for Python's backtracking `re` (a `regex_engine`, a compiled `re` pattern) is a
+    code generator outside the lock file deciding otherwise."""
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.keyword) and node.arg == "regex_engine") or (
+            isinstance(node, ast.Attribute) and node.attr == "compile" and getattr(node.value, "id", None) == "re"
+        ):
+            raise ToolchainError(
+                "internal error: a generated model checks a pattern with Python's re instead of pydantic's Rust "
+                "regex; install the versions of the lock file (constraints.txt)"
+            )
+
+
 def _not_applied(edit: str) -> ToolchainError:
     return ToolchainError(
         f"internal error: datamodel-code-generator's output changed form, so {edit} could not be put into the models; "
@@ -503,91 +517,6 @@ def _property_counts(source: str) -> tuple[str, list[str]]:
         name if name == alias else f"{name} as {alias}"
         for name, alias in (("CountedModel", counted), ("PropertyCount", count))
     ] if edits else []
-
-
-_PATTERN_ARGUMENT = re.compile(r"""\bpattern=(?P<literal>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
-PYTHON_RE = 'regex_engine="python-re",'
-
-
-def _python_regex(source: str) -> str:
-    """Each model that holds a pattern pydantic-core's Rust engine refuses (one past its size limit:
-    the server would not start) checks its patterns with Python's `re` (`regex_engine="python-re"`),
-    which reads them as the published ECMA-262 form means (patterns.portable_pattern). A RootModel's
-    root type (what a tool's answer is checked against, and published as, outside the model's
-    config) loses such a pattern, so the published schema stays no stricter than the server."""
-    literals = {m["literal"] for m in _PATTERN_ARGUMENT.finditer(source)}
-    if not any(rust_refuses(ast.literal_eval(literal)) for literal in literals):
-        return source
-    tree = ast.parse(source)
-    lines = source.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-
-    def at(line: int, column: int) -> int:  # ast's columns count UTF-8 bytes
-        return offsets[line - 1] + len(lines[line - 1].encode()[:column].decode())
-
-    edits: list[tuple[int, int, str]] = []
-    for node in tree.body:
-        if not isinstance(node, ast.ClassDef) or not any(_refused(n) for n in ast.walk(node)):
-            continue
-        config = next((c for c in node.body if _is_config(c)), None)
-        if config is None:
-            first = node.body[0]
-            before = node.body[1] if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) else first
-            text = f"    model_config = ConfigDict(\n        {PYTHON_RE}\n    )\n"
-            edits.append((offsets[before.lineno - 1], offsets[before.lineno - 1], text))
-        elif "regex_engine" not in ast.unparse(config):
-            call = config.value
-            start = at(call.lineno, call.col_offset) + len("ConfigDict(")
-            edits.append((start, start, f"\n        {PYTHON_RE}"))
-        for base in node.bases:  # RootModel[<root type>]: its refused patterns dropped
-            if isinstance(base, ast.Subscript) and any(_refused(n) for n in ast.walk(base.slice)):
-                root = _Unrefused().visit(base.slice)
-                start = at(base.slice.lineno, base.slice.col_offset)
-                end = at(base.slice.end_lineno, base.slice.end_col_offset)
-                edits.append((start, end, ast.unparse(root)))
-    for start, end, text in sorted(edits, reverse=True):
-        source = source[:start] + text + source[end:]
-    return _with_pydantic_name(source, "ConfigDict")
-
-
-def _refused(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.keyword)
-        and node.arg == "pattern"
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-        and rust_refuses(node.value.value)
-    )
-
-
-def _is_config(node: ast.stmt) -> bool:
-    return (
-        isinstance(node, ast.Assign)
-        and [getattr(t, "id", None) for t in node.targets] == ["model_config"]
-        and isinstance(node.value, ast.Call)
-        and getattr(node.value.func, "id", None) == "ConfigDict"
-    )
-
-
-class _Unrefused(ast.NodeTransformer):
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        node.keywords = [k for k in node.keywords if not _refused(k)]
-        return node
-
-
-def _with_pydantic_name(source: str, name: str) -> str:
-    """`source` with `name` imported from pydantic (the code generator's one `from pydantic import`)."""
-    found = re.search(r"^from pydantic import (?P<names>\([^)]*\)|[^\n(]*)$", source, re.MULTILINE)
-    if found is None:
-        return source.replace(BASE_IMPORT, f"from pydantic import {name}\n{BASE_IMPORT}", 1)
-    imported = {n.strip() for n in found["names"].strip("()").split(",") if n.strip()}
-    if name in imported:
-        return source
-    text = f"from pydantic import {', '.join(sorted(imported | {name}))}"
-    return source[: found.start()] + text + source[found.end() :]
 
 
 def _free_name(source: str, name: str) -> str:

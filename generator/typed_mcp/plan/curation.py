@@ -161,15 +161,25 @@ class LoadedConfig(BaseModel):
         return tuple(self.path.parent / overlay for overlay in self.config.overlays)
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a config is a page of TOML; a bigger file is no config
+
+
 def load_config(path: Path) -> LoadedConfig:
     """Read and check a config file; a problem is one ConfigError naming the file and the key."""
     if not path.is_file():
         raise ConfigError(path, "", "no such config file")
-    raw = path.read_bytes()
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(path, "", f"larger than the {MAX_CONFIG_BYTES} byte cap of a config")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(path, "", f"invalid TOML: {' '.join(str(exc).split())}") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise ConfigError(path, "", "invalid TOML: nested too deeply") from None
+    except ValueError as exc:  # an integer past Python's 4,300 digits
+        raise ConfigError(path, "", f"invalid TOML: {str(exc).split(';')[0]}") from None
     prefix = ""
     if path.name == "pyproject.toml":
         table = data.get("tool", {}).get("typed-mcp") if isinstance(data.get("tool"), dict) else None

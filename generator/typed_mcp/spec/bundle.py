@@ -24,7 +24,17 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from typed_mcp import names, pointer
 from typed_mcp.errors import SpecError
-from typed_mcp.spec.load import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, fetch, parse, redact_url, shown
+from typed_mcp.spec.load import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_TIMEOUT,
+    MAX_ALIAS_NODES,
+    fetch,
+    parse,
+    read_file,
+    redact_url,
+    shown,
+    size,
+)
 
 _SCHEMA_KEYS = {"schema", "items", "additionalProperties", "not", "additionalItems", "contains", "propertyNames"}
 _SCHEMA_LIST_KEYS = {"allOf", "anyOf", "oneOf", "prefixItems"}
@@ -69,6 +79,8 @@ class Bundler:
         self._placed: dict[tuple[str, str], str] = {}  # (file, pointer) -> local $ref
         self._taken: dict[str, set[str]] = {}
         self._inlining: set[tuple[str, str]] = set()  # copied in place right now: a cycle is placed instead
+        self._copied = 0  # nodes copied in place so far (see _copy_in_place)
+        self._located: dict[tuple[str, Path | str], tuple[str, Path | str]] = {}
 
     def bundle(self) -> dict[str, Any]:
         self._files[_ROOT] = self.document
@@ -135,6 +147,15 @@ class Bundler:
         content = copy.deepcopy(_resolve(self._load(target_file), where, target_file))
         if not isinstance(content, dict):
             return False
+        # Each use is a copy, so ten files of ten refs each would copy a billion nodes: bounded as
+        # YAML aliases are (they are the same thing across files).
+        self._copied += size(content)
+        if self._copied > MAX_ALIAS_NODES:
+            raise SpecError(
+                f"$ref {ref!r}: references copied in place (path items, operations, extensions) add more than "
+                f"{MAX_ALIAS_NODES} nodes to the document",
+                source=self.origin if file == _ROOT else shown(file),
+            )
         self._inlining.add(key)
         try:
             self._rewrite(content, target_file, target_folder, kind)
@@ -163,7 +184,10 @@ class Bundler:
         where = "#" + fragment
         if not target:  # a local ref inside an external file points into that file
             return file, folder, where
-        target_file, target_folder = self._locate(target, folder, ref)
+        located = self._located.get((target, folder))
+        if located is None:  # resolving a path costs a syscall per part: once per file and folder
+            located = self._located[target, folder] = self._locate(target, folder, ref)
+        target_file, target_folder = located
         if target_file == self.root_file:
             return _ROOT, self.base, where
         return target_file, target_folder, where
@@ -258,7 +282,7 @@ class Bundler:
                 )
                 fmt = "yaml" if "yaml" in content_type or file.endswith((".yaml", ".yml")) else "json"
             else:
-                raw = Path(file).read_bytes()
+                raw = read_file(Path(file), DEFAULT_MAX_BYTES, shown(file))
                 fmt = "yaml" if file.endswith((".yaml", ".yml")) else "json"
             self._files[file] = parse(raw, origin=shown(file), fmt=fmt)
         return self._files[file]

@@ -95,14 +95,22 @@ def load(
         document = parse(raw, origin=origin, fmt=fmt)
         return LoadedSpec(document, raw, origin, source, None, fmt)
     path = Path(source)
-    if not path.is_file():
-        raise SpecError("no such file", source=source)
-    raw = path.read_bytes()
-    if len(raw) > max_bytes:
-        raise SpecError(f"file is larger than the {max_bytes} byte cap", source=source)
+    raw = read_file(path, max_bytes, source)
     fmt = _guess_format(path.name, "", raw)
     document = parse(raw, origin=source, fmt=fmt)
     return LoadedSpec(document, raw, source, None, path.resolve().parent, fmt)
+
+
+def read_file(path: Path, max_bytes: int, source: str) -> bytes:
+    """A file's bytes, reading no further than the cap (a huge file, or one that grows, costs no
+    more than the cap's worth of memory)."""
+    if not path.is_file():
+        raise SpecError("no such file", source=source)
+    with path.open("rb") as handle:
+        raw = handle.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise SpecError(f"file is larger than the {max_bytes} byte cap", source=source)
+    return raw
 
 
 MAX_REDIRECTS = 5
@@ -287,16 +295,22 @@ def parse(raw: bytes, *, origin: str, fmt: str) -> dict[str, Any]:
         raise SpecError(f"not UTF-8 text (byte {exc.start})", source=origin) from None
     if fmt == "json":
         try:
-            document = json.loads(text, parse_constant=_not_json, parse_float=_finite)
+            document = json.loads(text, parse_constant=_not_json, parse_float=_finite, parse_int=_integer)
         except json.JSONDecodeError as exc:
             raise SpecError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=origin) from None
         except _NotFinite as exc:
             raise SpecError(f"invalid JSON: {exc} is not a JSON number", source=origin) from None
+        except _TooLong as exc:
+            raise SpecError(f"invalid JSON: {exc}", source=origin) from None
+        except RecursionError:  # the decoder's own recursion, long before MAX_DEPTH's walk could count
+            raise SpecError(f"invalid JSON: nested more than {MAX_DEPTH} levels deep", source=origin) from None
+        if _depth(document) > MAX_DEPTH:
+            raise SpecError(f"invalid JSON: nested more than {MAX_DEPTH} levels deep", source=origin)
         if _SURROGATE_ESCAPE.search(text):
             document = _without_lone_surrogates(document)
     else:
         try:
-            document = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+            document = _load_yaml(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
@@ -309,6 +323,87 @@ def parse(raw: bytes, *, origin: str, fmt: str) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise SpecError(f"the document is a {type(document).__name__}, not an object", source=origin)
     return document
+
+
+# Parsing is bounded before anything walks the document, whatever its bytes say: the byte cap counts
+# text, and a few hundred bytes of YAML aliases (`&a [*b, *b, ...]`, nine levels of ten) stand for a
+# billion nodes; every stage after this one walks the document recursively.
+MAX_DEPTH = 200  # nesting levels (real specs reach 30; the stages below recurse about twice per level)
+MAX_ALIAS_NODES = 1_000_000  # nodes YAML aliases may add, about twice GitHub's whole spec (475,000)
+MAX_DIGITS = 4300  # an integer's digits: Python's own int() limit (sys.int_info.default_max_str_digits)
+
+
+def size(value: Any) -> int:
+    """How many values `value` holds, itself included, counted level by level (no recursion)."""
+    count, level = 1, [value]
+    while level:
+        level = [c for v in level if isinstance(v, (dict, list)) for c in (v.values() if isinstance(v, dict) else v)]
+        count += len(level)
+    return count
+
+
+def _load_yaml(text: str) -> Any:
+    """The YAML document, its node graph checked (`_yaml_bounds`) before any Python value is built."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _yaml_bounds(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _yaml_bounds(root: yaml.Node) -> None:
+    """Refuse a node graph nested past MAX_DEPTH, holding a cycle (`&a [*a]`), or whose aliases add
+    more than MAX_ALIAS_NODES nodes once expanded. An alias is the node it names, reached again: it
+    adds that node's whole expansion, so the sum over every second reach is exactly what the
+    aliases add, counted as the graph is walked once (never expanded), and the walk stops there.
+    Errors are YAML errors at the line of the collection that holds the alias."""
+    done: dict[int, tuple[int, int]] = {}  # collection node -> (expanded size, height)
+    open_: set[int] = set()  # the collections on the path being walked
+    added = 0
+    stack: list[tuple[yaml.Node, yaml.Node | None, bool]] = [(root, None, False)]
+    while stack:
+        node, parent, finished = stack.pop()
+        if isinstance(node, yaml.ScalarNode):
+            continue
+        key = id(node)
+        children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else node.value
+        if finished:
+            open_.discard(key)
+            sizes = [done[id(c)] if id(c) in done else (1, 1) for c in children]
+            height = 1 + max((h for _, h in sizes), default=0)
+            if height > MAX_DEPTH:
+                raise _bound_error(f"nested more than {MAX_DEPTH} levels deep", node)
+            done[key] = (1 + sum(size for size, _ in sizes), height)
+            continue
+        if key in open_:
+            raise _bound_error("an alias refers to a collection that holds it (a cycle)", parent or node)
+        if key in done:
+            added += done[key][0]
+            if added > MAX_ALIAS_NODES:
+                raise _bound_error(f"aliases expand the document by more than {MAX_ALIAS_NODES} nodes", parent or node)
+            continue
+        open_.add(key)
+        stack.append((node, parent, True))
+        stack.extend((child, node, False) for child in reversed(children))  # in document order
+
+
+def _bound_error(problem: str, node: yaml.Node) -> yaml.YAMLError:
+    return yaml.MarkedYAMLError(problem=problem, problem_mark=node.start_mark)
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests, counted up to MAX_DEPTH + 1, level by level (no recursion: it may
+    nest as deep as the decoder allowed)."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    depth = 0
+    while level and depth <= MAX_DEPTH:
+        depth += 1
+        level = [c for v in level for c in (v.values() if isinstance(v, dict) else v) if isinstance(c, (dict, list))]
+    return depth
 
 
 def _string_keys(value: Any) -> Any:
@@ -325,6 +420,30 @@ def _string_keys(value: Any) -> Any:
 
 class _NotFinite(ValueError):
     """NaN or an infinity: JSON has no such number, and no schema keyword can use one."""
+
+
+class _TooLong(ValueError):
+    """An integer of more digits than Python reads (MAX_DIGITS)."""
+
+
+def _integer(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise _TooLong(f"an integer of {digits} digits (more than {MAX_DIGITS}) is not a number this tool reads")
+    return int(text)
+
+
+def _yaml_integer(loader: yaml.constructor.SafeConstructor, node: yaml.ScalarNode) -> int:
+    digits = sum(c.isalnum() for c in str(node.value))  # 0x1f, 1_000: the digits and base letters
+    if digits > MAX_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            problem=f"an integer of {digits} digits (more than {MAX_DIGITS}) is not a number this tool reads",
+            problem_mark=node.start_mark,
+        )
+    return loader.construct_yaml_int(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _yaml_integer)
 
 
 def _not_json(constant: str) -> Any:

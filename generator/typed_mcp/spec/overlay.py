@@ -9,25 +9,135 @@ the one before; overlays given several times run in the order given.
 Stricter than the Overlay specification in one way: a target that selects nothing is an error
 naming the overlay and the action, because after the live spec changed such an action would
 otherwise silently stop applying, and the curation with it.
+
+Bounded: RFC 9535's `match()` and `search()` take an I-Regexp (RFC 9485), which python-jsonpath hands
+to Python's backtracking `re` (`search(@.description, '(a+)+$')` hung `generate`); here they run in
+pydantic-core's Rust engine, linear in the text, and a pattern it cannot read, or past the size
+`patterns.MAX_SIZE` allows, is an error naming the action. An action selects at most MAX_SELECTED
+nodes, its update copies at most MAX_ALIAS_NODES nodes into the document in all, and its target is
+evaluated within SECONDS.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import re
+import signal
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import jsonpath
+from jsonpath.function_extensions import ExpressionType, FilterFunction
+from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 from typed_mcp.errors import SpecError
-from typed_mcp.spec.load import LoadedSpec, parse
+from typed_mcp.spec.load import DEFAULT_MAX_BYTES, MAX_ALIAS_NODES, LoadedSpec, parse, read_file, size
 from typed_mcp.spec.normalize import HTTP_METHODS
+from typed_mcp.spec.patterns import MAX_SIZE, linear_size
 
 _VERSION = re.compile(r"^1\.0\.\d+$")
-_ENV = jsonpath.JSONPathEnvironment(strict=True)  # RFC 9535 JSONPath, without the library's extensions
+MAX_SELECTED = 1_000_000  # nodes one action may select (`$..*` selects 260,000 of GitHub's spec)
+# Seconds one action's target may take to evaluate: python-jsonpath's descendant segment over all of
+# GitHub's spec took up to 66 s on two loaded cores (`$..[?search(@.description, 'repo')]`).
+SECONDS = 180.0
+
+
+class _RefusedPattern(Exception):
+    """A `match()` or `search()` pattern the linear engine cannot run; the message says which and why."""
+
+
+class _IRegexp(FilterFunction):
+    """RFC 9535's `match()` (`anchored`: the whole value) or `search()` (anywhere in it), the I-Regexp
+    written as Rust's engine reads it (`iregexp`) and run there."""
+
+    arg_types = [ExpressionType.VALUE, ExpressionType.VALUE]
+    return_type = ExpressionType.LOGICAL
+
+    def __init__(self, anchored: bool) -> None:
+        self.anchored = anchored
+        self.engines: dict[str, SchemaValidator] = {}
+
+    def __call__(self, value: object, pattern: object) -> bool:
+        if not isinstance(pattern, str):
+            return False
+        engine = self.engines.get(pattern)
+        if engine is None:  # before the value is looked at: a bad pattern is an error on any node
+            engine = self.engines[pattern] = _engine(pattern, self.anchored)
+        return isinstance(value, str) and engine.isinstance_python(value)
+
+
+def _engine(pattern: str, anchored: bool) -> SchemaValidator:
+    try:
+        translated = iregexp(pattern)
+        if linear_size(translated) > MAX_SIZE:
+            raise ValueError(f"more than {MAX_SIZE} characters once its repetitions are written out")
+        if anchored:
+            translated = f"^(?:{translated})$"
+        return SchemaValidator(core_schema.str_schema(pattern=translated, regex_engine="rust-regex"))
+    except ValueError as exc:
+        raise _RefusedPattern(f"pattern {pattern!r}: {exc}") from None
+    except SchemaError:
+        raise _RefusedPattern(f"pattern {pattern!r}: not an I-Regexp the linear engine reads") from None
+
+
+# I-Regexp's escapes of one character (RFC 9485 section 5.3); `\p{...}` and `\P{...}` are read apart.
+_SINGLE_ESCAPES = set("()*+-.?[\\]^{|}nrt")
+
+
+def iregexp(pattern: str) -> str:
+    """An I-Regexp (RFC 9485) as Rust's engine means it: `.` is any character but CR and LF, `^` and `$`
+    are plain characters, groups capture nothing; a ValueError naming what is no I-Regexp."""
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            escaped = pattern[i + 1 : i + 2]
+            if escaped in ("p", "P") and pattern.startswith("{", i + 2) and "}" in pattern[i:]:
+                end = pattern.index("}", i) + 1
+            elif escaped and escaped in _SINGLE_ESCAPES:
+                end = i + 2
+            else:
+                raise ValueError(f"\\{escaped} is no I-Regexp escape")
+            out.append(pattern[i:end])
+            i = end
+            continue
+        if in_class:
+            if char == "[":
+                raise ValueError("'[' inside a class is no I-Regexp")
+            in_class = char != "]"
+            out.append(char)
+        elif char == "[":
+            in_class = True
+            out.append(char)
+        elif char == ".":
+            out.append("[^\\n\\r]")
+        elif char in "^$":
+            out.append("\\" + char)
+        elif char == "(" and pattern.startswith("?", i + 1):
+            raise ValueError("'(?' is no I-Regexp")
+        else:
+            out.append(char)
+        i += 1
+    return "".join(out)
+
+
+class _Environment(jsonpath.JSONPathEnvironment):
+    """RFC 9535 JSONPath without the library's extensions, its regex functions run in linear time."""
+
+    def setup_function_extensions(self) -> None:
+        super().setup_function_extensions()
+        self.function_extensions["match"] = _IRegexp(anchored=True)
+        self.function_extensions["search"] = _IRegexp(anchored=False)
+
+
+_ENV = _Environment(strict=True)
 
 
 @dataclass(frozen=True)
@@ -51,7 +161,7 @@ def read_overlay(path: Path) -> Overlay:
     where = str(path)
     if not path.is_file():
         raise SpecError("no such overlay file", source=where)
-    raw = path.read_bytes()
+    raw = read_file(path, DEFAULT_MAX_BYTES, where)
     data = parse(raw, origin=where, fmt="json" if path.suffix.lower() == ".json" else "yaml")
     version = data.get("overlay")
     if not isinstance(version, str) or not _VERSION.match(version):
@@ -106,7 +216,19 @@ def apply_overlays(spec: LoadedSpec, paths: tuple[Path, ...]) -> tuple[LoadedSpe
 
 def _apply(document: Any, action: dict[str, Any], where: str) -> Any:
     target = action["target"]
-    matches = list(_ENV.finditer(target, document))
+    matches = []
+    try:
+        with _deadline(SECONDS):
+            for match in _ENV.finditer(target, document):
+                matches.append(match)
+                if len(matches) > MAX_SELECTED:
+                    raise SpecError(f"target {target!r} selects more than {MAX_SELECTED} nodes", source=where)
+    except _Overtime:
+        raise SpecError(f"target {target!r} took more than {SECONDS:g} s to evaluate", source=where) from None
+    except _RefusedPattern as exc:
+        raise SpecError(f"target {target!r}: {exc}", source=where) from None
+    except jsonpath.JSONPathError as exc:  # nesting past the library's recursion limit, a type error
+        raise SpecError(f"target {target!r}: {_one_line(exc)}", source=where) from None
     if not matches:
         raise SpecError(f"target {target!r} selects nothing in the spec", source=where)
     if action.get("remove") is True:
@@ -122,6 +244,12 @@ def _apply(document: Any, action: dict[str, Any], where: str) -> Any:
                 del parent[key]
         return document
     update = action["update"]
+    if len(matches) * size(update) > MAX_ALIAS_NODES:  # each selected node gets a copy
+        raise SpecError(
+            f"target {target!r} selects {len(matches)} nodes: its update would add more than {MAX_ALIAS_NODES} "
+            "nodes to the document",
+            source=where,
+        )
     for match in matches:
         node = match.obj
         if isinstance(node, dict):
@@ -136,6 +264,32 @@ def _apply(document: Any, action: dict[str, Any], where: str) -> Any:
                 source=where,
             )
     return document
+
+
+class _Overtime(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """`_Overtime` raised in the block once `seconds` have passed. JSONPath's descendant segments
+    chained (`$..*..*..*`, or one inside a filter) multiply the nodes visited by the depth or the size
+    of the document, and python-jsonpath offers no hook that counts them, so the evaluation, plain
+    Python, is stopped by a timer (SIGALRM: on the main thread, where the CLI runs it)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum: int, frame: Any) -> None:
+        raise _Overtime
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _merge(node: dict[str, Any], update: dict[str, Any]) -> None:

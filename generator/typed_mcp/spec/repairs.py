@@ -20,7 +20,8 @@ turn into models that refuse valid data or cannot validate at all.
 5. `allOf: [X, {nullable: true}]`, written as `anyOf: [X], nullable`.
 6. Discriminators whose branches do not already pin the property (the code generator would make
    the branch models require it, also where they are used alone).
-7. Patterns that one engine reads otherwise or refuses (`patterns.portable_pattern`).
+7. Patterns (and the names of `patternProperties`) written in the form every engine reads alike
+   (`patterns.portable_pattern`; normalize's shapes dropped those without one).
 8. `minProperties` / `maxProperties` on an object with declared properties, which the code
    generator drops (see PROPERTY_COUNT).
 9. `required` beside a `oneOf`/`anyOf` that declares no properties of its own, which the code
@@ -77,7 +78,7 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
     out = {
         key: value
         if key in _DATA
-        else _walk_map(value, resolve, depth)
+        else _walk_map(value, resolve, depth, key == "patternProperties")
         if key in _MAPS
         else _walk(value, resolve, depth + 1)
         for key, value in node.items()
@@ -118,10 +119,14 @@ def _walk(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
 _MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
-def _walk_map(node: Any, resolve: Callable[[str], Any], depth: int) -> Any:
+def _walk_map(node: Any, resolve: Callable[[str], Any], depth: int, patterns: bool = False) -> Any:
+    """A map of schemas; `patterns`: its names are patterns (`patternProperties`), written in their common form."""
     if not isinstance(node, dict):
         return _walk(node, resolve, depth + 1)
-    return {name: _walk(schema, resolve, depth + 1) for name, schema in node.items()}
+    return {
+        (portable_pattern(name) or name) if patterns else name: _walk(schema, resolve, depth + 1)
+        for name, schema in node.items()
+    }
 
 
 def _require_in_branches(schema: dict[str, Any], resolve: Callable[[str], Any], depth: int) -> None:

@@ -7,7 +7,8 @@ Swagger 2.0 habit of some big specs) means every item matches one of them, so it
 tuple; the specs that write it mean a list of items, and a tuple would leave every item after the
 first untyped. A single schema where a list belongs (`allOf: {...}`) becomes a list of it.
 Everything else that is malformed is dropped: the keyword (a `required` that is not a list, an
-`enum` that is not one, a `$ref` that points at nothing), or the whole schema when it is not one
+`enum` that is not one, a `$ref` that points at nothing, a `pattern` without a form every engine
+reads alike in linear time: `patterns.py`), or the whole schema when it is not one
 (`schema: "string"`), which then admits any value. A schema only ever gets more open, never stricter
 than its spec, and each change is a note (`pointer: what was done`) that `typed-mcp.json` records
 and `--strict` refuses.
@@ -18,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from typed_mcp import pointer
+from typed_mcp.spec.patterns import read_pattern
 
 _TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
 _SUBSCHEMA = ("not", "additionalProperties", "additionalItems", "contains", "propertyNames", "if", "then", "else")
@@ -164,9 +166,25 @@ class _Shapes:
         for word in _STRINGS:
             if word in node:
                 self._expect(node, word, str, at)
+        self._patterns(node, at)
         for word in _BOOLEANS:
             if word in node:
                 self._expect(node, word, bool, at)
+
+    def _patterns(self, node: dict[str, Any], at: str) -> None:
+        """A pattern is kept only in a form every engine reads alike, in linear time (`patterns.py`).
+        The keys of `patternProperties` are patterns too: one without such a form drops them all, and
+        `additionalProperties` with them, which would otherwise refuse the names they admitted."""
+        why = read_pattern(node["pattern"])[1] if isinstance(node.get("pattern"), str) else ""
+        if why:
+            self._drop(node, "pattern", at, why)
+        keys = node.get("patternProperties")
+        reasons = [read_pattern(name)[1] for name in keys] if isinstance(keys, dict) else []
+        why = next((reason for reason in reasons if reason), "")
+        if why:
+            self._drop(node, "patternProperties", at, f"a pattern of its names is {why}")
+            if "additionalProperties" in node:
+                self._drop(node, "additionalProperties", at, "it would refuse the names those patterns admitted")
 
     def _drop(self, node: dict[str, Any], word: str, at: str, why: str) -> None:
         del node[word]

@@ -32,7 +32,14 @@ CALL_TOOL = "call_tool"
 TOOL_META = "typed-mcp/tool"  # in call_tool's results: the tool that was called
 MAX_LIMIT = 50
 LIST_BYTES = 3800  # a list_toolsets answer (its JSON text, and so its structuredContent) stays under 4 KB
+# What a request says in a few words, a tool's or toolset's name and a page cursor are short; longer
+# text is refused before anything reads it (a 12 KB query kept the value-recognising regexes busy for
+# 40 s; a cursor is a page number, and Python refuses to read numbers past 4,300 digits).
+MAX_QUERY_CHARS = 500
+MAX_NAME_CHARS = 200
+MAX_CURSOR_CHARS = 20
 
+_NAME = {"type": "string", "maxLength": MAX_NAME_CHARS, "description": f"a tool name from {SEARCH_TOOLS}"}
 _READ = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 DISCOVERY_TOOLS: list[dict[str, Any]] = [
     {
@@ -48,9 +55,17 @@ DISCOVERY_TOOLS: list[dict[str, Any]] = [
         "inputSchema": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "what you want to do, e.g. 'list open pull requests'"},
+                "query": {
+                    "type": "string",
+                    "maxLength": MAX_QUERY_CHARS,
+                    "description": "what you want to do, e.g. 'list open pull requests'",
+                },
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10},
-                "toolset": {"type": "string", "description": "search only this toolset (and those under it)"},
+                "toolset": {
+                    "type": "string",
+                    "maxLength": MAX_NAME_CHARS,
+                    "description": "search only this toolset (and those under it)",
+                },
             },
             "required": ["query"],
         },
@@ -88,8 +103,16 @@ DISCOVERY_TOOLS: list[dict[str, Any]] = [
         "inputSchema": {
             "type": "object",
             "properties": {
-                "toolset": {"type": "string", "description": "list the toolsets under this one"},
-                "cursor": {"type": "string", "description": "next_cursor of the previous page"},
+                "toolset": {
+                    "type": "string",
+                    "maxLength": MAX_NAME_CHARS,
+                    "description": "list the toolsets under this one",
+                },
+                "cursor": {
+                    "type": "string",
+                    "maxLength": MAX_CURSOR_CHARS,
+                    "description": "next_cursor of the previous page",
+                },
             },
         },
         "outputSchema": {
@@ -123,7 +146,7 @@ DISCOVERY_TOOLS: list[dict[str, Any]] = [
         ),
         "inputSchema": {
             "type": "object",
-            "properties": {"name": {"type": "string", "description": f"a tool name from {SEARCH_TOOLS}"}},
+            "properties": {"name": _NAME},
             "required": ["name"],
         },
         "outputSchema": {
@@ -143,7 +166,7 @@ DISCOVERY_TOOLS: list[dict[str, Any]] = [
         "inputSchema": {
             "type": "object",
             "properties": {
-                "name": {"type": "string", "description": f"a tool name from {SEARCH_TOOLS}"},
+                "name": _NAME,
                 "arguments": {"type": "object", "description": "the tool's arguments", "default": {}},
             },
             "required": ["name"],
@@ -182,11 +205,12 @@ class Discovery:
 
     def search_tools(self, arguments: Mapping[str, Any]) -> CallToolResult:
         query, limit, toolset = arguments.get("query"), arguments.get("limit", 10), arguments.get("toolset")
-        if not isinstance(query, str):
-            return error(f"{SEARCH_TOOLS}: `query` must be a string")
+        refused = _text(SEARCH_TOOLS, "query", query, MAX_QUERY_CHARS, "what you want to do")
+        if refused:
+            return refused
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             return error(f"{SEARCH_TOOLS}: `limit` must be an integer from 1 to {MAX_LIMIT}")
-        if toolset is not None and toolset not in self.members:
+        if toolset is not None and (not isinstance(toolset, str) or toolset not in self.members):
             return self._unknown(SEARCH_TOOLS, toolset)
         within = None if toolset is None else self.members[toolset]
         return structured({"tools": self.index.search(query, limit, within)})
@@ -194,10 +218,14 @@ class Discovery:
     def list_toolsets(self, arguments: Mapping[str, Any]) -> CallToolResult:
         """The top toolsets (or those under `toolset`, or that one when none is), a page at a time."""
         toolset, cursor = arguments.get("toolset"), arguments.get("cursor")
-        if toolset is not None and toolset not in self.members:
+        if toolset is not None and (not isinstance(toolset, str) or toolset not in self.members):
             return self._unknown(LIST_TOOLSETS, toolset)
-        if cursor is not None and not (isinstance(cursor, str) and cursor.isdigit()):
-            return error(f"{LIST_TOOLSETS}: `cursor` must be the next_cursor of a previous page")
+        page_of = "the next_cursor of a previous page"
+        refused = None if cursor is None else _text(LIST_TOOLSETS, "cursor", cursor, MAX_CURSOR_CHARS, page_of)
+        if refused:
+            return refused
+        if cursor is not None and not cursor.isdigit():
+            return error(f"{LIST_TOOLSETS}: `cursor` must be {page_of}")
         if toolset is None:
             names = [name for name in self.toolsets if "." not in name]
         else:
@@ -226,8 +254,9 @@ class Discovery:
         return structured(found)
 
     def _unknown(self, caller: str, toolset: Any) -> CallToolResult:
-        if not isinstance(toolset, str):
-            return error(f"{caller}: `toolset` must be a string (a toolset from {LIST_TOOLSETS})")
+        refused = _text(caller, "toolset", toolset, MAX_NAME_CHARS, f"a toolset from {LIST_TOOLSETS}")
+        if refused:
+            return refused
         return error(f"{caller}: unknown toolset {toolset!r}: {LIST_TOOLSETS} names this server's toolsets")
 
     def describe_tool(self, arguments: Mapping[str, Any], refusal: Refusal) -> CallToolResult:
@@ -253,12 +282,23 @@ class Discovery:
         return result.model_copy(update={"meta": {**(result.meta or {}), TOOL_META: found["name"]}})
 
     def _tool(self, name: Any, refusal: Refusal, caller: str) -> Mapping[str, Any] | CallToolResult:
-        if not isinstance(name, str):
-            return error(f"{caller}: `name` must be a string (a tool name from {SEARCH_TOOLS})")
+        refused = _text(caller, "name", name, MAX_NAME_CHARS, f"a tool name from {SEARCH_TOOLS}")
+        if refused:
+            return refused
         tool = self.by_name.get(name)
         if tool is not None:
             return tool
         return refusal(name) or error(f"{caller}: unknown tool {name!r}: {SEARCH_TOOLS} finds this server's tools")
+
+
+def _text(caller: str, field: str, value: Any, limit: int, what: str) -> CallToolResult | None:
+    """The error for an argument `field` that is not a string of at most `limit` characters; None for one
+    that is (checked before anything reads it)."""
+    if not isinstance(value, str):
+        return error(f"{caller}: `{field}` must be a string ({what})")
+    if len(value) > limit:
+        return error(f"{caller}: `{field}` is {len(value)} characters, over the limit of {limit}")
+    return None
 
 
 def structured(value: dict[str, Any]) -> CallToolResult:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import math
 import os
 import re
 from collections.abc import Iterable
@@ -50,6 +51,27 @@ def env_list(value: str | None, env: str) -> list[str]:
     """A comma-separated option, else the comma-separated environment variable."""
     raw = value if value is not None else os.environ.get(env, "")
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+# Seconds a request's headers (from its first byte) and its body (from its headers) may take to
+# arrive over streamable HTTP (`deadlines.py`); `--header-timeout`, `--body-timeout`.
+HEADER_SECONDS = 10.0
+BODY_SECONDS = 30.0
+
+
+def deadline(value: float | None, variable: str, default: float) -> float:
+    """A deadline from its option, else its environment variable, else `default`; a ValueError naming
+    the variable when it is not a number of seconds above zero."""
+    raw = str(value) if value is not None else os.environ.get(variable, "").strip()
+    if not raw:
+        return default
+    try:
+        number = float(raw)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"{variable} must be a number of seconds above 0 (got {raw[:40]!r})")
+    return number
 
 
 def listen_port(value: int | None, env: str) -> int:

@@ -29,6 +29,7 @@ from .config import Settings
 from .oauth import Credentials, Outgoing, _origin
 from .params import _jsonable, encode_query, encode_simple, expand_path
 from .results import UpstreamError, _declared, _error, _http_error, _no_content, _success
+from .work import off_loop
 
 logger = logging.getLogger(__name__)
 # The request extension that carries query credentials past httpx's logging: httpx logs each request
@@ -127,7 +128,8 @@ class Api(Settings, Credentials):
                 and _declared(response.status_code, empty_statuses)
             ):
                 return _no_content(response.status_code, source)
-            return _success(response, response.content, returns, wrap, kind, source, on_mismatch, location)
+            answer = (response, response.content, returns, wrap, kind, source, on_mismatch, location)
+            return await off_loop("reading the upstream's answer", self.timeout, _success, *answer)
         except UpstreamError as exc:
             return _error(self._scrub(str(exc)), source)
         except Exception as exc:  # last line of defence: a tool call must never crash the server

@@ -5,7 +5,7 @@ import logging
 import sys
 
 from ._about import API_VERSION, GENERATOR, SPEC_SHA256, VERSION
-from ._runtime.hosting import AUTH_MODES, Hosting, HostingError, listen_port
+from ._runtime.hosting import AUTH_MODES, BODY_SECONDS, HEADER_SECONDS, Hosting, HostingError, deadline, listen_port
 from ._runtime.selection import Selection, SelectionError, flag
 from .upstream import api
 
@@ -40,6 +40,16 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--forward-authorization", action="store_true", help="the same as --auth forwarded"
+    )
+    parser.add_argument(
+        "--header-timeout", type=float,
+        help="streamable-http: seconds a request's headers may take to arrive, from its first byte "
+        "($WEATHER_MCP_HEADER_TIMEOUT; default 10); then 408 and the connection is closed",
+    )
+    parser.add_argument(
+        "--body-timeout", type=float,
+        help="streamable-http: seconds a request's body may take to arrive, from its headers "
+        "($WEATHER_MCP_BODY_TIMEOUT; default 30)",
     )
     parser.add_argument(
         "--insecure-no-auth", action="store_true", default=None,
@@ -108,12 +118,15 @@ def main(argv: list[str] | None = None) -> None:
         server = hosted_server(hosting, selection, flag(args.discovery, ENV + "_DISCOVERY"))
         stateless = flag(args.stateless, ENV + "_STATELESS")
         json_response = flag(args.json_response, ENV + "_JSON_RESPONSE")
-    except (SelectionError, HostingError) as exc:  # one line: what is wrong and what to choose
+        header_seconds = deadline(args.header_timeout, ENV + "_HEADER_TIMEOUT", HEADER_SECONDS)
+        body_seconds = deadline(args.body_timeout, ENV + "_BODY_TIMEOUT", BODY_SECONDS)
+    except (SelectionError, HostingError, ValueError) as exc:  # one line: what is wrong and what to choose
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
     # streamable-http: GET /health answers {"status": "ok", ...} for load balancers.
     serve(
         server, args.transport, host=args.host, port=port,
         stateless=stateless, json_response=json_response, hosting=hosting,
+        header_seconds=header_seconds, body_seconds=body_seconds,
     )
 
 

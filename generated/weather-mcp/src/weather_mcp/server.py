@@ -46,10 +46,11 @@ from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOO
 from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models, schemas
 from ._runtime.arguments import ArgumentCheck
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, LIST_TOOLSETS, SEARCH_TOOLS, Discovery
-from ._runtime.hosting import WILDCARD_HOSTS, Hosting, Origins, loopback_only
+from ._runtime.hosting import BODY_SECONDS, HEADER_SECONDS, WILDCARD_HOSTS, Hosting, Origins, loopback_only
 from ._runtime.selection import Selection
 from ._runtime.stdio import CheckedLines
 from ._runtime.views import APP_MIME_TYPE, EXTENSION_ID, TableViews
+from ._runtime.work import Overtime, off_loop
 from .tools import INDEX, TOOLSETS, VIEWS
 from .upstream import api
 
@@ -169,9 +170,12 @@ class Server(LowLevelServer):
         try:
             catalog = self.typed_mcp
             arguments = params.arguments or {}
+            oversized = _oversized(params.name, arguments)
+            if oversized:
+                return _error(oversized)
             if catalog.discovery is not None:
                 if params.name == SEARCH_TOOLS:
-                    return catalog.discovery.search_tools(arguments)
+                    return await _off_loop(SEARCH_TOOLS, catalog.discovery.search_tools, arguments)
                 if params.name == LIST_TOOLSETS:
                     return catalog.discovery.list_toolsets(arguments)
                 if params.name == DESCRIBE_TOOL:
@@ -190,9 +194,11 @@ class Server(LowLevelServer):
         """A tool's result exactly as tools/call answers it in full mode. Arguments its inputSchema
         refuses are an error result naming the fields; no request is sent."""
         tool = self.typed_mcp.by_name.get(name)
-        refused = tool is not None and self.typed_mcp.arguments.refusal(name, tool["inputSchema"], arguments)
-        if refused:
-            return _error(refused)
+        if tool is not None:
+            what, check = f"checking the arguments of {name!r}", self.typed_mcp.arguments
+            refused = await _off_loop(what, _refused, check, name, tool["inputSchema"], arguments)
+            if refused is not None:
+                return refused
         try:
             return await self.call_tool(name, arguments)
         except MCPError:
@@ -336,6 +342,41 @@ def _error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
+def _oversized(name: str, arguments: dict[str, Any]) -> str | None:
+    """The error for a call whose name and arguments hold more JSON than `…_MAX_ARGUMENT_BYTES`, said
+    before anything checks, searches or sends them; None for one within it."""
+    try:
+        limit = api.max_argument_bytes
+    except ValueError as exc:  # a setting changed since the start to one the runtime cannot use
+        return str(exc)
+    size = len(json.dumps([name, arguments], ensure_ascii=False, separators=(",", ":")).encode())
+    if size <= limit:
+        return None
+    return (
+        f"tool {name[:100]!r}: the call's name and arguments are {size} bytes of JSON, over the limit of "
+        f"{limit} bytes ({ENV_PREFIX}_MAX_ARGUMENT_BYTES)"
+    )
+
+
+def _refused(check: ArgumentCheck, name: str, schema: dict[str, Any], arguments: dict[str, Any]) -> Any:
+    """The error result for arguments the tool's inputSchema refuses; None when it accepts them."""
+    refused = check.refusal(name, schema, arguments)
+    return _error(refused) if refused else None
+
+
+async def _off_loop(what: str, function: Any, *args: Any) -> Any:
+    """`function(*args)` in a worker thread within the call's timeout (`_runtime/work.py`); past it, an
+    error result naming `what`."""
+    try:
+        seconds = api.timeout
+    except ValueError as exc:  # the setting changed since the start to one the runtime cannot use
+        return _error(str(exc))
+    try:
+        return await off_loop(what, seconds, function, *args)
+    except Overtime as exc:
+        return _error(str(exc))
+
+
 # Set while the splice middleware handles a tools/list request (see `Server.typed_mcp_splice_tools`).
 _SPLICING = contextvars.ContextVar("typed_mcp_splicing", default=False)
 
@@ -452,9 +493,12 @@ def serve(
     stateless: bool = False,
     json_response: bool = False,
     hosting: Hosting | None = None,
+    header_seconds: float = HEADER_SECONDS,
+    body_seconds: float = BODY_SECONDS,
 ) -> None:
     """Serve MCP over stdio or streamable HTTP (with GET /health) until stopped. Over HTTP, Host and
-    Origin are always checked (DNS rebinding) and `hosting` says who is let in."""
+    Origin are always checked (DNS rebinding), `hosting` says who is let in, and a request's headers
+    and body must arrive within `header_seconds` and `body_seconds` (`_runtime/deadlines.py`)."""
     hosting = hosting or Hosting("none", Origins.build(host, [], [], None))
     if transport == "stdio":
         if isinstance(server, MCPServer):
@@ -478,8 +522,17 @@ def serve(
         return
     import uvicorn
 
+    from ._runtime.deadlines import with_deadlines
+
     app = http_app(server, hosting, stateless=stateless, json_response=json_response, host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_keep_alive=KEEP_ALIVE_SECONDS)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="info",
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        http=with_deadlines(header_seconds, body_seconds),
+    )
     anyio.run(uvicorn.Server(config).serve)
 
 

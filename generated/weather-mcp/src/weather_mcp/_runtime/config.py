@@ -77,9 +77,16 @@ class Settings:
     def max_response_bytes(self) -> int:
         return int(_env_number(f"{self.env_prefix}_MAX_RESPONSE_BYTES", 16 * 1024 * 1024, whole=True, above_zero=True))
 
+    @property
+    def max_argument_bytes(self) -> int:
+        """The most JSON a tool call's name and arguments may hold (UTF-8 bytes): over it, the call is an
+        error before anything checks or sends them."""
+        return int(_env_number(f"{self.env_prefix}_MAX_ARGUMENT_BYTES", 1024 * 1024, whole=True, above_zero=True))
+
     def check(self) -> None:
         """Read every numeric setting once: a server refuses to start on one it cannot use."""
-        _ = (self.timeout, self.retries, self.retry_budget, self.max_response_bytes, self.env_headers)
+        _ = (self.timeout, self.retries, self.retry_budget, self.max_response_bytes, self.max_argument_bytes)
+        _ = self.env_headers
 
     def holds_credential(self, header: str) -> bool:
         """Whether a header of this name carries a credential: one every API reads as such, one a

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -257,7 +258,8 @@ class SearchIndex:
         self, documents: Iterable[Mapping[str, Any]], only: set[str] | None = None, thesaurus: Thesaurus = THESAURUS
     ) -> None:
         self.thesaurus = thesaurus
-        self.db = sqlite3.connect(":memory:", check_same_thread=False)
+        self.db = sqlite3.connect(":memory:", check_same_thread=False)  # searched from worker threads
+        self.lock = threading.Lock()  # one search at a time on the one connection
         try:
             self.db.execute(f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(COLUMNS)}, tokenize='porter unicode61')")
         except sqlite3.OperationalError as exc:  # an SQLite built without FTS5
@@ -302,6 +304,10 @@ class SearchIndex:
         of the query's concepts (a word with its synonyms) their name, title, path or intent hold
         (coordination level: measured better than bm25 alone, on user requests and on known items),
         then by whether they do the kind of thing asked (`_unlike`), then by that bm25."""
+        with self.lock:
+            return self._search(query, limit, within)
+
+    def _search(self, query: str, limit: int, within: set[int] | None) -> list[dict[str, Any]]:
         if limit < 1:
             return []
         exact: dict[int, int] = {}
