@@ -2,7 +2,7 @@
 over streamable HTTP, whose spec holds a widely copied e-mail pattern with nested quantifiers on an
 argument and on an answer field (beside a `\\b` pattern, which once made its whole model use Python's
 backtracking `re`) and a `uri` answer field. While client 1 sends one attack, client 2's tool call
-and `GET /health` must answer within a second of their own time without the attack (a baseline
+and `GET /health` must answer within a few seconds of their own time without the attack (a baseline
 measured just before, on this machine). On the old code each attack held the event loop for tens
 of seconds to hours (28 s for the 12 KB query; the e-mail pattern doubles its time with each
 character). Client 1's own answer must then be the error that names what was wrong."""
@@ -31,7 +31,9 @@ pytestmark = pytest.mark.anyio
 EMAIL = r"^\w+([\.-]?\w+)*@\w+([\.-]?\w+)*(\.\w{2,3})+$"
 BACKTRACKS = "a" * 30 + "!"  # 27 characters already took Python's `re` 40-50 s; each one more doubles it
 URI_CHARS = 12 * 1024 * 1024  # a `uri` field of 12 MiB: Python's `re` read it for about 20 s
-SLACK = 1.0  # seconds a probe may take beyond its baseline while an attack runs
+# Seconds a probe may take beyond its baseline while an attack runs: far below the old stalls (tens of
+# seconds), above what a machine loaded by other tests adds (a probe took 1.2 s over at load 15).
+SLACK = 4.0
 
 
 def stall_spec() -> dict[str, Any]:
