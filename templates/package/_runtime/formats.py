@@ -19,6 +19,7 @@ from uuid import UUID
 
 from pydantic import AfterValidator, BeforeValidator, TypeAdapter, WithJsonSchema
 from pydantic import AwareDatetime as _AwareDatetime
+from pydantic_core import PydanticCustomError
 
 # The `email` format as the strict MCP clients check it: ajv-formats' full-mode regex (ASCII, any
 # case). Email fields are validated with it, so the server never returns one that such a client
@@ -96,6 +97,15 @@ def _is_date_time(text: str) -> bool:
     return len(parts) == 2 and _is_date(parts[0]) and _is_time(parts[1])
 
 
+# The error type of a date-time that would be one with a timezone: an API that sends such values
+# (many FastAPI apps do) is named as such, with the config setting that accepts them (results.py).
+NAIVE_DATE_TIME_ERROR = "naive_date_time"
+
+
+def _is_naive_date_time(text: str) -> bool:
+    return _is_date_time(text + "Z")
+
+
 STRICT_FORMATS: dict[str, Callable[[str], bool]] = {
     "uri-reference": lambda text: _URI_REFERENCE.fullmatch(text) is not None,
     "date-time": _is_date_time,
@@ -119,6 +129,10 @@ def _strict_format(name: str, kind: Any, parsed: bool = True) -> Any:
         if not isinstance(value, str):
             return value  # a number for a date-time: the strict type refuses it
         if not check(value):
+            if name == "date-time" and _is_naive_date_time(value):
+                raise PydanticCustomError(
+                    NAIVE_DATE_TIME_ERROR, "a date-time without a timezone, which `date-time` needs"
+                )
             raise ValueError(f"value is not a `{name}` as strict MCP clients check the format")
         return parse.validate_python(value) if parsed else value
 
