@@ -15,7 +15,7 @@ OUT := generated/weather-mcp
 PACKAGE := weather-mcp
 SPEC_URL ?=
 
-.PHONY: live-venv generate test test-long lint demo corpus directory bench load check build bundle publish clean venv lock fuzz
+.PHONY: live-venv generate test test-long lint demo corpus directory bench load check build bundle publish clean venv lock fuzz real-servers
 
 venv: $(STAMP)
 
@@ -149,6 +149,13 @@ bench: $(STAMP)
 	$(BIN)/typed-mcp generate $(CORPUS)/openai__openapi.yaml --out bench/.work/search-openai --no-verify -q
 	$(BIN)/python bench/search_quality.py bench/.work/search-openai bench/search_tasks/blind2/openai.json --peer $(CORPUS)/openai__openapi.yaml
 	$(BIN)/python bench/search_quality.py --known-item $$(ls $(CORPUS)/*.json $(CORPUS)/*.yaml $(CORPUS)/*.yml | grep -v webhook) --ref-root $(CORPUS)
+
+# LNbits 1.6.2, ZenML 0.98.0 and dstack 0.22.5 from PyPI, each in its own venv under REAL_SERVERS_DIR
+# (outside the repository), started on 127.0.0.1 and driven through the MCP Python SDK client (issue
+# 31's three-server figures). Not part of `make test`: it installs and runs third-party servers.
+REAL_SERVERS_DIR ?= /tmp/typed-mcp-real-servers
+real-servers: $(STAMP)
+	$(BIN)/python bench/real_servers.py --dir $(REAL_SERVERS_DIR) --install
 
 ## load: the demo package under uvicorn with 1 and 4 workers, 100 MCP SDK clients, 20,000 calls each (bench/LOAD.md; ~15 min on 2 shared cores)
 LOAD_ARGS ?=

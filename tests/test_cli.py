@@ -56,18 +56,31 @@ def test_generate_from_file_writes_a_complete_project(tmp_path: Path):
 
 
 @pytest.mark.parametrize(
-    ("content", "expected"),
+    ("name", "content", "expected"),
     [
-        ('{"openapi": "3.1.0", "info": ', "invalid JSON at line 1"),
-        ("[1, 2]", "the document is a list, not an object"),
-        ('{"info": {}}', "missing the 'openapi' version field"),
-        ('{"openapi": "4.0.0", "info": {}, "paths": {}}', "OpenAPI 4.0.0 is not supported"),
-        ("<!DOCTYPE html><html><body>login</body></html>", "got an HTML page"),
+        ("bad.json", '{"openapi": "3.1.0", "info": ', "invalid JSON at line 1"),
+        ("bad.json", "[1, 2]", "the document is a list, not an OpenAPI object"),
+        ("bad.json", "null", "the document is null, not an OpenAPI object"),
+        ("bad.json", '"openapi"', "the document is a string, not an OpenAPI object"),
+        ("bad.json", '{"info": {}}', "missing the 'openapi' version field"),
+        ("bad.json", '{"openapi": "4.0.0", "info": {}, "paths": {}}', "OpenAPI 4.0.0 is not supported"),
+        ("bad.json", "<!DOCTYPE html><html><body>login</body></html>", "got an HTML page"),
+        # Issue 31 item 7: a YAML document that is no object said "the document is a NoneType".
+        ("bad.yaml", "", "the document is empty"),
+        ("bad.yaml", "# nothing yet\n\n", "the document is empty"),
+        ("bad.yaml", "null\n", "the document is null, not an OpenAPI object"),
+        ("bad.yaml", "~\n", "the document is null, not an OpenAPI object"),
+        ("bad.yaml", "- openapi\n- 3.1.0\n", "the document is a list, not an OpenAPI object"),
+        ("bad.yaml", "openapi 3.1.0\n", "the document is a string, not an OpenAPI object"),
+        ("bad.yaml", "3.1\n", "the document is a number, not an OpenAPI object"),
+        ("bad.yaml", "yes\n", "the document is a boolean, not an OpenAPI object"),
     ],
 )
-def test_bad_input_fails_cleanly_and_leaves_output_alone(existing: Path, tmp_path: Path, content: str, expected: str):
+def test_bad_input_fails_cleanly_and_leaves_output_alone(
+    existing: Path, tmp_path: Path, name: str, content: str, expected: str
+):
     before = tree_digest(existing)
-    bad = tmp_path / "bad.json"
+    bad = tmp_path / name
     bad.write_text(content)
     proc = run_cli("generate", str(bad), "--out", str(existing), "--package-name", "weather-mcp")
     assert proc.returncode != 0

@@ -281,6 +281,8 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
         "skipped": [{"operation": s.key, "reason": s.reason} for s in api.skipped],
         # Each tool's annotations with the reason for each (plan/hints.py; curation's overrides)
         "annotations": {op.tool_name: hints.record(op.hints) for op in api.operations},
+        # The tools whose answers may carry date-times without a timezone (the config's naive_datetimes)
+        "naive_datetimes": {"accept": [op.tool_name for op in api.operations if op.naive_datetimes]},
         "environment": environment(api),
     }
     derived = [op.tool_name for op in api.operations if op.title_from_description]

@@ -95,7 +95,19 @@ def plan(
                 raise Unsupported(unusable[key])
             result.operations.append(
                 _operation(
-                    doc, key, path, method, path_item, op, tool, root_security, schemes, result, taken_keys, views
+                    doc,
+                    key,
+                    path,
+                    method,
+                    path_item,
+                    op,
+                    tool,
+                    root_security,
+                    schemes,
+                    result,
+                    taken_keys,
+                    views,
+                    curation,
                 )
             )
         except (Unsupported, SpecError, *_MALFORMED) as exc:
@@ -189,6 +201,7 @@ def _operation(
     result: ApiPlan,
     taken_keys: set[str],
     views: Views,
+    curation: Curation | None = None,
 ) -> Operation:
     # Some specs tell operations on one path apart with a fragment (`/files/{id}#copy`) or a
     # fixed query (`/search?type=user`): neither is part of the path that is requested.
@@ -200,7 +213,8 @@ def _operation(
     params = operation_parameters(doc, request_path, path_item, op, dropped)
     result.warnings.extend(f"{key}: {reason}" for reason in dropped)
     body = request_body(doc, path_item, op, tool, result, taken_keys, {p.arg_name for p in params}, views)
-    response = primary_response(doc, op, tool, result, taken_keys, views)
+    naive = curation is not None and curation.naive_datetimes(key) is not None
+    response = primary_response(doc, op, tool, result, taken_keys, views, naive)
     if method.lower() == "head" and response.kind != "empty":
         # A HEAD response never has a body (HTTP), whatever the spec declares for it.
         response = Response(status=response.status, kind="empty", media_type=None)
@@ -237,4 +251,5 @@ def _operation(
         tags=tuple(t for t in op.get("tags", []) if isinstance(t, str)),
         deprecated=op.get("deprecated") is True,
         hints=hints.infer(method, request_path, operation_id, summary),
+        naive_datetimes=naive and response.kind == "json",
     )

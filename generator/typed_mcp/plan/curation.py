@@ -91,6 +91,11 @@ class AnnotationsConfig(_Strict):
         return self.model_dump(exclude_none=True)
 
 
+# Whether answers may carry date-times without a timezone where the spec says `format: date-time`
+# (which RFC 3339 and strict clients read as requiring one): many FastAPI apps send them.
+NaiveDatetimes = Literal["refuse", "accept"]
+
+
 class OperationConfig(_Strict):
     title: str | None = None
     description: str | None = None
@@ -102,6 +107,8 @@ class OperationConfig(_Strict):
     keywords: list[str] = []
     # the tool's annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title)
     annotations: AnnotationsConfig = AnnotationsConfig()
+    # "accept": the answer's date-times may come without a timezone (see Config.naive_datetimes)
+    naive_datetimes: NaiveDatetimes | None = None
 
 
 class SchemeConfig(_Strict):
@@ -147,6 +154,9 @@ class Config(_Strict):
     search: SearchConfig = SearchConfig()
     # "data-tools": every result is {sources, data, table} (platforms that register only such tools)
     profile: Literal["default", "data-tools"] = "default"
+    # "accept": every answer's `format: date-time` is published and checked as a pattern that admits
+    # date-times with and without a timezone; [operations.X] naive_datetimes says it per operation
+    naive_datetimes: NaiveDatetimes = "refuse"
 
 
 class LoadedConfig(BaseModel):
@@ -459,6 +469,15 @@ class Curation:
                 if raw[0] in listed or Selection.given(toolset) and all(m for _, m in _matches(raw, toolset))
             ]
 
+    def naive_datetimes(self, key: str) -> str | None:
+        """The rule that lets the operation's answers carry date-times without a timezone, or None:
+        the operation's own setting wins over the config's global one."""
+        reference = next((r for r in self.config.operations if self._resolve(r) == key), None)
+        own = self.config.operations[reference].naive_datetimes if reference is not None else None
+        if own is not None:
+            return f"config operations.{_quoted(reference)}.naive_datetimes" if own == "accept" else None
+        return "config naive_datetimes" if self.config.naive_datetimes == "accept" else None
+
     def named(self, key: str) -> bool:
         """The operation is named by x-mcp or the config, not by `names`."""
         return key in self._names
@@ -566,6 +585,9 @@ class Curation:
                     self._record(op.key, "text on mismatch (no outputSchema)", f"{where}.on_mismatch")
                 else:
                     plan.warnings.append(f"{op.key}: {where}.on_mismatch: the operation has no JSON answer")
+        if op.naive_datetimes:
+            rule = self.naive_datetimes(op.key) or ""
+            self._record(op.key, "date-times without a timezone accepted (date-time published as a pattern)", rule)
         if keywords:
             changes["keywords"] = tuple(dict.fromkeys(keywords))
         if annotated != op.hints:

@@ -87,6 +87,9 @@ class Operation:
     keywords: tuple[str, ...] = ()  # x-mcp and config keywords: words users say for it (search)
     hints: Hints = Hints(read_only=False, destructive=True, idempotent=False)  # MCP's defaults; set by build
     title_from_description: bool = False  # no summary: the title is the description's first sentence
+    # The config's naive_datetimes: the answer's `format: date-time` is published and checked as a
+    # pattern admitting date-times with and without a timezone (plan/variants.py, the "naive" view)
+    naive_datetimes: bool = False
 
     @property
     def has_output_schema(self) -> bool:

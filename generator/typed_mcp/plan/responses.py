@@ -18,10 +18,11 @@ _NO_BODY = ("204", "205")
 
 
 def primary_response(
-    doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, taken: set[str], views: Views
+    doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, taken: set[str], views: Views, naive: bool = False
 ) -> Response:
     """The operation's primary response (a success with a body if one has one); the schema it answers
-    with, under its response view, is added to `result.schemas`."""
+    with, under its response view, is added to `result.schemas`. `naive`: its date-times may come
+    without a timezone (the "naive" view)."""
     responses = op.get("responses") or {}
     if not isinstance(responses, dict):
         raise Unsupported("'responses' is not an object")
@@ -42,6 +43,8 @@ def primary_response(
     media_type = _json_media(content)
     if media_type is not None:
         schema = views.view((content[media_type] or {}).get("schema"), "response")  # without writeOnly properties
+        if naive:
+            schema = views.view(schema, "naive")
         key = schema_key(doc, schema, names.pascal_case(tool) + "Response", result, taken) if schema else None
         # Other 2xx answers the spec declares without a body (GitHub's "201 created / 204
         # updated"): a success too, whose structured result is null.

@@ -1,9 +1,12 @@
 """Request and response views of shared schemas: readOnly properties leave request inputs,
-writeOnly properties leave outputs.
+writeOnly properties leave outputs; and the naive view of an answer, whose `format: date-time`
+strings are published and checked as a pattern that admits date-times with or without a timezone
+(the config's naive_datetimes: many APIs send them without one).
 
 A component schema is shared by requests and responses, so a view that differs is a copy with
-its own name (`PetRequest`, `PetResponse`), made only where it differs: a schema that has no such
-property anywhere below it stays shared.
+its own name (`PetRequest`, `PetResponse`, `PetNaive`), made only where it differs: a schema that
+has no such property anywhere below it stays shared, and an operation that does not ask for a view
+never sees it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,25 @@ from typed_mcp.spec.normalize import Document
 
 COMPONENT_SCHEMA = re.compile(r"^#/components/schemas/([^/]+)$")
 
-ROLES = {"request": ("readOnly", "Request"), "response": ("writeOnly", "Response")}
+ROLES = {"request": ("readOnly", "Request"), "response": ("writeOnly", "Response"), "naive": ("date-time", "Naive")}
+# A date-time as RFC 3339 writes it (`T`, `t` or a space between date and time, as ajv-formats reads
+# it), its offset optional. Without `format`, strict clients (AJV) check this pattern alone, and the
+# server's model the same pattern, so both accept the same values; ASCII digits only, in a form
+# ECMA-262, Python's `re` and Rust's regex read alike.
+NAIVE_DATE_TIME = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)?$"
+)
+
+
+def _marked(item: dict[str, Any], keyword: str) -> bool:
+    """Does the schema `item` itself carry what the view changes: a property with `keyword: true`
+    (readOnly, writeOnly), or, for the naive view, `format: date-time`?"""
+    if keyword == "date-time":
+        return item.get("format") == "date-time"
+    properties = item.get("properties")
+    return isinstance(properties, dict) and any(
+        isinstance(p, dict) and p.get(keyword) is True for p in properties.values()
+    )
 
 
 class Views:
@@ -78,12 +99,7 @@ class Views:
             if not named and isinstance(ref, str):
                 refs.append(ref)
                 continue
-            properties = item.get("properties")
-            if (
-                not named
-                and isinstance(properties, dict)
-                and any(isinstance(p, dict) and p.get(keyword) is True for p in properties.values())
-            ):
+            if not named and _marked(item, keyword):
                 return True, refs
             stack.extend((value, inner) for _, value, inner in keywords.schema_items(item, named))
         return False, refs
@@ -107,7 +123,9 @@ class Views:
         out: dict[str, Any] = {}
         dropped: set[str] = set()
         for key, value in node.items():
-            if key == "properties" and isinstance(value, dict):
+            if key == "format" and keyword == "date-time" and value == "date-time":
+                out.setdefault("pattern", node.get("pattern", NAIVE_DATE_TIME))  # the spec's own pattern stays
+            elif key == "properties" and isinstance(value, dict):
                 kept = {}
                 for name, sub in value.items():
                     if isinstance(sub, dict) and sub.get(keyword) is True:

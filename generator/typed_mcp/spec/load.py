@@ -285,7 +285,8 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
-def parse(raw: bytes, *, origin: str, fmt: str) -> dict[str, Any]:
+def parse(raw: bytes, *, origin: str, fmt: str, kind: str = "OpenAPI") -> dict[str, Any]:
+    """A document's object; `kind` names what it should be in the error when it is no object."""
     head = raw.lstrip()[:200].lower()
     if head.startswith((b"<!doctype html", b"<html")) or (head.startswith(b"<") and b"<body" in raw[:4096].lower()):
         raise SpecError("got an HTML page, not an OpenAPI document (check the URL or the auth header)", source=origin)
@@ -321,7 +322,7 @@ def parse(raw: bytes, *, origin: str, fmt: str) -> dict[str, Any]:
         except _NotFinite as exc:
             raise SpecError(f"{exc} is not a number JSON Schema can hold", source=origin) from None
     if not isinstance(document, dict):
-        raise SpecError(f"the document is a {type(document).__name__}, not an object", source=origin)
+        raise SpecError(_not_an_object(document, text, fmt, kind), source=origin)
     return document
 
 
@@ -404,6 +405,20 @@ def _depth(value: Any) -> int:
         depth += 1
         level = [c for v in level for c in (v.values() if isinstance(v, dict) else v) if isinstance(c, (dict, list))]
     return depth
+
+
+# What a document that is not an object is, in a user's words (a Python type name says nothing to
+# someone whose YAML file came out empty).
+_KINDS = ((bool, "a boolean"), ((int, float), "a number"), (str, "a string"), (list, "a list"))
+
+
+def _not_an_object(document: Any, text: str, fmt: str, kind: str) -> str:
+    if document is None:
+        # YAML reads a file with no content (or only comments) as null: say which one it was.
+        empty = fmt != "json" and yaml.compose(text, Loader=_Loader) is None
+        return "the document is empty" if empty else f"the document is null, not an {kind} object"
+    found = next((name for types, name in _KINDS if isinstance(document, types)), "a scalar")
+    return f"the document is {found}, not an {kind} object"
 
 
 def _string_keys(value: Any) -> Any:

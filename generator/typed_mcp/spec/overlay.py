@@ -162,7 +162,7 @@ def read_overlay(path: Path) -> Overlay:
     if not path.is_file():
         raise SpecError("no such overlay file", source=where)
     raw = read_file(path, DEFAULT_MAX_BYTES, where)
-    data = parse(raw, origin=where, fmt="json" if path.suffix.lower() == ".json" else "yaml")
+    data = parse(raw, origin=where, fmt="json" if path.suffix.lower() == ".json" else "yaml", kind="Overlay")
     version = data.get("overlay")
     if not isinstance(version, str) or not _VERSION.match(version):
         raise SpecError(f"not an Overlay 1.0 document ('overlay' is {version!r}, expected 1.0.x)", source=where)

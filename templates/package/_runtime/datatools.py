@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
 from .http import Api
-from .results import PROVENANCE_KEY, _type_name, format_validation_error, validate_strict
+from .results import PROVENANCE_KEY, _type_name, answer_failure, format_validation_error, validate_strict
 
 T = TypeVar("T")
 LINK_NAMES = ("self", "url", "next", "prev", "previous", "first", "last")
@@ -71,11 +71,11 @@ async def data_call(
         try:
             validate_strict(returns, json.dumps(data).encode())
         except ValidationError as exc:
-            message = format_validation_error(exc, _type_name(returns), ("data",))
+            message = format_validation_error(exc, _type_name(returns), ("data",), f"{method} {path}")
             if on_mismatch != "text":
-                return CallToolResult(
-                    content=[TextContent(type="text", text=message)], is_error=True, _meta=result.meta
-                )
+                answer = json.dumps(data, ensure_ascii=False).encode()
+                text = answer_failure(method, path, source.get("status"), message, answer)
+                return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta=result.meta)
             notes.append(f"warning: {message}")
     envelope: dict[str, Any] = {"sources": sources(url, data), "data": data}
     rows = _table(data, table) if table is not None else None

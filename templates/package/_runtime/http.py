@@ -28,7 +28,16 @@ from pydantic import BaseModel
 from .config import Settings
 from .oauth import Credentials, Outgoing, _origin
 from .params import _jsonable, encode_query, encode_simple, expand_path
-from .results import UpstreamError, _declared, _error, _http_error, _no_content, _success
+from .results import (
+    IDEMPOTENT_METHODS,
+    UpstreamError,
+    _declared,
+    _error,
+    _http_error,
+    _no_content,
+    _success,
+    answer_failure,
+)
 from .work import off_loop
 
 logger = logging.getLogger(__name__)
@@ -37,7 +46,6 @@ logger = logging.getLogger(__name__)
 # never touches the importing application's logging configuration.)
 SECRET_QUERY = "typed_mcp.secret_query"
 
-IDEMPOTENT_METHODS = {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
 RETRY_STATUSES = {429, 502, 503, 504}
 # An error answer is read only as far as its excerpt needs: a hostile or broken upstream's 64 MiB
 # error page costs neither memory nor the cap's worth of reading.
@@ -96,6 +104,7 @@ class Api(Settings, Credentials):
         """Send one request and build the tool result. Never raises. `location`: where the answer
         sits in structuredContent, for error messages (default: `result` when wrapped)."""
         source: dict[str, Any] = {"method": method}
+        answer: bytes | None = None  # a 2xx answer's body, once read
         try:
             body = _Body(json_body, form_body, multipart_body, text_body, base64_body, content_type)
             outgoing = await self.outgoing(security, credentials_required)
@@ -128,10 +137,13 @@ class Api(Settings, Credentials):
                 and _declared(response.status_code, empty_statuses)
             ):
                 return _no_content(response.status_code, source)
-            answer = (response, response.content, returns, wrap, kind, source, on_mismatch, location)
-            return await off_loop("reading the upstream's answer", self.timeout, _success, *answer)
+            answer = response.content
+            reading = (response, answer, returns, wrap, kind, source, on_mismatch, location, f"{method} {path}")
+            return await off_loop("reading the upstream's answer", self.timeout, _success, *reading)
         except UpstreamError as exc:
-            return _error(self._scrub(str(exc)), source)
+            # After a 2xx answer to a call that is not idempotent, the text says first that it was done.
+            source.setdefault("status", exc.status)
+            return _error(self._scrub(answer_failure(method, path, source["status"], str(exc), answer)), source)
         except Exception as exc:  # last line of defence: a tool call must never crash the server
             logger.warning("tool call failed: %s %s: %s", method, path, type(exc).__name__)
             return _error(f"{method} {path} failed: unexpected {type(exc).__name__}", source)
@@ -259,9 +271,13 @@ class Api(Settings, Credentials):
                 body = await _read_capped(response, min(limit, ERROR_BODY_BYTES), truncate=True)
             else:
                 declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > limit:
-                    raise UpstreamError(f"upstream response is {declared} bytes, over the {limit} byte cap")
-                body = await _read_capped(response, limit)
+                try:
+                    if declared.isdigit() and int(declared) > limit:
+                        raise UpstreamError(f"upstream response is {declared} bytes, over the {limit} byte cap")
+                    body = await _read_capped(response, limit)
+                except UpstreamError as exc:
+                    exc.status = response.status_code  # a success too big to give is still a success
+                    raise
         finally:
             await response.aclose()
         # The body is already decoded: the headers no longer describe an encoding or a length.

@@ -21,6 +21,7 @@ from uuid import UUID
 
 from pydantic import AfterValidator, BeforeValidator, TypeAdapter, WithJsonSchema
 from pydantic import AwareDatetime as _AwareDatetime
+from pydantic_core import PydanticCustomError
 
 from .linear import fullmatch
 
@@ -102,6 +103,15 @@ def _is_date_time(text: str) -> bool:
     return len(parts) == 2 and _is_date(parts[0]) and _is_time(parts[1])
 
 
+# The error type of a date-time that would be one with a timezone: an API that sends such values
+# (many FastAPI apps do) is named as such, with the config setting that accepts them (results.py).
+NAIVE_DATE_TIME_ERROR = "naive_date_time"
+
+
+def _is_naive_date_time(text: str) -> bool:
+    return _is_date_time(text + "Z")
+
+
 STRICT_FORMATS: dict[str, Callable[[str], bool]] = {
     "uri-reference": lambda text: fullmatch(_URI_REFERENCE.pattern, text, ignore_case=True),
     "date-time": _is_date_time,
@@ -125,6 +135,10 @@ def _strict_format(name: str, kind: Any, parsed: bool = True) -> Any:
         if not isinstance(value, str):
             return value  # a number for a date-time: the strict type refuses it
         if not check(value):
+            if name == "date-time" and _is_naive_date_time(value):
+                raise PydanticCustomError(
+                    NAIVE_DATE_TIME_ERROR, "a date-time without a timezone, which `date-time` needs"
+                )
             raise ValueError(f"value is not a `{name}` as strict MCP clients check the format")
         return parse.validate_python(value) if parsed else value
 

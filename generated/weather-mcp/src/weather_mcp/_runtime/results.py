@@ -12,6 +12,8 @@ import httpx
 from mcp.types import BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent, TextContent
 from pydantic import JsonValue, TypeAdapter, ValidationError
 
+from .formats import NAIVE_DATE_TIME_ERROR
+
 PROVENANCE_KEY = "typed-mcp/source"
 EXCERPT_CHARS = 500
 MAX_ERRORS_SHOWN = 10
@@ -23,6 +25,30 @@ class UpstreamError(Exception):
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.status: int | None = None  # the upstream's status, when it answered before the failure
+
+
+# Methods a client may repeat without doing more than once (HTTP's idempotent methods).
+IDEMPOTENT_METHODS = {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
+
+
+def answer_failure(method: str, path: str, status: int | None, problem: str, answer: bytes | None) -> str:
+    """The error text of a call whose answer cannot be given as the tool promises (`problem`: not the
+    model, not JSON, over the size cap...). When the call is not idempotent and the upstream answered
+    2xx, the operation was done: the result is still an `isError` (a tool with an outputSchema may
+    not answer without structuredContent otherwise, and data that contradicts that schema is refused
+    by strict clients), so its text leads with what an agent must know, that a retry would do it
+    again, then the status and the answer as text."""
+    if method in IDEMPOTENT_METHODS or status is None or not 200 <= status < 300:
+        return problem
+    lead = (
+        f"{method} {path} SUCCEEDED upstream (HTTP {status}): the operation took effect. "
+        "Do NOT retry this call: a retry would do it again. "
+        f"Only its answer could not be returned as this tool's result: {problem}"
+    )
+    if answer is None:
+        return lead
+    return f"{lead}\nThe upstream answer (HTTP {status}), as text:\n{answer.decode('utf-8', 'replace')}"
 
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
@@ -54,8 +80,12 @@ def _http_error(method: str, path: str, response: httpx.Response, body: bytes) -
     return f"{message}: {excerpt}" if excerpt else message
 
 
-def format_validation_error(exc: ValidationError, what: str, prefix: tuple[str, ...] = ()) -> str:
-    """Each error located by its path in structuredContent (so `result.0.humidity` when wrapped)."""
+def format_validation_error(
+    exc: ValidationError, what: str, prefix: tuple[str, ...] = (), operation: str | None = None
+) -> str:
+    """Each error located by its path in structuredContent (so `result.0.humidity` when wrapped).
+    Date-times without a timezone are named as the class of problem they are, with the one-line fix
+    (`operation`: "METHOD /path", for the per-operation form)."""
     lines = []
     for error in exc.errors(include_url=False)[:MAX_ERRORS_SHOWN]:
         location = ".".join(str(part) for part in (*prefix, *error["loc"])) or "(root)"
@@ -63,7 +93,14 @@ def format_validation_error(exc: ValidationError, what: str, prefix: tuple[str, 
     more = exc.error_count() - len(lines)
     if more > 0:
         lines.append(f"... and {more} more")
-    return f"upstream response does not match {what}: " + "; ".join(lines)
+    message = f"upstream response does not match {what}: " + "; ".join(lines)
+    if any(error["type"] == NAIVE_DATE_TIME_ERROR for error in exc.errors(include_url=False)):
+        where = f' (or under [operations."{operation}"] for this operation alone)' if operation else ""
+        message += (
+            ". The API sends date-times without a timezone where its spec says `format: date-time`:"
+            f' to accept them, set naive_datetimes = "accept" in the typed-mcp config{where} and regenerate'
+        )
+    return message
 
 
 def _is_json_type(content_type: str) -> bool:
@@ -80,9 +117,10 @@ def _success(
     source: dict[str, Any],
     on_mismatch: str = "error",
     location: tuple[str, ...] | None = None,
+    operation: str | None = None,
 ) -> CallToolResult:
     """The tool result of a 2xx answer; `location`: where the answer sits in structuredContent, for
-    error messages (default: under `result` when wrapped)."""
+    error messages (default: under `result` when wrapped); `operation`: "METHOD /path"."""
     content_type = response.headers.get("content-type", "")
     location = location if location is not None else ("result",) if wrap else ()
     if kind == "empty":
@@ -113,7 +151,7 @@ def _success(
             try:
                 validate_strict(returns, body)
             except ValidationError as exc:
-                message = format_validation_error(exc, _type_name(returns), location)
+                message = format_validation_error(exc, _type_name(returns), location, operation)
                 if on_mismatch != "text":
                     raise UpstreamError(message) from None
                 # The `text` policy (the tool publishes no outputSchema): the data as it came, as
