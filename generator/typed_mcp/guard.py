@@ -33,6 +33,7 @@ import ast
 from collections.abc import Iterable, Mapping
 
 from typed_mcp.pysource import PySource, parse
+from typed_mcp.resources import templates_dir
 
 # Builtins a generated module may name without importing them: types only.
 BUILTIN_TYPES = frozenset(
@@ -95,18 +96,32 @@ TOOL_PACKAGE: Mapping[str, frozenset[str]] = {
     "_runtime.datatools": frozenset({"DataResult", "data_call"}),
     "upstream": frozenset({"api"}),
 }
-TOOL_DECORATOR = frozenset(
-    {"operation", "name", "title", "description", "read_only", "destructive", "idempotent", "structured"}
-)
 # Every name a generated module may import: a class may not be called so (it would shadow the import).
 IMPORTED_NAMES = frozenset().union(
     *MODEL_LIBRARIES.values(), CODEGEN_BASE, RUNTIME_MODEL_NAMES, *TOOL_LIBRARIES.values(), *TOOL_PACKAGE.values()
 )
 CALL_ARGUMENTS = frozenset({"path_params", "query", "headers", "cookies"})  # {wire name: parameter}
 CALL_BODIES = frozenset({"json_body", "form_body", "multipart_body", "text_body", "base64_body"})
-CALL_DATA = frozenset(
-    {"styles", "content_type", "security", "accept", "wrap", "kind", "empty_statuses", "on_mismatch"}
-    | {"credentials_required", "table"}
+
+
+def _keywords(module: str, function: str) -> frozenset[str]:
+    """The keyword-only parameters of `function` in the runtime's `module`, read from its source:
+    what the tool template may pass is what the runtime takes, kept in step with it by construction."""
+    tree = ast.parse((templates_dir() / "package" / "_runtime" / module).read_text(encoding="utf-8"))
+    found = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function
+    ]
+    if len(found) != 1:
+        raise RuntimeError(f"the runtime's {module} does not define one {function}")
+    return frozenset(argument.arg for argument in found[0].args.kwonlyargs)
+
+
+TOOL_DECORATOR = _keywords("registry.py", "tool")  # @tool(...): constants only
+# The runtime call's other keywords: literal data only.
+CALL_DATA = (
+    (_keywords("http.py", "call") | _keywords("datatools.py", "data_call")) - CALL_ARGUMENTS - CALL_BODIES - {"returns"}
 )
 
 
