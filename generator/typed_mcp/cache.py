@@ -7,6 +7,11 @@ its result depends on: the step's exact input and the versions of the libraries 
 hit gives the same bytes a fresh run would. The cache never changes the output, only its speed;
 entries live outside the project (default `~/.cache/typed-mcp`, or `TYPED_MCP_CACHE_DIR`), and a
 missing, unreadable or unwritable cache just means the work is done.
+
+An entry is not trusted for being there: `put` records a digest of its name and content in a
+folder of its own (`digests/`), and `get` gives an entry only while its content matches it; then
+the caller checks it as it checks fresh output (models: the guard; a catalog: its layout and the
+plan). Anything else is a warning on stderr and the work done again, never a failure.
 """
 
 from __future__ import annotations
@@ -82,24 +87,57 @@ def key(kind: str, *parts: str | bytes) -> str:
     return f"{kind}-{digest.hexdigest()}"
 
 
+DIGESTS = "digests"  # beside the entries: each entry's digest, under the entry's name
+
+
+def _digest(entry: str, data: bytes) -> str:
+    digest = hashlib.sha256(entry.encode() + b"\0")  # the name too: an entry copied under another key fails
+    digest.update(data)
+    return digest.hexdigest() + "\n"
+
+
 def get(entry: str) -> str | None:
+    """The entry's text, if it is there and matches the digest recorded when it was stored."""
     folder = directory()
     if folder is None:
         return None
     try:
-        return (folder / entry).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        data = (folder / entry).read_bytes()
+    except OSError:
         return None
+    try:
+        recorded = (folder / DIGESTS / entry).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        recorded = None
+    if recorded != _digest(entry, data):
+        warn(entry, "its content does not match the digest recorded when it was stored")
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        warn(entry, "it is not UTF-8 text")
+        return None
+
+
+def warn(entry: str, why: str) -> None:
+    """Say on stderr that a cache entry is not used, and why (the work is done again)."""
+    print(f"warning: cache entry {entry[:60]} not used: {why}; generating it afresh", file=sys.stderr)
 
 
 def put(entry: str, text: str) -> None:
     folder = directory()
     if folder is None:
         return
+    data = text.encode("utf-8")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=folder, delete=False, suffix=".tmp") as tmp:
-            tmp.write(text)
-        os.replace(tmp.name, folder / entry)  # readers see a whole entry or none
+        _write(folder, entry, data)
+        _write(folder / DIGESTS, entry, _digest(entry, data).encode())
     except OSError:
         pass
+
+
+def _write(folder: Path, name: str, data: bytes) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("wb", dir=folder, delete=False, suffix=".tmp") as tmp:
+        tmp.write(data)
+    os.replace(tmp.name, folder / name)  # readers see a whole file or none

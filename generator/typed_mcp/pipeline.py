@@ -15,16 +15,16 @@ from packaging.version import InvalidVersion, Version
 
 from typed_mcp import __version__, cache, names
 from typed_mcp.catalog.budget import BUDGET
-from typed_mcp.catalog.pack import pack
-from typed_mcp.catalog.verify import GC_THRESHOLD, CatalogWorkers, check_catalog
-from typed_mcp.errors import OutputError, SpecError, StrictModeError
+from typed_mcp.catalog.pack import layout_problem, pack
+from typed_mcp.catalog.verify import GC_THRESHOLD, CatalogWorkers, VerifyError, check_catalog
+from typed_mcp.errors import SpecError, StrictModeError
 from typed_mcp.models.build import build_models
 from typed_mcp.options import GenerateOptions
 from typed_mcp.plan import hints
 from typed_mcp.plan.build import plan as build_plan
 from typed_mcp.plan.curation import Curation, load_config
 from typed_mcp.plan.ir import ApiPlan
-from typed_mcp.render.package import MCP_REQUIREMENT, render_package
+from typed_mcp.render.package import MCP_REQUIREMENT, Package, render_package
 from typed_mcp.render.tidy import tidy
 from typed_mcp.spec.load import LoadedSpec, load
 from typed_mcp.spec.normalize import Document, normalize
@@ -146,11 +146,13 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
     # The workers that will list the tools start as soon as model generation leaves a core idle:
     # their SDK import overlaps the rest of it.
     with CatalogWorkers(len(api.operations)) as workers:
-        files = _package_files(api, doc, spec, spec_file, options, step, lap, workers.start)
+        package, files = _package_files(api, doc, spec, spec_file, options, step, lap, workers.start)
         step("writing")
         # The catalog is listed from the staging folder of the output: its 3,000 files are written once.
         with staged(options.out, files) as staging:
+            before = dict(files)
             tidy(staging, files)
+            package.check({path: text for path, text in files.items() if text != before[path]})  # before any import
             path = f"src/{api.module}/catalog.json"
             files[path] = _catalog(api, files, staging / "src", workers, options.verify, step)
             # The manifest records which tools the schema budget trimmed: known once they are listed.
@@ -171,36 +173,26 @@ def _package_files(
     step: Callable[[str], None],
     lap: Callable[[str], None],
     cores_free: Callable[[], None],
-) -> dict[str, str | bytes]:
-    """Models and rendered files, each Python one checked to compile."""
+) -> tuple[Package, dict[str, str | bytes]]:
+    """Models and rendered files, each Python one checked by its guard (before anything is staged)."""
     step(f"generating models for {len(api.schemas)} schemas")
     models = build_models(doc, api, cores_free=cores_free)
     lap("models")
     step(f"rendering {len(api.operations)} tools")
     version = version_of(api, options)
-    files: dict[str, str | bytes] = dict(
-        render_package(
-            api,
-            models,
-            spec_sha256=spec.sha256,
-            spec_filename=spec_file,
-            package_version=version,
-            doc=doc,
-        )
+    package = render_package(
+        api,
+        models,
+        spec_sha256=spec.sha256,
+        spec_filename=spec_file,
+        package_version=version,
+        doc=doc,
     )
-    # Model modules are cut from source the models step parsed: only the rendered files are checked.
-    cut = {f"src/{api.module}/models/{name}.py" for name in models.modules.sources}
-    for relative, text in files.items():
-        if relative.endswith(".py") and relative not in cut:
-            try:
-                compile(text, relative, "exec")
-            except SyntaxError as exc:  # a generator bug, never the user's: say where
-                raise OutputError(
-                    f"internal error: generated {relative} line {exc.lineno} does not compile: {exc.msg}"
-                ) from None
+    files: dict[str, str | bytes] = dict(package.files)
+    package.check(files)
     files[MANIFEST] = manifest(api, spec, spec_file, version)
     lap("render")
-    return files
+    return package, files
 
 
 def _catalog(
@@ -214,11 +206,9 @@ def _catalog(
     """`catalog.json` for the package whose sources are `files`, written out under `src`; checked."""
     sources = sorted((path, content) for path, content in files.items() if path.startswith("src/"))
     entry = cache.key("catalog", f"budget {BUDGET}", *(part for path, content in sources for part in (path, content)))
-    packed = cache.get(entry)
+    packed = _cached_catalog(entry, api)
     if packed is not None:
         step("the tool catalog of these exact sources is cached")
-        if verify:
-            check_catalog(json.loads(packed)["tools"], api)
         return packed
     step(f"listing {len(api.operations)} tools with the MCP SDK")
     tools = workers.tools(
@@ -240,6 +230,24 @@ def snapshot_path(spec: LoadedSpec, options: GenerateOptions, package_name: str)
     if options.snapshot is not None or not options.default_snapshot or spec.url is None:
         return options.snapshot
     return Path("specs") / f"{package_name}.{spec.format}"
+
+
+def _cached_catalog(entry: str, api: ApiPlan) -> str | None:
+    """A cached catalog, if it has the catalog's layout and lists the plan's tools (see
+    check_catalog); else a warning, and None."""
+    packed = cache.get(entry)
+    if packed is None:
+        return None
+    try:
+        data = json.loads(packed)
+        problem = layout_problem(data)
+        if problem is not None:
+            raise VerifyError(problem)
+        check_catalog(data["tools"], api)
+    except (ValueError, VerifyError) as exc:  # json's errors are ValueErrors
+        cache.warn(entry, f"it is not this package's catalog ({exc})")
+        return None
+    return packed
 
 
 def version_of(api: ApiPlan, options: GenerateOptions) -> str:

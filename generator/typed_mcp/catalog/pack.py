@@ -41,3 +41,33 @@ def pack(tools: list[dict[str, Any]], trimmed: dict[str, int] | None = None, bud
     if trimmed:
         data["budget"] = {"bytes": budget, "trimmed": trimmed}
     return json.dumps(data, **_COMPACT) + "\n"
+
+
+def layout_problem(data: Any) -> str | None:
+    """What keeps `data` (a parsed `catalog.json`) from having the layout `pack` writes and the
+    server reads; None when it has it."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return f"not a {FORMAT} document"
+    tools, sizes, shared = data.get("tools"), data.get("sizes"), data.get("shared")
+    if not (isinstance(tools, list) and isinstance(sizes, list) and isinstance(shared, list)):
+        return "tools, sizes and shared are not lists"
+    if len(sizes) != len(tools) or not all(type(size) is int and size >= 0 for size in sizes):
+        return "the sizes are not one count per tool"
+    for tool in tools:
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            return "a tool that is not an object with a name"
+        for key in ("inputSchema", "outputSchema"):
+            schema = tool.get(key)
+            defs = schema.get("$defs") if isinstance(schema, dict) else None
+            if schema is not None and not isinstance(schema, dict):
+                return f"a {key} that is not an object"
+            if defs is not None and not (
+                isinstance(defs, dict) and all(type(i) is int and 0 <= i < len(shared) for i in defs.values())
+            ):
+                return f"a {key} whose $defs are not shared schemas"
+    budget = data.get("budget")
+    if budget is not None and not (isinstance(budget, dict) and isinstance(budget.get("trimmed"), dict)):
+        return "a budget that is not an object of trimmed tools"
+    if set(data) - {"format", "sizes", "shared", "tools", "budget"}:
+        return "keys a catalog does not have"
+    return None

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from typed_mcp import names
 from typed_mcp.errors import OutputError
+from typed_mcp.pysource import PySource, parse
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Building the first model of a group of mutually recursive models, pydantic descends through the
@@ -44,8 +45,8 @@ class ModelModules:
 
 def split(source: str, file_header: str, tree: ast.Module | None = None) -> ModelModules:
     """`source` (with its `tree`, when the caller has parsed it already) as one module per model."""
-    tree = tree if tree is not None else ast.parse(source)
-    lines = source.splitlines(keepends=True)
+    tree = tree if tree is not None else parse(source)
+    text_of = PySource(source).segment  # a statement's exact text: cut by the tree, never by lines
     imports: list[ast.ImportFrom | ast.Import] = []
     classes: dict[str, ast.stmt] = {}  # models, and type aliases (`X = TypeAliasType("X", ...)`)
     rebuilds: dict[str, list[ast.stmt]] = {}  # `Node.model_rebuild()` goes with Node
@@ -95,12 +96,10 @@ def split(source: str, file_header: str, tree: ast.Module | None = None) -> Mode
             limit = 1000 + FRAMES_PER_MODEL * len(group)
             text += ["\n", f"sys.setrecursionlimit(max(sys.getrecursionlimit(), {limit}))\n"]
         for name in group:
-            node = classes[name]
-            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-            text += ["\n\n", *lines[first - 1 : node.end_lineno]]
+            text += ["\n\n", text_of(classes[name]), "\n"]
         rebuild = [stmt for name in group for stmt in rebuilds.get(name, [])]
         if rebuild and module not in lazy:
-            text += ["\n\n", *("".join(lines[s.lineno - 1 : s.end_lineno]) for s in rebuild)]
+            text += ["\n\n", *(text_of(s) + "\n" for s in rebuild)]
         sources[module] = "".join(text).rstrip("\n") + "\n"
     imported = {  # relative ones one level up, as seen from `models/__init__.py`
         alias.asname or alias.name: ("." * (node.level + 1 if node.level else 0) + node.module, alias.name)

@@ -29,6 +29,7 @@ from typing import Any
 from typed_mcp import children, names
 from typed_mcp.children import last_error, read_result, stop
 from typed_mcp.models import modules as model_modules
+from typed_mcp.pysource import PySource, parse
 
 # Below this many schemas (components and operation schemas), one run in this process is faster
 # than starting another interpreter and importing the code generator there (about 0.5 s).
@@ -169,10 +170,10 @@ def merge(first: str, second: str, fixed: set[str]) -> str:
         if new in merged.text:
             raise MergeError(f"two parts define {new}")
         merged.order.append(new)
-        merged.text[new] = _renamed(part.text[name], renames)
+        merged.text[new] = renamed(part.text[name], renames)
     rebuilt = {n for n, _ in merged.rebuilds}
     merged.rebuilds += [
-        (renames.get(n, n), _renamed(text, renames))
+        (renames.get(n, n), renamed(text, renames))
         for n, text in part.rebuilds
         if n in needed and (n in renames or n not in rebuilt)
     ]
@@ -188,9 +189,9 @@ def merge(first: str, second: str, fixed: set[str]) -> str:
 
 def _read(source: str) -> _Part:
     part = _Part()
-    lines = source.splitlines(keepends=True)
-    for node in ast.parse(source).body:
-        text = "".join(lines[node.lineno - 1 : node.end_lineno]).rstrip() + "\n"  # the last line may lack a newline
+    code = PySource(source)
+    for node in parse(source).body:
+        text = code.segment(node) + "\n"
         if isinstance(node, ast.ClassDef) and node.decorator_list:
             raise MergeError("a decorated class")  # not written by the code generator's templates
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -206,32 +207,25 @@ def _read(source: str) -> _Part:
     return part
 
 
-def _renamed(text: str, renames: dict[str, str]) -> str:
+def renamed(text: str, renames: dict[str, str]) -> str:
     """`text` with every reference to a renamed class replaced: names, and the quoted forward
     references of annotations; never data such as Literal values, defaults or descriptions."""
     if not renames:
         return text
-    lines = [line.encode("utf-8") for line in text.splitlines(keepends=True)]
-    edits: list[tuple[int, int, int, bytes]] = []  # (line, start, end, replacement), offsets in UTF-8 bytes
-    for node in _references(ast.parse(text).body):
+    code = PySource(text)
+    edits: list[tuple[int, int, str]] = []
+    for node in _references(parse(text).body):
         if isinstance(node, ast.ClassDef):
             if node.name in renames:
-                start = lines[node.lineno - 1].index(b"class ", node.col_offset) + len(b"class ")
-                edits.append(
-                    (node.lineno, start, start + len(node.name.encode("utf-8")), renames[node.name].encode("utf-8"))
-                )
+                start = text.index("class ", code.offset(node.lineno, node.col_offset)) + len("class ")
+                edits.append((start, start + len(node.name), renames[node.name]))
         elif isinstance(node, ast.Name):
             if node.id in renames:
-                edits.append((node.lineno, node.col_offset, node.end_col_offset, renames[node.id].encode("utf-8")))
+                edits.append((*code.span(node), renames[node.id]))
         elif node.value in renames and node.lineno == node.end_lineno:
-            quote = lines[node.lineno - 1][node.col_offset : node.col_offset + 1]
-            edits.append(
-                (node.lineno, node.col_offset, node.end_col_offset, quote + renames[node.value].encode("utf-8") + quote)
-            )
-    for line_no, start, end, replacement in sorted(edits, reverse=True):
-        line = lines[line_no - 1]
-        lines[line_no - 1] = line[:start] + replacement + line[end:]
-    return b"".join(lines).decode("utf-8")
+            start, end = code.span(node)
+            edits.append((start, end, text[start] + renames[node.value] + text[start]))
+    return code.edited(edits)
 
 
 def _references(nodes: list[ast.AST]) -> Iterator[ast.ClassDef | ast.Name | ast.Constant]:

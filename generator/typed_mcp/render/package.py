@@ -8,18 +8,24 @@ Decisions live in the view functions below; the templates only lay text out.
 
 from __future__ import annotations
 
+import ast
+import functools
+import itertools
 import json
 import math
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import jinja2
 
-from typed_mcp import __version__, names
+from typed_mcp import __version__, guard, names
+from typed_mcp.errors import OutputError, SpecError
 from typed_mcp.models import literals
 from typed_mcp.models.build import Models
 from typed_mcp.plan.ir import ApiPlan, Operation
+from typed_mcp.pysource import UNPRINTABLE, escape_unprintable
 from typed_mcp.render.clients import client_setups
 from typed_mcp.render.search import search_documents
 from typed_mcp.render.views import Table, table_views
@@ -54,17 +60,10 @@ def py_literal(value: Any) -> str:
     raise ValueError(f"not a JSON value: {type(value).__name__}")
 
 
-_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]")
-
-
 def docstring(text: str, indent: str = "    ") -> str:
     """A triple-quoted docstring holding `text` exactly: backslashes and quotes escaped, control
     characters as escapes, so nothing in it can end the string early."""
-    body = text.replace("\\", "\\\\").replace('"', '\\"')
-    body = _UNPRINTABLE.sub(
-        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", body
-    )
-    body = body.replace("\r", "\\r")
+    body = escape_unprintable(text.replace("\\", "\\\\").replace('"', '\\"'))
     lines = body.split("\n")
     if len(lines) == 1:
         return f'"""{body}"""'
@@ -79,7 +78,7 @@ def docstring(text: str, indent: str = "    ") -> str:
 
 def toml_string(text: str) -> str:
     escaped = json.dumps(text, ensure_ascii=False)
-    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
+    return UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
 
 
 def markdown(text: str) -> str:
@@ -256,6 +255,44 @@ def toolsets(plan: ApiPlan) -> dict[str, list[str]]:
 # --- the whole package ------------------------------------------------------------------------------
 
 
+# Modules rendered from a template whose variable parts are strings (path under the package ->
+# template): each is checked against its template rendered with neutral strings (guard.same_shape).
+DATA_TEMPLATES = {
+    "__init__.py": "package/__init__.py.j2",
+    "__main__.py": "package/__main__.py.j2",
+    "asgi.py": "package/asgi.py.j2",
+    "_about.py": "package/_about.py.j2",
+    "upstream.py": "package/upstream.py.j2",
+    "server.py": "package/server.py.j2",
+    "tools/__init__.py": "package/tools/__init__.py.j2",
+    "models/__init__.py": "package/models/__init__.py.j2",
+}
+
+
+@dataclass(frozen=True)
+class Package:
+    files: dict[str, str]  # relative path -> text, for the complete project
+    guards: dict[str, Callable[[str], ast.Module | None]]  # each Python file -> its guard (raises SpecError)
+    # What each checked module has after its imports, and its imports (see guard.import_head).
+    heads: dict[str, tuple[str, frozenset[tuple[object, ...]]]] = field(default_factory=dict)
+
+    def check(self, files: Mapping[str, str | bytes]) -> None:
+        """Check each Python file of `files` (all of the package's, or some) with its guard; one
+        checked before whose imports alone were reordered or removed since (the import fixes,
+        render.tidy) needs no second full check."""
+        for path, text in files.items():
+            if not path.endswith(".py"):
+                continue
+            guarded = self.guards.get(path)
+            if guarded is None or not isinstance(text, str):
+                raise OutputError(f"internal error: generated {path} has no guard")
+            if path in self.heads and guard.only_imports_changed(text, *self.heads[path]):
+                continue
+            tree = guarded(text)
+            if tree is not None:
+                self.heads[path] = guard.import_head(text, tree)
+
+
 def render_package(
     plan: ApiPlan,
     models: Models,
@@ -264,8 +301,8 @@ def render_package(
     spec_filename: str,
     package_version: str,
     doc: Document | None = None,
-) -> dict[str, str]:
-    """Relative path -> file text for the complete project."""
+) -> Package:
+    """The complete project, and the guard of each of its Python files."""
     env = environment()
     data_tools = plan.profile == "data-tools"
     if data_tools:  # every answer is under `data` of the structuredContent
@@ -297,25 +334,77 @@ def render_package(
         "pyproject.toml": env.get_template("pyproject.toml.j2").render(context),
         "README.md": env.get_template("README.md.j2").render(context),
         "Dockerfile": env.get_template("Dockerfile.j2").render(context),
-        f"{src}/__init__.py": env.get_template("package/__init__.py.j2").render(context),
-        f"{src}/__main__.py": env.get_template("package/__main__.py.j2").render(context),
-        f"{src}/asgi.py": env.get_template("package/asgi.py.j2").render(context),
-        f"{src}/_about.py": env.get_template("package/_about.py.j2").render(context),
-        f"{src}/upstream.py": env.get_template("package/upstream.py.j2").render(context),
-        f"{src}/server.py": env.get_template("package/server.py.j2").render(context),
-        f"{src}/tools/__init__.py": env.get_template("package/tools/__init__.py.j2").render(context),
-        f"{src}/models/__init__.py": env.get_template("package/models/__init__.py.j2").render(context),
         f"{src}/py.typed": "",
         f"{src}/search.json": search_documents(plan, doc),
     }
+    guards: dict[str, Callable[[str], ast.Module | None]] = {}
+    counter = itertools.count()
+    neutral = {name: _neutral(value, counter) for name, value in context.items()}
+    for name, template in DATA_TEMPLATES.items():
+        files[f"{src}/{name}"] = env.get_template(template).render(context)
+        reference = env.get_template(template).render(neutral)
+        guards[f"{src}/{name}"] = functools.partial(_same_shape, f"{src}/{name}", reference)
     runtime = templates_dir() / "package" / "_runtime"  # a package, copied verbatim, file by file
     for path in sorted([*runtime.glob("*.py"), *runtime.glob("*.html")]):
         if path.name != "datatools.py" or data_tools:  # the profile's module, only in its packages
-            files[f"{src}/_runtime/{path.name}"] = path.read_text(encoding="utf-8")
+            files[f"{src}/_runtime/{path.name}"] = text = path.read_text(encoding="utf-8")
+            guards[f"{src}/_runtime/{path.name}"] = functools.partial(_verbatim, f"{src}/_runtime/{path.name}", text)
     tool_template = env.get_template("package/tools/tool.py.j2")
+    # What the models package exports: its classes, and the names their types use (`Union`, `date`...).
+    exported = {name: "model" for name in models.modules.module_of}
+    exported.update({name: attribute for name, (_, attribute) in models.modules.imported.items()})
     for view in tools:
         text = tool_template.render({**context, "t": view, **tool_imports(view, models)})
         files[f"{src}/tools/{view.op.func_name}.py"] = literals.canonical(text)
+        guards[f"{src}/tools/{view.op.func_name}.py"] = functools.partial(_tool_module, view.op, exported)
     for module, source in models.modules.sources.items():
         files[f"{src}/models/{module}.py"] = source
-    return files
+        guards[f"{src}/models/{module}.py"] = functools.partial(models.check_module, module)
+    return Package(files, guards)
+
+
+def _same_shape(path: str, reference: str, text: str) -> ast.Module:
+    try:
+        return guard.same_shape(text, reference)
+    except guard.Refused as refused:
+        raise SpecError(f"refused the generated {path}: {refused}") from None
+
+
+def _verbatim(path: str, original: str, text: str) -> None:
+    if text != original:
+        raise SpecError(f"refused the generated {path}: it is not the runtime's own text")
+
+
+def _tool_module(op: Operation, exported: dict[str, str], text: str) -> ast.Module:
+    try:
+        return guard.check_tool(text, function=op.func_name, models=exported)
+    except guard.Refused as refused:
+        raise SpecError(f"refused the generated tool module of operation {op.key}: {refused}") from None
+
+
+def _neutral(value: Any, counter: Iterator[int]) -> Any:
+    """`value` seen with every string replaced by a neutral one of its own (`s1`, `s2`... or the empty
+    string), containers and truth values kept: rendered with it, a template whose variable parts are
+    strings gives the same syntax tree as with the real values, but for the strings' values."""
+    if isinstance(value, str):
+        return f"s{next(counter)}" if value else ""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_neutral(item, counter) for item in value)
+    if isinstance(value, dict):
+        return {_neutral(key, counter): _neutral(item, counter) for key, item in value.items()}
+    return _NeutralView(value, counter)
+
+
+class _NeutralView:
+    """An object whose attributes are read through `_neutral`."""
+
+    def __init__(self, value: Any, counter: Iterator[int]) -> None:
+        self._value, self._counter = value, counter
+
+    def __getattr__(self, name: str) -> Any:
+        return _neutral(getattr(self._value, name), self._counter)
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
