@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from support import REPO, run_cli, tree_digest
+from support import DEMO_CONFIG, REPO, run_cli, tree_digest
 
 WEATHER = REPO / "specs" / "weather-api.json"
 
@@ -20,6 +20,8 @@ def gen(spec: Path, out: Path, cache_dir: Path, *extra: str):
         "--package-name",
         "weather-mcp",
         "--no-snapshot",
+        "--config",
+        str(DEMO_CONFIG),
         *extra,
         env={"TYPED_MCP_NO_CACHE": "", "TYPED_MCP_CACHE_DIR": str(cache_dir)},
     )

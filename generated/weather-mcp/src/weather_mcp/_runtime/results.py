@@ -12,7 +12,8 @@ import httpx
 from mcp.types import BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent, TextContent
 from pydantic import JsonValue, TypeAdapter, ValidationError
 
-PROVENANCE_KEY = "typed-mcp/source"
+from .meta import SOURCE as PROVENANCE_KEY
+
 EXCERPT_CHARS = 500
 MAX_ERRORS_SHOWN = 10
 
