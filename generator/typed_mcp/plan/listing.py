@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from typed_mcp.plan import prose
 from typed_mcp.plan.ir import Icon, Listing
 
 if TYPE_CHECKING:
@@ -76,36 +77,18 @@ def description_problem(text: str) -> str | None:
 
 
 def shorten(text: str, limit: int = DESCRIPTION_CHARS) -> str:
-    """`text` on one line, cut at a word boundary to at most `limit` characters (with `…`)."""
-    text = " ".join(_CONTROL.sub(" ", text).split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    if " " in cut[limit // 2 :]:
-        cut = cut.rsplit(" ", 1)[0]
-    return cut.rstrip(" ,;:.-") + "…"
+    """`text` on one line without control characters, cut at a word's end to at most `limit` characters."""
+    return prose.clip(" ".join(_CONTROL.sub(" ", text).split()), limit)
+
+
+# An ATX heading line: a description that opens with `# Introduction` is introduced, not described.
+_HEADING = re.compile(r"^[ ]{0,3}#{1,6}(?:[ \t][^\n]*)?$", re.MULTILINE)
 
 
 def first_sentence(text: str) -> str:
-    """The first sentence of Markdown text as plain text: headings, HTML, tables and code blocks
-    skipped, links and emphasis reduced to their text; at most DESCRIPTION_CHARS characters."""
-    for paragraph in re.split(r"\n\s*\n", text):
-        lines = [
-            line
-            for line in paragraph.splitlines()
-            if line.strip() and not line.lstrip().startswith(("#", "<", "|", "```", "~~~", "!["))
-        ]
-        plain = " ".join(" ".join(lines).split())
-        plain = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", plain)  # [text](url) -> text
-        plain = re.sub(r"(\*\*|__)(.+?)\1", r"\2", plain)  # **strong** -> strong
-        plain = re.sub(r"`([^`]*)`", r"\1", plain)  # `code` -> code
-        plain = re.sub(r"<[^>]*>", "", plain).strip()
-        if not plain:
-            continue
-        # A sentence ends at . ! or ? before a space and a capital or a digit (not "e.g. a").
-        match = re.match(r"(.+?[.!?])(?=\s+[A-Z0-9]|$)", plain)
-        return shorten(match.group(1) if match else plain)
-    return ""
+    """The first sentence of a description's first paragraph that is no heading, as plain text (spec
+    prose is read by `prose`), at most DESCRIPTION_CHARS characters."""
+    return shorten(prose.first_sentence(_HEADING.sub("", text), DESCRIPTION_CHARS))
 
 
 def _spec_url(node: Any, key: str) -> str | None:
