@@ -26,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from harness.demo.process import free_port, running
 from harness.index import package_index
-from support import REPO, WEATHER_REPORT, WEATHER_TOOLS, build_wheel
+from support import REPO, WEATHER_REPORT, WEATHER_TOOLS, build_wheel, package_stdio
 from typed_mcp.plan.build import plan as build_plan
 from typed_mcp.plan.curation import Curation
 from typed_mcp.render.clients import client_setups
@@ -210,6 +210,40 @@ def test_the_project_mcp_json_holds_no_secret_and_expands_every_variable():
     assert entry["env"] == {
         name: f"${{{name}:-}}" for name in ("WEATHER_MCP_BASE_URL", "WEATHER_MCP_HTTP_BEARER_TOKEN")
     }
+
+
+def claude_code_expanded(value: str, environ: dict[str, str]) -> str:
+    """`value` as Claude Code expands a `.mcp.json` value: `${VAR}` and `${VAR:-default}` from the
+    environment it runs in."""
+    return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", lambda m: environ.get(m[1]) or m[2] or "", value)
+
+
+def test_the_project_mcp_json_with_a_variable_unset_runs_as_if_it_were_not_there(demo_url):
+    """What Claude Code starts from the committed `.mcp.json` in a shell that sets the base URL but no
+    token: the token is an empty string, which the package takes as no credential (never a `Bearer`
+    header with nothing after it), and the base URL is the one the shell set."""
+    entry = json_around("Cursor, `.cursor/mcp.json`")["mcpServers"]["weather-mcp"]
+    shell = {"WEATHER_MCP_BASE_URL": demo_url}
+    env = {name: claude_code_expanded(value, shell) for name, value in entry["env"].items()}
+    assert env == {"WEATHER_MCP_BASE_URL": demo_url, "WEATHER_MCP_HTTP_BEARER_TOKEN": ""}
+    params = package_stdio(PACKAGE, "weather_mcp")
+    params.env = {**(params.env or {}), **env}
+    seen = len(httpx.get(f"{demo_url}/_debug/requests").json())
+
+    async def calls():
+        async with Client(params) as client:
+            read = await client.call_tool("get_weather", {"city": "Paris"})
+            return read, await client.call_tool("create_report", {"body": WEATHER_REPORT})
+
+    read, write = anyio.run(calls)
+    assert not read.is_error, read.content
+    assert write.is_error  # the demo refuses a report without the station's token
+    # Both calls reached the shell's base URL, and the write went out without a credential.
+    sent = httpx.get(f"{demo_url}/_debug/requests").json()[seen:]
+    assert [(r["method"], r["raw_path"], r["authorization"]) for r in sent] == [
+        ("GET", "/v1/weather/Paris", None),
+        ("POST", "/v1/reports", None),
+    ], sent
 
 
 def stdio_commands(demo_url: str) -> list[tuple[str, list[str], dict[str, str]]]:
