@@ -13,6 +13,7 @@ TEST_WORKERS ?= auto
 SPEC := specs/weather-api.json
 OUT := generated/weather-mcp
 PACKAGE := weather-mcp
+CONFIG := specs/weather-mcp.toml
 SPEC_URL ?=
 
 .PHONY: live-venv generate test test-long lint demo corpus directory bench load check build bundle publish clean venv lock fuzz real-servers
@@ -58,9 +59,9 @@ $(CHROMIUM):
 ## generate: regenerate generated/ from the snapshot in specs/ (or from SPEC_URL=..., refreshing the snapshot)
 generate: $(STAMP)
 ifeq ($(SPEC_URL),)
-	$(BIN)/typed-mcp generate $(SPEC) --out $(OUT) --package-name $(PACKAGE)
+	$(BIN)/typed-mcp generate $(SPEC) --out $(OUT) --package-name $(PACKAGE) --config $(CONFIG)
 else
-	$(BIN)/typed-mcp generate '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --snapshot $(SPEC)
+	$(BIN)/typed-mcp generate '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --config $(CONFIG) --snapshot $(SPEC)
 endif
 
 ## lint: ruff on the generator, the tests and the committed generated package (CI runs it before the tests)
@@ -80,9 +81,9 @@ test-long: $(STAMP) $(NODE_STAMP)
 ## check: exit 1 when the committed specs/ and generated/ no longer match the live API (SPEC_URL=...) or the snapshot
 check: $(STAMP)
 ifeq ($(SPEC_URL),)
-	$(BIN)/typed-mcp check $(SPEC) --out $(OUT) --package-name $(PACKAGE)
+	$(BIN)/typed-mcp check $(SPEC) --out $(OUT) --package-name $(PACKAGE) --config $(CONFIG)
 else
-	$(BIN)/typed-mcp check '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --snapshot $(SPEC)
+	$(BIN)/typed-mcp check '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --config $(CONFIG) --snapshot $(SPEC)
 endif
 
 ## build: sdist and wheel of the generated package in dist/, checked with twine
@@ -95,11 +96,13 @@ build: $(STAMP)
 bundle: $(STAMP)
 	$(BIN)/typed-mcp bundle $(OUT) --out dist/$(PACKAGE).mcpb --constraint constraints.txt
 
-## publish: upload dist/ with twine to TWINE_REPOSITORY_URL, as TWINE_USERNAME (default __token__) with TWINE_PASSWORD
+## publish: upload dist/ with twine to TWINE_REPOSITORY_URL, as TWINE_USERNAME (default __token__) with TWINE_PASSWORD;
+## with a server.json (the config's [registry]), it then says how to list it in the MCP Registry by hand
 publish: build
 	@test -n "$$TWINE_REPOSITORY_URL" || { echo "set TWINE_REPOSITORY_URL (e.g. https://upload.pypi.org/legacy/) and TWINE_PASSWORD (an API token)"; exit 2; }
 	@test -n "$$TWINE_PASSWORD" || { echo "set TWINE_PASSWORD (an API token)"; exit 2; }
 	TWINE_USERNAME=$${TWINE_USERNAME:-__token__} $(BIN)/twine upload --non-interactive --repository-url "$$TWINE_REPOSITORY_URL" dist/$(PACKAGE)/*
+	@if [ -f $(OUT)/server.json ]; then echo "MCP Registry, after the upload, with mcp-publisher (github.com/modelcontextprotocol/registry releases): cd $(OUT) && mcp-publisher login github && mcp-publisher publish"; fi
 
 ## fuzz: FUZZ_CALLS (default 10000) fuzzed tool calls: the demo and three corpus specs, over stdio and HTTP
 FUZZ_CALLS ?= 10000

@@ -38,7 +38,7 @@ async def typed_mcp_server(src: str, module: str, base_url: str) -> AsyncIterato
     server = server_module.build_server()
     # Names from the published catalog, as a client sees them: importing the tools here would
     # make the first call look cheaper than it is.
-    names = {tool.meta["typed-mcp/operation"]: tool.name for tool in await server.list_tools()}
+    names = {tool.meta["io.github.typed-mcp/operation"]: tool.name for tool in await server.list_tools()}
     yield server, names
 
 

@@ -46,6 +46,9 @@ WEATHER_TOOLS = (
 )
 # The committed demo package, and the table view (MCP Apps) of its one list tool.
 DEMO = REPO / "generated" / "weather-mcp"
+# The config `make generate` gives the demo package (its [registry] entry): every regeneration of the
+# committed package passes it.
+DEMO_CONFIG = REPO / "specs" / "weather-mcp.toml"
 FORECAST_VIEW = "ui://weather-mcp/tables/get_forecast.html"
 APPS_CLIENT = [advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})]  # a host that renders views says so
 # The station report the strict-client, serving-mode and end-to-end tests create (their assertions

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support import REPO, run_cli, tree_digest
+from support import DEMO_CONFIG, REPO, run_cli, tree_digest
 
 WEATHER = REPO / "specs" / "weather-api.json"
 
@@ -26,6 +26,8 @@ def gen(spec: Path, out: Path, cache_dir: Path, *extra: str):
         "--package-name",
         "weather-mcp",
         "--no-snapshot",
+        "--config",
+        str(DEMO_CONFIG),
         *extra,
         env={"TYPED_MCP_NO_CACHE": "", "TYPED_MCP_CACHE_DIR": str(cache_dir)},
     )

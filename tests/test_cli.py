@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from support import REPO, HttpServer, Reply, generate, run_cli, tree_digest
+from support import DEMO_CONFIG, REPO, HttpServer, Reply, generate, run_cli, tree_digest
 
 WEATHER = REPO / "specs" / "weather-api.json"
 COMMITTED_PACKAGE = REPO / "generated" / "weather-mcp"
@@ -181,7 +181,7 @@ def test_same_spec_gives_byte_identical_output(tmp_path: Path):
 def test_committed_package_matches_the_committed_snapshot(tmp_path: Path):
     """`make generate` is a no-op on a clean checkout: generated/ is what specs/ produces."""
     out = tmp_path / "weather-mcp"
-    generate(WEATHER, out, "weather-mcp")
+    generate(WEATHER, out, "weather-mcp", "--config", str(DEMO_CONFIG))
     assert tree_digest(out) == tree_digest(REPO / "generated" / "weather-mcp")
 
 

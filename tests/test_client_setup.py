@@ -1,10 +1,13 @@
-"""The committed demo package's README, as a user copies it: every JSON snippet parses, and the
-command of every stdio setup (Claude Desktop, Claude Code, Cursor, VS Code), `uvx weather-mcp` with
-the snippet's environment, runs the package from a real local package index through the MCP Python
-SDK client; the hosted setups' URL and headers reach the README's own hosted command."""
+"""The committed demo package's README, as a user copies it: every JSON snippet parses, every one-click
+install link (Cursor's deeplink, VS Code's link and `code --add-mcp`) holds exactly the JSON beside it,
+and the command of every stdio setup (Claude Desktop, Claude Code and its project `.mcp.json`, Cursor,
+VS Code), `uvx weather-mcp` with the snippet's environment, runs the package from a real local package
+index through the MCP Python SDK client; the hosted setups' URL and headers reach the README's own
+hosted command."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -12,7 +15,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import anyio
 import httpx
@@ -23,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from harness.demo.process import free_port, running
 from harness.index import package_index
-from support import REPO, WEATHER_REPORT, WEATHER_TOOLS, build_wheel
+from support import REPO, WEATHER_REPORT, WEATHER_TOOLS, build_wheel, package_stdio
 from typed_mcp.plan.build import plan as build_plan
 from typed_mcp.plan.curation import Curation
 from typed_mcp.render.clients import client_setups
@@ -64,17 +67,25 @@ def claude_code(transport: str) -> list[str]:
 
 
 def servers(setup: dict) -> dict:
-    """The server entries of a client config: Claude Desktop and Cursor say mcpServers, VS Code servers."""
+    """The server entries of a client config: Claude Desktop, Claude Code and Cursor say mcpServers, VS
+    Code servers; `code --add-mcp`'s JSON is one entry with its name."""
+    if "name" in setup:
+        return {setup["name"]: {k: v for k, v in setup.items() if k not in ("name", "inputs")}}
     return setup.get("mcpServers") or setup["servers"]
 
 
 def filled(env: dict[str, str], demo_url: str, inputs: list[dict]) -> dict[str, str]:
     """The snippet's environment as a user fills it in: the API's address, the credential for each `...`,
-    and what VS Code asks for each `${input:ID}` it declares."""
+    what VS Code asks for each `${input:ID}` it declares, and what Claude Code expands each
+    `${NAME:-default}` of a project's .mcp.json to from the user's environment (which has both)."""
     ids = {item["id"] for item in inputs}
+    user = {"WEATHER_MCP_BASE_URL": demo_url, "WEATHER_MCP_HTTP_BEARER_TOKEN": TOKEN}
     out = {}
     for name, value in env.items():
-        if name.endswith("_BASE_URL"):
+        expansion = re.fullmatch(r"\$\{([A-Z0-9_]+)(?::-([^}]*))?\}", value)
+        if expansion and expansion.group(1) == name:
+            out[name] = user.get(name, expansion.group(2) or "")
+        elif name.endswith("_BASE_URL"):
             out[name] = demo_url
         elif value == "..." or (value.startswith("${input:") and value[8:-1] in ids):
             out[name] = TOKEN
@@ -113,7 +124,8 @@ def uv_env(index: str, tmp_path_factory) -> dict[str, str]:
 
 def test_every_json_snippet_parses_and_names_the_package():
     setups = json_setups()
-    assert len(setups) == 5  # Claude Desktop, Cursor, VS Code; Cursor and VS Code hosted
+    # Claude Desktop, Claude Code's .mcp.json, Cursor, VS Code and its install JSON; Cursor and VS Code hosted
+    assert len(setups) == 7
     for setup in setups:
         assert list(servers(setup)) == ["weather-mcp"]
     # The console script is the package's name, so `uvx weather-mcp` runs it.
@@ -139,6 +151,101 @@ def test_every_table_row_of_the_readme_is_in_a_table():
     assert rows and [n + 1 for n in rows if n not in in_tables] == []
 
 
+def link_text(label: str) -> str:
+    """The URL of the README's Markdown link `[label](URL)`."""
+    (url,) = re.findall(rf"\[{re.escape(label)}\]\(([^)\s]+)\)", README)
+    return url
+
+
+def json_around(marker: str, *, after: bool = False) -> dict:
+    """The JSON snippet right before (or after) `marker` in the README."""
+    at = README.index(marker)
+    fences = [(m.start(), m.group(2)) for m in FENCE.finditer(README) if m.group(1) == "json"]
+    if after:
+        return json.loads(next(body for start, body in fences if start > at))
+    return json.loads([body for start, body in fences if start < at][-1])
+
+
+def test_each_install_link_holds_the_json_beside_it():
+    """Decoded as each client decodes it, every one-click link is exactly the JSON the README shows
+    beside it: Cursor's deeplink (and its web page) the `.cursor/mcp.json` entry in base64; VS Code's
+    link (and its redirect page) and `code --add-mcp` the JSON shown, which is the `.vscode/mcp.json`
+    entry with its name and inputs."""
+    (cursor_link,) = [body.strip() for lang, body in FENCE.findall(README) if body.startswith("cursor://")]
+    cursor_json = json_around(cursor_link)
+    assert cursor_json == json_around("Cursor, `.cursor/mcp.json`", after=True)
+    cursor_web = link_text("Add weather-mcp to Cursor")
+    for link, base in (
+        (cursor_link, "cursor://anysphere.cursor-deeplink/mcp/install"),
+        (cursor_web, "https://cursor.com/en/install-mcp"),
+    ):
+        parts = urlsplit(link)
+        assert f"{parts.scheme}://{parts.netloc}{parts.path}" == base
+        query = parse_qs(parts.query, strict_parsing=True)
+        (name,), (config,) = query["name"], query["config"]
+        assert {name: json.loads(base64.b64decode(config, validate=True))} == cursor_json["mcpServers"]
+
+    (vscode_link,) = [body.strip() for lang, body in FENCE.findall(README) if body.startswith("vscode:")]
+    add = json_around(vscode_link)
+    assert vscode_link.startswith("vscode:mcp/install?")
+    assert json.loads(unquote(vscode_link.removeprefix("vscode:mcp/install?"))) == add
+    vscode_web = link_text("Install weather-mcp in VS Code")
+    assert vscode_web.startswith("https://insiders.vscode.dev/redirect?")
+    assert parse_qs(urlsplit(vscode_web).query, strict_parsing=True) == {"url": [vscode_link]}
+    assert add == json_around(vscode_web, after=True)
+    (command,) = [shlex.split(body) for lang, body in FENCE.findall(README) if body.startswith("code --add-mcp")]
+    assert command[:2] == ["code", "--add-mcp"] and len(command) == 3 and json.loads(command[2]) == add
+    assert json_around("code --add-mcp") == add
+    vscode = json_around("VS Code, `.vscode/mcp.json`", after=True)
+    assert {add["name"]: {k: v for k, v in add.items() if k not in ("name", "inputs")}} == vscode["servers"]
+    assert add["inputs"] == vscode["inputs"]
+
+
+def test_the_project_mcp_json_holds_no_secret_and_expands_every_variable():
+    """Claude Code's project `.mcp.json` can be committed: each variable is `${NAME:-}`, filled from the
+    environment Claude Code runs in, and empty (the package's own default, no credential) when unset."""
+    project = json_around("Cursor, `.cursor/mcp.json`")
+    entry = project["mcpServers"]["weather-mcp"]
+    assert (entry["type"], entry["command"], entry["args"]) == ("stdio", "uvx", ["weather-mcp"])
+    assert entry["env"] == {
+        name: f"${{{name}:-}}" for name in ("WEATHER_MCP_BASE_URL", "WEATHER_MCP_HTTP_BEARER_TOKEN")
+    }
+
+
+def claude_code_expanded(value: str, environ: dict[str, str]) -> str:
+    """`value` as Claude Code expands a `.mcp.json` value: `${VAR}` and `${VAR:-default}` from the
+    environment it runs in."""
+    return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", lambda m: environ.get(m[1]) or m[2] or "", value)
+
+
+def test_the_project_mcp_json_with_a_variable_unset_runs_as_if_it_were_not_there(demo_url):
+    """What Claude Code starts from the committed `.mcp.json` in a shell that sets the base URL but no
+    token: the token is an empty string, which the package takes as no credential (never a `Bearer`
+    header with nothing after it), and the base URL is the one the shell set."""
+    entry = json_around("Cursor, `.cursor/mcp.json`")["mcpServers"]["weather-mcp"]
+    shell = {"WEATHER_MCP_BASE_URL": demo_url}
+    env = {name: claude_code_expanded(value, shell) for name, value in entry["env"].items()}
+    assert env == {"WEATHER_MCP_BASE_URL": demo_url, "WEATHER_MCP_HTTP_BEARER_TOKEN": ""}
+    params = package_stdio(PACKAGE, "weather_mcp")
+    params.env = {**(params.env or {}), **env}
+    seen = len(httpx.get(f"{demo_url}/_debug/requests").json())
+
+    async def calls():
+        async with Client(params) as client:
+            read = await client.call_tool("get_weather", {"city": "Paris"})
+            return read, await client.call_tool("create_report", {"body": WEATHER_REPORT})
+
+    read, write = anyio.run(calls)
+    assert not read.is_error, read.content
+    assert write.is_error  # the demo refuses a report without the station's token
+    # Both calls reached the shell's base URL, and the write went out without a credential.
+    sent = httpx.get(f"{demo_url}/_debug/requests").json()[seen:]
+    assert [(r["method"], r["raw_path"], r["authorization"]) for r in sent] == [
+        ("GET", "/v1/weather/Paris", None),
+        ("POST", "/v1/reports", None),
+    ], sent
+
+
 def stdio_commands(demo_url: str) -> list[tuple[str, list[str], dict[str, str]]]:
     """(command, args, filled-in environment) of every stdio setup in the README."""
     found = []
@@ -156,8 +263,8 @@ def stdio_commands(demo_url: str) -> list[tuple[str, list[str], dict[str, str]]]
 
 def test_the_stdio_setups_run_uvx_from_the_index_through_a_real_client(demo_url, uv_env):
     commands = stdio_commands(demo_url)
-    assert len(commands) == 4
-    # All four clients start the same command with the same environment once filled in: it runs once
+    assert len(commands) == 6
+    # All six setups start the same command with the same environment once filled in: it runs once
     # here (the setups' differences are their files' formats, checked above and below).
     assert all(c == commands[0] for c in commands), commands
     command, args, env = commands[0]

@@ -108,6 +108,32 @@ def test_rename_is_detected_through_the_operation_and_its_schema_still_diffed():
     assert summarize(changes)["tools_renamed"] == 1
 
 
+@pytest.mark.parametrize(
+    ("old_key", "new_key"),
+    [
+        ("typed-mcp/operation", "io.github.typed-mcp/operation"),  # a catalog from before the reverse-DNS keys
+        ("io.github.typed-mcp/operation", "io.github.typed-mcp/operation"),
+    ],
+)
+def test_a_rename_is_detected_across_the_old_and_the_reverse_dns_operation_key(old_key: str, new_key: str):
+    """Packages write `io.github.typed-mcp/operation` (the _meta key format of MCP 2026-07-28); a catalog
+    committed before still says `typed-mcp/operation`, and `typed-mcp diff` pairs the two."""
+    old = {**tool("repos_get", {"owner": STR}, ["owner"]), "_meta": {old_key: "GET /repos/{owner}"}}
+    new = {**tool("get_repo", {"owner": STR}, ["owner"]), "_meta": {new_key: "GET /repos/{owner}"}}
+    changes = diff_catalogs(catalog(old), catalog(new))
+    assert {c.kind for c in changes} == {"tool_renamed", "description_changed"}  # not removed + added
+    assert only(changes, "tool_renamed").detail.startswith("Tool renamed from 'repos_get' to 'get_repo'")
+
+
+def test_the_diff_reads_the_operation_key_the_packages_write():
+    from typed_mcp.resources import runtime_module
+
+    meta = runtime_module("meta")
+    assert (
+        meta.OPERATION == "io.github.typed-mcp/operation" and meta.LEGACY_PREFIX + "operation" == "typed-mcp/operation"
+    )
+
+
 def test_without_operation_meta_a_rename_is_a_removal_and_an_addition():
     changes = diff_catalogs(catalog(tool("old_name")), catalog(tool("new_name")))
     assert {c.kind for c in changes} == {"tool_added", "tool_removed"}

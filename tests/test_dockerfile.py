@@ -6,6 +6,7 @@ SDK client lists and calls tools over streamable HTTP."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -68,6 +69,7 @@ class Image:
         self.env = {**inherited, "PATH": f"{self.python / 'bin'}{os.pathsep}{os.environ['PATH']}"}
         self.cmd: list[str] = []
         self.healthcheck: list[str] = []
+        self.labels: dict[str, str] = {}
         for step in instructions(DOCKERFILE):
             self.apply(step, root)
 
@@ -94,6 +96,8 @@ class Image:
             self.cmd = step.exec_form()
         elif step.keyword == "HEALTHCHECK":
             self.healthcheck = step.exec_form()
+        elif step.keyword == "LABEL":
+            self.labels.update(step.pairs())
         else:  # FROM, USER and EXPOSE say where and as whom; anything new must be handled here
             assert step.keyword in ("FROM", "USER", "EXPOSE"), f"the test does not carry out {step.keyword}"
 
@@ -106,6 +110,12 @@ class Image:
 @pytest.fixture(scope="module")
 def image(tmp_path_factory) -> Image:
     return Image(tmp_path_factory.mktemp("image"))
+
+
+def test_the_image_carries_the_mcp_registry_label_of_its_server_json(image: Image):
+    """The MCP Registry proves an image belongs to an entry by this label (the demo's config has [registry])."""
+    name = json.loads((PACKAGE / "server.json").read_text())["name"]
+    assert image.labels == {"io.modelcontextprotocol.server.name": name}
 
 
 def test_the_image_refuses_to_start_without_an_auth_mode(image: Image):

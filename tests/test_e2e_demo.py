@@ -75,7 +75,7 @@ async def test_every_tool_called_over_stdio(weather_package, demo_url):
         check_structured(tools["get_weather"], result)
         assert result.structured_content == {"temperature": 19.0, "humidity": 60.0, "conditions": "cloudy"}
         assert result.content[0].text == '{"temperature": 19.0, "humidity": 60.0, "conditions": "cloudy"}'
-        source = result.meta["typed-mcp/source"]
+        source = result.meta["io.github.typed-mcp/source"]
         assert source == {"method": "GET", "url": f"{demo_url}/v1/weather/Paris", "status": 200}
 
         result = await client.call_tool("get_forecast", {"city": "Tokyo", "days": 2})
@@ -91,7 +91,7 @@ async def test_every_tool_called_over_stdio(weather_package, demo_url):
         created = result.structured_content
         assert created["observed_at"] == "2026-11-30T09:00:00Z"  # upstream text, not re-serialized
         assert "station" not in created  # absent optional field stays absent (no null added)
-        assert result.meta["typed-mcp/source"]["status"] == 201
+        assert result.meta["io.github.typed-mcp/source"]["status"] == 201
 
         result = await client.call_tool("get_report", {"report_id": created["id"]})
         check_structured(tools["get_report"], result)

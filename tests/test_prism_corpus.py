@@ -107,7 +107,9 @@ def test_a_refused_answer_is_judged_against_the_spec_itself(tmp_path):
     result = {
         "name": "get_pet",
         "text": "upstream response does not match Pet: ...",
-        "meta": {"typed-mcp/source": {"method": "GET", "url": "http://127.0.0.1:1/pets/7?x=1", "status": 200}},
+        "meta": {
+            "io.github.typed-mcp/source": {"method": "GET", "url": "http://127.0.0.1:1/pets/7?x=1", "status": 200}
+        },
     }
 
     def judged(body: bytes) -> str:
@@ -201,7 +203,7 @@ def test_only_a_body_several_one_of_branches_accept_is_put_apart(tmp_path):
         json.dumps({"tools": {"lock": "PATCH /lock/{id}", "fine": "PATCH /fine", "sources": "PATCH /sources"}})
     )
     results = [
-        {"name": name, "meta": {"typed-mcp/source": {"method": "PATCH", "url": f"http://h{path}"}}}
+        {"name": name, "meta": {"io.github.typed-mcp/source": {"method": "PATCH", "url": f"http://h{path}"}}}
         for name, path in (("lock", "/lock/1"), ("fine", "/fine"), ("sources", "/sources"))
     ]
     sent = [
@@ -289,7 +291,9 @@ def test_only_a_read_only_property_prism_requires_is_put_apart(tmp_path):
         )
     )
     (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"create": "POST /rulesets"}}))
-    results = [{"name": "create", "meta": {"typed-mcp/source": {"method": "POST", "url": "http://h/rulesets"}}}]
+    results = [
+        {"name": "create", "meta": {"io.github.typed-mcp/source": {"method": "POST", "url": "http://h/rulesets"}}}
+    ]
     violations = [
         {"message": "Request body property rules.0 must have required property 'version'", "request": "POST /rulesets"},
         {"message": "Request body property rules.0 must have required property 'action'", "request": "POST /rulesets"},
@@ -338,7 +342,7 @@ def test_a_read_only_property_is_found_through_unions_and_nested_all_of(tmp_path
         )
     )
     (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {"put_r": "PUT /r"}}))
-    results = [{"name": "put_r", "meta": {"typed-mcp/source": {"method": "PUT", "url": "http://h/r"}}}]
+    results = [{"name": "put_r", "meta": {"io.github.typed-mcp/source": {"method": "PUT", "url": "http://h/r"}}}]
     violations = [
         {"message": "Request body must have required property 'version'", "request": "PUT /r"},
         {"message": "Request body property rules.0 must have required property 'version'", "request": "PUT /r"},
@@ -481,7 +485,10 @@ def test_only_what_the_spec_itself_makes_unsatisfiable_is_put_apart(tmp_path):
         {
             "name": name,
             "meta": {
-                "typed-mcp/source": {"method": op.split()[0], "url": "http://h" + op.split()[1].replace("{tspId}", "1")}
+                "io.github.typed-mcp/source": {
+                    "method": op.split()[0],
+                    "url": "http://h" + op.split()[1].replace("{tspId}", "1"),
+                }
             },
         }
         for name, op in tools.items()
@@ -629,7 +636,9 @@ def test_a_body_valid_the_openapi_way_is_judged_whole(tmp_path):
         )
     )
     (tmp_path / "typed-mcp.json").write_text(json.dumps({"tools": {k: f"POST /{k}" for k in "abcd"}}))
-    results = [{"name": k, "meta": {"typed-mcp/source": {"method": "POST", "url": f"http://h/{k}"}}} for k in "abcd"]
+    results = [
+        {"name": k, "meta": {"io.github.typed-mcp/source": {"method": "POST", "url": f"http://h/{k}"}}} for k in "abcd"
+    ]
     bodies = {
         "a": {"rules": [{"action": "block", "action_parameters": {}}]},  # readOnly only
         "b": {"rules": [{"action": "block"}], "position": {}},  # and a position both branches accept
@@ -685,7 +694,7 @@ def test_a_path_parameter_several_one_of_branches_accept_is_put_apart(tmp_path):
     )
     short, long = "/accounts/abc/apps/abc", "/accounts/abc/apps/" + "a" * 34
     results = [
-        {"name": "get_app", "meta": {"typed-mcp/source": {"method": "GET", "url": f"http://h{path}"}}}
+        {"name": "get_app", "meta": {"io.github.typed-mcp/source": {"method": "GET", "url": f"http://h{path}"}}}
         for path in (short, long)
     ]
     sent = [Exchange("GET", f"{path}?x=1", 422, "application/json", b"{}") for path in (short, long)]
@@ -739,7 +748,7 @@ def test_only_a_violation_at_a_schema_budget_placeholder_is_put_apart():
     }
     tools = [{"name": "create_ruleset", "inputSchema": schema}]
     source = {"method": "POST", "url": "http://127.0.0.1:4010/rulesets"}
-    results = [{"name": "create_ruleset", "isError": True, "meta": {"typed-mcp/source": source}}]
+    results = [{"name": "create_ruleset", "isError": True, "meta": {"io.github.typed-mcp/source": source}}]
     at_rule = {
         "message": "Request body property rules.0 must match exactly one schema in oneOf",
         "request": "POST /rulesets",

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from harness.index import package_index
-from support import CORPUS, REPO, generate, run_cli
+from support import CORPUS, DEMO_CONFIG, REPO, generate, run_cli
 
 WEATHER = REPO / "specs" / "weather-api.json"
 COMMITTED = REPO / "generated" / "weather-mcp"
@@ -35,7 +35,9 @@ def changed_weather(tmp_path: Path, version: str = "1.3.0") -> Path:
 
 
 def test_check_passes_on_the_committed_package():
-    proc = run_cli("check", str(WEATHER), "--out", str(COMMITTED), "--package-name", "weather-mcp")
+    proc = run_cli(
+        "check", str(WEATHER), "--out", str(COMMITTED), "--package-name", "weather-mcp", "--config", str(DEMO_CONFIG)
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "no drift" in proc.stderr
 
@@ -50,6 +52,8 @@ def test_check_against_the_live_api_and_the_snapshot(demo_url):
         "weather-mcp",
         "--snapshot",
         str(WEATHER),
+        "--config",
+        str(DEMO_CONFIG),
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -59,11 +63,15 @@ def test_check_reports_drift_with_a_summary(tmp_path: Path):
     snapshot = tmp_path / "snapshot.json"
     shutil.copy(WEATHER, snapshot)
     proc = run_cli(
-        "check", str(spec), "--out", str(COMMITTED), "--package-name", "weather-mcp", "--snapshot", str(snapshot)
-    )
+        "check", str(spec), "--out", str(COMMITTED), "--package-name", "weather-mcp", "--snapshot", str(snapshot),
+        "--config", str(DEMO_CONFIG),
+    )  # fmt: skip
     assert proc.returncode == 1
     assert "drift: the spec differs from the snapshot" in proc.stdout
-    assert "src/weather_mcp/models/weather_data.py" in proc.stdout
+    # The first files that differ, by name (the new version reaches server.json too); the model's change is below.
+    assert (
+        "8 generated file(s) differ: README.md, pyproject.toml, server.json, src/weather_mcp/_about.py" in proc.stdout
+    )
     assert "get_weather conditions: Output field 'conditions' was removed. [output_field_removed]" in proc.stdout
     assert "get_forecast result[].wind: Output field 'result[].wind' was added. [output_field_added]" in proc.stdout
     assert snapshot.read_bytes() == WEATHER.read_bytes()  # check never writes
@@ -162,6 +170,8 @@ def test_build_publish_to_a_real_index_and_install_fresh(tmp_path: Path):
         )
         assert publish.returncode == 0, publish.stdout + publish.stderr
         assert token not in publish.stdout + publish.stderr
+        # The package has a server.json (specs/weather-mcp.toml's [registry]): the manual registry step, after the upload.
+        assert f"cd {COMMITTED} && mcp-publisher login github && mcp-publisher publish" in publish.stdout
         assert sorted(p.name for p in packages.iterdir()) == [
             "weather_mcp-1.2.0-py3-none-any.whl",
             "weather_mcp-1.2.0.tar.gz",

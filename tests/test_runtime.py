@@ -313,7 +313,7 @@ async def test_auth_schemes(server_factory, upstream, monkeypatch, tool, env, ch
     assert check(upstream.seen[-1])
     assert SECRET not in result.model_dump_json()  # not even in the provenance URL
     if tool == "query":
-        assert result.meta["typed-mcp/source"]["url"].endswith("?api_key=REDACTED")
+        assert result.meta["io.github.typed-mcp/source"]["url"].endswith("?api_key=REDACTED")
 
 
 async def test_query_credential_never_logged(server_factory, upstream, monkeypatch, caplog):
@@ -540,7 +540,10 @@ async def test_a_success_declared_without_a_body_is_a_null_result(server_factory
     assert tools["put_secret"].output_schema["properties"]["result"]["anyOf"][1] == {"type": "null"}
     assert not created.is_error and created.structured_content == {"result": {"ok": True}}
     assert not updated.is_error and updated.structured_content == {"result": None}
-    assert "HTTP 204, no content" in updated.content[0].text and updated.meta["typed-mcp/source"]["status"] == 204
+    assert (
+        "HTTP 204, no content" in updated.content[0].text
+        and updated.meta["io.github.typed-mcp/source"]["status"] == 204
+    )
     assert undeclared.is_error and "empty body where JSON was promised" in undeclared.content[0].text
     # A 204 has no body whatever the spec declares: no outputSchema promised.
     assert tools["put_owner"].output_schema is None

@@ -175,7 +175,7 @@ async def test_seam_on_call_tool_result_reaches_the_client_unchanged():
             content=[TextContent(type="text", text=repr(params.arguments))],
             structured_content={"a": 1},
             is_error=False,
-            _meta={"typed-mcp/source": {"method": "GET"}},
+            _meta={"io.github.typed-mcp/source": {"method": "GET"}},
         )
 
     async def on_list_tools(ctx, params):
@@ -185,7 +185,7 @@ async def test_seam_on_call_tool_result_reaches_the_client_unchanged():
         result = await client.call_tool("echo", {"x": 1})
     assert result.structured_content == {"a": 1} and result.content[0].text == "{'x': 1}"
     assert (
-        result.meta["typed-mcp/source"] == {"method": "GET"} and not result.is_error
+        result.meta["io.github.typed-mcp/source"] == {"method": "GET"} and not result.is_error
     )  # (+ the SDK's serverInfo stamp)
 
 

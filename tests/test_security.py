@@ -664,4 +664,4 @@ async def test_hole_runtime_hygiene_query_credential_not_logged_at_debug(server_
     result = await call(server_factory, "get_keyed")
     assert not result.is_error and upstream.seen[-1].raw_path == "/v1/keyed?api_key=query-s3cret-value"
     assert "HTTP Request" in caplog.text and "query-s3cret-value" not in caplog.text
-    assert result.meta["typed-mcp/source"]["url"].endswith("/v1/keyed?api_key=REDACTED")
+    assert result.meta["io.github.typed-mcp/source"]["url"].endswith("/v1/keyed?api_key=REDACTED")

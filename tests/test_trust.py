@@ -221,7 +221,7 @@ async def test_hole_operator_headers_are_sent_once_and_redacted_everywhere(vault
         text = result.model_dump_json()
         assert result.is_error and "HTTP 400" in result.content[0].text and "REDACTED" in text, text
         assert [secret for secret in SECRETS if secret in text] == [], (name, text)
-        assert "urluser" not in result.meta["typed-mcp/source"]["url"]
+        assert "urluser" not in result.meta["io.github.typed-mcp/source"]["url"]
     seen = {s.raw_path.split("?")[0]: s for s in upstream.seen}
     # The test's variables are the package's: each scheme's credential did reach the upstream.
     assert _named(seen["/bearer"], "authorization") == ["Bearer bearer-secret-value"]

@@ -198,6 +198,11 @@ def _summary(result: Result, out: Path) -> None:
     )
     if result.snapshot is not None:
         print(f"  snapshot of the spec -> {result.snapshot}", file=sys.stderr)
+    if api.listing.registry_name is None:
+        hint = 'to list the server, give the config [registry] name = "io.github.OWNER/NAME"'
+        print(f"  MCP Registry: no server.json ({hint})", file=sys.stderr)
+    else:
+        print(f"  MCP Registry: server.json for {api.listing.registry_name}", file=sys.stderr)
     for skipped in api.skipped:
         print(f"  skipped {skipped.key}: {skipped.reason}", file=sys.stderr)
     for warning in api.warnings:

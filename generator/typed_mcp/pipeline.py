@@ -25,6 +25,7 @@ from typed_mcp.plan.build import plan as build_plan
 from typed_mcp.plan.curation import Curation, load_config
 from typed_mcp.plan.ir import ApiPlan
 from typed_mcp.render.package import MCP_REQUIREMENT, Package, render_package
+from typed_mcp.render.registry import SERVER_JSON, server_json
 from typed_mcp.render.tidy import tidy
 from typed_mcp.spec.load import LoadedSpec, load
 from typed_mcp.spec.normalize import Document, normalize
@@ -191,6 +192,9 @@ def _package_files(
     files: dict[str, str | bytes] = dict(package.files)
     package.check(files)
     files[MANIFEST] = manifest(api, spec, spec_file, version)
+    listed = server_json(api, version, environment(api))  # the MCP Registry entry, with a [registry] name
+    if listed is not None:
+        files[SERVER_JSON] = listed
     lap("render")
     return package, files
 
@@ -255,11 +259,14 @@ def version_of(api: ApiPlan, options: GenerateOptions) -> str:
 
 
 def environment(api: ApiPlan) -> list[dict[str, str | bool]]:
-    """The variables a user sets to run the package: the base URL (with the spec's default, if any)
-    and every credential, `secret` where it is one. Installers (the MCPB bundle's user_config) read it."""
+    """The variables a user sets to run the package: the base URL (with the spec's default, if any;
+    `required` without one) and every credential, `secret` where it is one. Installers read it: the
+    MCPB bundle's user_config (from typed-mcp.json) and the MCP Registry's server.json."""
     base: dict[str, str | bool] = {"name": f"{api.env_prefix}_BASE_URL", "about": "upstream API base URL"}
     if api.default_base_url:
         base["default"] = api.default_base_url
+    else:
+        base["required"] = True  # the spec names no server: nothing to call without it
     found = [base]
     for scheme in api.schemes.values():
         about = f"{scheme.kind} credential for security scheme {scheme.key}"
@@ -301,6 +308,11 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
         data["curated_by"] = api.curation_sources
     if api.profile != "default":  # only for other profiles: default packages stay as they were
         data["profile"] = api.profile
+    if api.listing.registry_name is not None:  # the config's [registry]: server.json is written
+        registry = {"name": api.listing.registry_name, "server_json": SERVER_JSON}
+        if api.listing.remote_url:
+            registry |= {"remote_url": api.listing.remote_url, "remote_auth": api.listing.remote_auth}
+        data["registry"] = registry
     if api.warnings or api.degraded:  # inputs left out of a tool (a header never sent), malformed schemas
         data["notes"] = [*api.warnings, *api.degraded]
     if catalog is not None:

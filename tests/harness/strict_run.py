@@ -40,6 +40,9 @@ from harness.node_tools import (
 )
 from harness.strict_clients import Pass, other_passes
 from typed_mcp.catalog.listing import list_all_tools
+from typed_mcp.resources import runtime_module
+
+SOURCE_META = runtime_module("meta").SOURCE  # a tool result's provenance
 
 # Prism's own errors when the spec gives it nothing to serve: an object for a `text/*` answer, and
 # a media type it has no serializer for, declared without an example (Cloudflare's pcap download).
@@ -404,14 +407,14 @@ def _json_body(
 
 
 def _status_of(result: dict[str, Any]) -> int | None:
-    return (((result.get("meta") or {}).get("typed-mcp/source")) or {}).get("status")
+    return (((result.get("meta") or {}).get(SOURCE_META)) or {}).get("status")
 
 
 def _request_of(result: dict[str, Any]) -> str:
     """ "METHOD /path" of the upstream request behind a tool result (from its provenance)."""
     from urllib.parse import urlsplit
 
-    source = ((result.get("meta") or {}).get("typed-mcp/source")) or {}
+    source = ((result.get("meta") or {}).get(SOURCE_META)) or {}
     return f"{source.get('method')} {urlsplit(source.get('url') or '').path}"
 
 

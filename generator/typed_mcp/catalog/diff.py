@@ -21,7 +21,12 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-OPERATION_META = "typed-mcp/operation"
+from typed_mcp.resources import runtime_module
+
+_META = runtime_module("meta")
+# Where a tool names its REST operation; catalogs of packages generated before the reverse-DNS keys
+# say `typed-mcp/operation`, and still compare.
+OPERATION_KEYS = (_META.OPERATION, _META.LEGACY_PREFIX + "operation")
 _MAX_DEPTH = 48  # backstop only: real models nest far less; the seen-set stops recursion first
 _MAX_REF_HOPS = 32  # a chain of refs longer than this is a loop (`A -> B -> A`), not a model
 _INPUT, _OUTPUT = "input", "output"
@@ -92,7 +97,8 @@ def _match_renames(removed: list[str], added: list[str], old: dict, new: dict) -
     gone, came = defaultdict(list), defaultdict(list)
     for names, tools, by_op in ((removed, old, gone), (added, new, came)):
         for name in names:
-            if op := (tools[name].get("_meta") or {}).get(OPERATION_META):
+            meta = tools[name].get("_meta") or {}
+            if op := next((meta[key] for key in OPERATION_KEYS if isinstance(meta.get(key), str)), None):
                 by_op[op].append(name)
     return {gone[op][0]: came[op][0] for op in sorted(gone) if len(gone[op]) == 1 and len(came.get(op, ())) == 1}
 

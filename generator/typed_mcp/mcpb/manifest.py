@@ -30,8 +30,8 @@ def user_config(env_prefix: str, environment: list[dict[str, Any]]) -> dict[str,
             "title": about[:1].upper() + about[1:],
             "description": f"Sets {var['name']}.",
         }
-        if var["name"] == f"{env_prefix}_BASE_URL" and "default" not in var:
-            field["required"] = True  # the spec names no server: nothing to call without it
+        if var.get("required"):  # the base URL when the spec names no server: nothing to call without it
+            field["required"] = True
         else:
             field["required"] = False
             field["default"] = str(var.get("default", ""))

@@ -17,6 +17,7 @@ from typed_mcp.plan import hints, prose
 from typed_mcp.plan.bodies import request_body
 from typed_mcp.plan.curation import Curation
 from typed_mcp.plan.ir import ApiPlan, Operation, Response, SecurityScheme, Skipped
+from typed_mcp.plan.listing import listing
 from typed_mcp.plan.parameters import operation_parameters
 from typed_mcp.plan.reading import Unsupported, nonblank
 from typed_mcp.plan.responses import primary_response
@@ -53,6 +54,8 @@ def plan(
         operations=[],
         schemes=schemes,
     )
+    registry = curation.config.registry if curation is not None else None
+    result.listing = listing(data, result.title, registry, result.warnings)
     unusable = dict(doc.unusable)  # "METHOD /path" -> why it cannot be generated
     result.degraded = list(doc.degraded)
     raw_ops = list(_iter_operations(doc, unusable, result.degraded))

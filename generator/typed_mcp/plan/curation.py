@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, Valida
 
 from typed_mcp import names
 from typed_mcp.errors import ConfigError, SpecError
-from typed_mcp.plan import hints
+from typed_mcp.plan import hints, listing
 from typed_mcp.plan.ir import ApiPlan, Hints, Operation
 from typed_mcp.repository import Use, path_problem
 from typed_mcp.spec.load import is_url
@@ -137,6 +137,19 @@ class SearchConfig(_Strict):
     synonyms: dict[str, list[str]] = {}
 
 
+class RegistryConfig(_Strict):
+    """How the server presents itself: its MCP Registry entry (`server.json`, written only with a
+    `name`) and its server info; the spec gives the defaults (plan/listing.py)."""
+
+    name: str | None = None  # "io.github.OWNER/NAME": the MCP Registry name (reverse-DNS namespace / name)
+    remote_url: str | None = None  # a hosted deployment's MCP URL (https): server.json's `remotes`
+    # what that deployment's clients send: the API's own credential (--auth forwarded), or an OAuth token
+    remote_auth: Literal["forwarded", "oauth"] = "forwarded"
+    website_url: str | None = None  # default: the spec's externalDocs.url, else info.contact.url
+    description: str | None = None  # default: the first sentence of info.description (at most 100 characters)
+    icon: str | None = None  # an https image URL; default: the spec's info.x-logo.url
+
+
 class Config(_Strict):
     # What `generate` and `check` run on when the command line does not say (paths relative to this file):
     source: str | None = None  # the spec: an http(s) URL or a file
@@ -157,6 +170,7 @@ class Config(_Strict):
     # "accept": every answer's `format: date-time` is published and checked as a pattern that admits
     # date-times with and without a timezone; [operations.X] naive_datetimes says it per operation
     naive_datetimes: NaiveDatetimes = "refuse"
+    registry: RegistryConfig = RegistryConfig()
 
 
 class LoadedConfig(BaseModel):
@@ -253,12 +267,28 @@ def _check_values(loaded: LoadedConfig) -> None:
         for word in said:
             if not _words(word):
                 fail(f"search.synonyms.{_quoted(target)}", f"{word!r} has no word in it")
+    _check_registry(config.registry, fail)
     for name, scheme in _schemes(config.auth).items():
         where = f"auth.schemes.{_quoted(name)}"
         if scheme.type == "http" and scheme.scheme is None:
             fail(where, "an http scheme needs scheme = 'basic' or 'bearer'")
         if scheme.type == "apiKey" and (scheme.in_ is None or not scheme.name):
             fail(where, "an apiKey scheme needs 'in' (header, query or cookie) and 'name'")
+
+
+def _check_registry(registry: RegistryConfig, fail) -> None:
+    problems = [
+        ("name", registry.name, listing.registry_name_problem),
+        ("remote_url", registry.remote_url, lambda url: listing.url_problem(url, https_only=True)),
+        ("website_url", registry.website_url, lambda url: listing.url_problem(url, https_only=False)),
+        ("icon", registry.icon, lambda url: listing.url_problem(url, https_only=True, limit=listing.ICON_URL_CHARS)),
+        ("description", registry.description, listing.description_problem),
+    ]
+    for key, value, check in problems:
+        if value is not None and (problem := check(value)) is not None:
+            fail(f"registry.{key}", problem)
+    if registry.remote_url is not None and registry.name is None:
+        fail("registry.remote_url", "needs registry.name: the hosted URL is listed in the MCP Registry's server.json")
 
 
 def _words(text: str) -> list[str]:

@@ -127,6 +127,26 @@ class Skipped:
     reason: str
 
 
+@dataclass(frozen=True)
+class Icon:
+    src: str  # an https URL
+    mime_type: str | None = None
+
+
+@dataclass(frozen=True)
+class Listing:
+    """How the server presents itself (plan/listing.py): its server info and tools' icons, and its
+    MCP Registry entry (`server.json`, written only with a registry name)."""
+
+    title: str
+    description: str  # one sentence of plain text, at most 100 characters
+    website_url: str | None = None
+    icons: tuple[Icon, ...] = ()
+    registry_name: str | None = None  # "io.github.OWNER/NAME"
+    remote_url: str | None = None  # a hosted deployment's MCP URL
+    remote_auth: Literal["forwarded", "oauth"] = "forwarded"
+
+
 @dataclass
 class ApiPlan:
     title: str
@@ -151,3 +171,4 @@ class ApiPlan:
     curation: list[dict[str, str]] = field(default_factory=list)  # {operation, action, rule}, for typed-mcp.json
     curation_sources: list[dict[str, str]] = field(default_factory=list)  # the config and overlays used
     profile: str = "default"  # "data-tools": every result is {sources, data, table} (render/package.py)
+    listing: Listing = Listing(title="", description="")  # set by plan.build (plan/listing.py)

@@ -27,9 +27,10 @@ from typed_mcp.models.build import Models
 from typed_mcp.plan.ir import ApiPlan, Operation
 from typed_mcp.pysource import UNPRINTABLE, escape_unprintable
 from typed_mcp.render.clients import client_setups
+from typed_mcp.render.registry import icons
 from typed_mcp.render.search import search_documents
 from typed_mcp.render.views import Table, table_views
-from typed_mcp.resources import templates_dir
+from typed_mcp.resources import runtime_module, templates_dir
 from typed_mcp.spec.normalize import Document
 
 # The MCP SDK minor the generated server is tested with (it uses only the SDK's public API, but a
@@ -81,11 +82,19 @@ def toml_string(text: str) -> str:
     return UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
 
 
+# The MCP Registry takes `mcp-name: NAME` anywhere in a PyPI package's README as proof that the package
+# belongs to the registry entry NAME: spec text must never write one (it is matched case-sensitively;
+# the escaped hyphen renders the same).
+_OWNERSHIP_MARKER = re.compile(r"(mcp)-(name:)", re.IGNORECASE)
+
+
 def markdown(text: str) -> str:
-    """Inline Markdown: one line, HTML and table pipes neutralized, and no link or image (`[..](..)`,
-    `![..](..)`, `[..]: ..` definitions): brackets are escaped, backslashes first so none can undo it."""
+    """Inline Markdown: one line, HTML and table pipes neutralized, no link or image (`[..](..)`,
+    `![..](..)`, `[..]: ..` definitions): brackets are escaped, backslashes first so none can undo it;
+    and no MCP Registry ownership marker (`mcp-name:`)."""
     text = " ".join(text.split()).replace("\\", "\\\\")
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("`", "\\`")
+    text = _OWNERSHIP_MARKER.sub(r"\1\\-\2", text)
     return text.replace("[", "\\[").replace("]", "\\]")
 
 
@@ -328,6 +337,8 @@ def render_package(
         "data_tools": data_tools,
         "docker_base": DOCKER_BASE,
         "clients": client_setups(plan),
+        "listing_icons": icons(plan.listing.icons),
+        "meta": runtime_module("meta"),  # the _meta keys the README names
     }
     src = f"src/{plan.module}"
     files = {

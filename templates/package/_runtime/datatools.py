@@ -3,7 +3,7 @@ is `{"sources": [...], "data": <the API's JSON>, "table": [[header...], [row...]
 platforms that render tables and charts from it and register only tools that declare their sources.
 
 - `sources`: the request URL as shown to clients (no user info, query credentials REDACTED: the
-  `_meta["typed-mcp/source"]` URL), then the URLs the answer declares at its top level: `self`,
+  `_meta["io.github.typed-mcp/source"]` URL), then the URLs the answer declares at its top level: `self`,
   `url`, `next`, `prev`, `previous`, `first`, `last` (a string or `{"href": ...}`), the same names
   under `links` or `_links` (HAL); relative ones resolved against the request URL, user info removed;
 - `data`: the API's JSON, validated strictly with the response model (a mismatch is an `isError`

@@ -7,7 +7,7 @@
   pages of at most LIST_BYTES;
 - `describe_tool(name)`: a tool's definition exactly as full mode lists it;
 - `call_tool(name, arguments)`: the tool's own result, through the same call path as in full mode
-  (the same argument validation), with `_meta["typed-mcp/tool"]` naming the tool.
+  (the same argument validation), with `_meta["io.github.typed-mcp/tool"]` naming the tool.
 
 `call_tool` declares no outputSchema: its results are other tools' results (some without
 structuredContent), which a strict client checks against nothing, so it accepts every one. The
@@ -23,13 +23,13 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from .meta import TOOL as TOOL_META  # in call_tool's results: the tool that was called
 from .search import SearchIndex, load
 
 SEARCH_TOOLS = "search_tools"
 LIST_TOOLSETS = "list_toolsets"
 DESCRIBE_TOOL = "describe_tool"
 CALL_TOOL = "call_tool"
-TOOL_META = "typed-mcp/tool"  # in call_tool's results: the tool that was called
 MAX_LIMIT = 50
 LIST_BYTES = 3800  # a list_toolsets answer (its JSON text, and so its structuredContent) stays under 4 KB
 # What a request says in a few words, a tool's or toolset's name and a page cursor are short; longer

@@ -13,8 +13,8 @@ from mcp.types import BlobResourceContents, CallToolResult, EmbeddedResource, Im
 from pydantic import JsonValue, TypeAdapter, ValidationError
 
 from .formats import NAIVE_DATE_TIME_ERROR
+from .meta import SOURCE as PROVENANCE_KEY
 
-PROVENANCE_KEY = "typed-mcp/source"
 EXCERPT_CHARS = 500
 MAX_ERRORS_SHOWN = 10
 

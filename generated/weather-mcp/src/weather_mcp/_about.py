@@ -8,3 +8,7 @@ OPENAPI_VERSION = '3.1.0'
 SPEC_SHA256 = 'a4a8c29b9ea4248f73f8d4cadb4b5f181ec347bcfb9b5f61cb6b766fae68ad0d'
 GENERATOR = 'typed-mcp 0.1.0'
 TOOL_COUNT = 7
+# How the server presents itself (server info; its tools' icons): the spec's, or the config's [registry].
+DESCRIPTION = 'Current weather, forecasts and station reports for a few cities.'
+WEBSITE_URL = None
+ICONS = []

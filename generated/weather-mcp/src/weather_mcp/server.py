@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 from mcp.server import MCPServer, ServerRequestContext
 from mcp.server.apps import Apps
+from mcp.server.caching import CACHEABLE_METHODS, CacheHint
 from mcp.server.lowlevel import Server as LowLevelServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -27,6 +28,7 @@ from mcp.types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    Icon,
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
@@ -42,11 +44,23 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ._about import API_TITLE, API_VERSION, GENERATOR, PACKAGE, SPEC_SHA256, TOOL_COUNT, VERSION
+from ._about import (
+    API_TITLE,
+    API_VERSION,
+    DESCRIPTION,
+    GENERATOR,
+    ICONS,
+    PACKAGE,
+    SPEC_SHA256,
+    TOOL_COUNT,
+    VERSION,
+    WEBSITE_URL,
+)
 from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models, schemas
 from ._runtime.arguments import ArgumentCheck
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, LIST_TOOLSETS, SEARCH_TOOLS, Discovery
 from ._runtime.hosting import BODY_SECONDS, HEADER_SECONDS, WILDCARD_HOSTS, Hosting, Origins, loopback_only
+from ._runtime.meta import OPERATION as OPERATION_META  # where a tool's data comes from: its REST operation
 from ._runtime.selection import Selection
 from ._runtime.stdio import CheckedLines
 from ._runtime.views import APP_MIME_TYPE, EXTENSION_ID, TableViews
@@ -58,7 +72,6 @@ logger = logging.getLogger(__name__)
 
 ENV_PREFIX = 'WEATHER_MCP'  # the environment variables' prefix
 
-OPERATION_META = "typed-mcp/operation"  # where a tool's data comes from: its REST operation
 CATALOG = Path(__file__).with_name("catalog.json")  # the tools/list result, written at generation time
 SEARCH = Path(__file__).with_name("search.json")  # discovery mode's search documents, written at generation time
 # Seconds an idle HTTP connection stays open (uvicorn: 5). Clients pause between requests (the 1.x
@@ -66,6 +79,18 @@ SEARCH = Path(__file__).with_name("search.json")  # discovery mode's search docu
 # API) and then reuse the connection; longer than the 60 s idle timeout of common load balancers.
 KEEP_ALIVE_SECONDS = 65
 TABLES = TableViews(PACKAGE, VIEWS, INDEX)  # the table views (MCP Apps) of every list tool of the package
+# The server's info beside its name and version (2025-11-25 and later clients show it); the tools carry
+# the same icons, so a host that lists tools of many servers shows whose each one is.
+IDENTITY: dict[str, Any] = {
+    "description": DESCRIPTION,
+    "website_url": WEBSITE_URL,
+    "icons": [Icon.model_validate(icon) for icon in ICONS] or None,
+}
+# The tool catalog, the table views and the schema resources are written at generation time and never
+# change while the server runs: every list and read result a 2026-07-28 client may cache says so, for
+# the longest a client keeps anything (24 hours: the SDK client's MAX_TTL_MS) and for every caller
+# ("public": the answers depend on no client's credentials; the selection is the server's, not theirs).
+CACHE_HINTS = dict.fromkeys(CACHEABLE_METHODS, CacheHint(ttl_ms=24 * 60 * 60 * 1000, scope="public"))
 INSTRUCTIONS = (
     f"Tools for {API_TITLE} (API version {API_VERSION}): each tool is one REST operation. "
     "Structured results are the API's own JSON, validated against the published outputSchema. "
@@ -117,6 +142,8 @@ class Server(LowLevelServer):
             PACKAGE,
             version=VERSION,
             instructions=INSTRUCTIONS,
+            **IDENTITY,
+            cache_hints=CACHE_HINTS,
             on_list_tools=self.typed_mcp_list_tools,
             on_call_tool=self.typed_mcp_call_tool,
             get_tool_input_schema=self.typed_mcp_input_schema,
@@ -442,6 +469,7 @@ def register_tool(server: MCPServer, entry: Any) -> None:
         title=entry.title,
         description=entry.description,
         annotations=entry.annotations,
+        icons=IDENTITY["icons"],
         meta={OPERATION_META: entry.operation, **TABLES.meta(entry.name)},
         structured_output=entry.structured,
     )
@@ -469,7 +497,14 @@ def build_server(
     apps = Apps()  # the SDK's own MCP Apps extension serves the table views of the eager server
     for uri in TABLES.by_uri:
         apps.add_html_resource(uri, TABLES.html(uri) or "", name=TABLES.by_uri[uri] + " table")
-    server = MCPServer(name=PACKAGE, version=VERSION, instructions=INSTRUCTIONS, extensions=[apps] if VIEWS else [])
+    server = MCPServer(
+        name=PACKAGE,
+        version=VERSION,
+        instructions=INSTRUCTIONS,
+        **IDENTITY,
+        cache_hints=CACHE_HINTS,
+        extensions=[apps] if VIEWS else [],
+    )
     for entry in tool_entries():
         register_tool(server, _built(entry))
     server.custom_route("/health", methods=["GET"], include_in_schema=False)(health)

@@ -13,7 +13,8 @@ tested Python, one module per concern:
 - `hosting`: who may reach a server over streamable HTTP (auth mode, non-loopback rule, Host/Origin);
 - `introspection`: `--auth oauth`, an OAuth 2.1 resource server checking tokens by RFC 7662 introspection;
 - `arguments`: tool arguments checked against the published inputSchema before anything is sent;
-- `stdio`: stdin lines the SDK's stdio transport cannot read, answered with a JSON-RPC error.
+- `stdio`: stdin lines the SDK's stdio transport cannot read, answered with a JSON-RPC error;
+- `meta`: the `_meta` keys the server writes (reverse-DNS prefixed).
 
 Guarantees:
 - the host, scheme and base path always come from the configured base URL; path parameters are
