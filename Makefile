@@ -9,6 +9,7 @@ NODE_STAMP := tests/node/node_modules/.installed
 LIVE_VENV := .venv-live
 LIVE_STAMP := $(LIVE_VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
+NGINX ?= /usr/sbin/nginx
 TEST_WORKERS ?= auto
 SPEC := specs/weather-api.json
 OUT := generated/weather-mcp
@@ -55,6 +56,12 @@ $(CHROMIUM):
 	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install Chromium (Debian: apt-get install chromium) or set CHROMIUM=/path/to/chromium"; exit 2; }
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
+# Debian's nginx, the load balancer in front of the replicas of tests/test_replicas.py and make load.
+# Installed with apt-get when missing and run as root (CI); otherwise say what to install.
+$(NGINX):
+	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install nginx (Debian: apt-get install nginx-light) or set NGINX=/path/to/nginx"; exit 2; }
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light
+
 ## generate: regenerate generated/ from the snapshot in specs/ (or from SPEC_URL=..., refreshing the snapshot)
 generate: $(STAMP)
 ifeq ($(SPEC_URL),)
@@ -70,8 +77,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check --no-cache --force-exclude $(OUT)
 
 ## test: the test suite, without the corpus-wide search measurements (those are test-long's)
-test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP) $(CHROMIUM)
-	TYPED_MCP_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not long" --durations=20
+test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP) $(CHROMIUM) $(NGINX)
+	TYPED_MCP_CHROMIUM=$(CHROMIUM) TYPED_MCP_NGINX=$(NGINX) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not long" --durations=20
 
 ## test-long: the search's floors measured over the corpus's biggest APIs (about 15 minutes on 2 cores)
 test-long: $(STAMP) $(NODE_STAMP)
@@ -152,8 +159,8 @@ bench: $(STAMP)
 
 ## load: the demo package under uvicorn with 1 and 4 workers, 100 MCP SDK clients, 20,000 calls each (bench/LOAD.md; ~15 min on 2 shared cores)
 LOAD_ARGS ?=
-load: $(STAMP)
-	$(BIN)/python bench/load.py $(LOAD_ARGS)
+load: $(STAMP) $(NGINX)
+	TYPED_MCP_NGINX=$(NGINX) $(BIN)/python bench/load.py $(LOAD_ARGS)
 
 clean:
 	rm -rf $(VENV) $(LIVE_VENV) .pytest_cache dist

@@ -297,6 +297,7 @@ def render_package(
         "pyproject.toml": env.get_template("pyproject.toml.j2").render(context),
         "README.md": env.get_template("README.md.j2").render(context),
         "Dockerfile": env.get_template("Dockerfile.j2").render(context),
+        "deploy/nginx.conf": env.get_template("deploy/nginx.conf.j2").render(context),
         f"{src}/__init__.py": env.get_template("package/__init__.py.j2").render(context),
         f"{src}/__main__.py": env.get_template("package/__main__.py.j2").render(context),
         f"{src}/asgi.py": env.get_template("package/asgi.py.j2").render(context),
