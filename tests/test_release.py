@@ -63,7 +63,9 @@ def test_check_reports_drift_with_a_summary(tmp_path: Path):
     )
     assert proc.returncode == 1
     assert "drift: the spec differs from the snapshot" in proc.stdout
-    assert "src/weather_mcp/models/weather_data.py" in proc.stdout
+    # The first files that differ, by name (the new version reaches deploy/kubernetes.yaml's image tag
+    # and labels too); the model's change is below.
+    assert "8 generated file(s) differ: README.md, deploy/kubernetes.yaml, pyproject.toml, src/" in proc.stdout
     assert "get_weather conditions: Output field 'conditions' was removed. [output_field_removed]" in proc.stdout
     assert "get_forecast result[].wind: Output field 'result[].wind' was added. [output_field_added]" in proc.stdout
     assert snapshot.read_bytes() == WEATHER.read_bytes()  # check never writes
