@@ -8,7 +8,11 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := tests/node/node_modules/.installed
 LIVE_VENV := .venv-live
 LIVE_STAMP := $(LIVE_VENV)/.installed
+CHECKOV_VENV := .venv-checkov
+CHECKOV_STAMP := $(CHECKOV_VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
+NGINX ?= /usr/sbin/nginx
+BWRAP ?= /usr/bin/bwrap
 TEST_WORKERS ?= auto
 SPEC := specs/weather-api.json
 OUT := generated/weather-mcp
@@ -50,11 +54,29 @@ $(LIVE_STAMP): tests/live/requirements.txt
 
 live-venv: $(LIVE_STAMP)
 
+# checkov (PyPI), which lints the generated Kubernetes manifest in tests/test_kubernetes.py: its own venv, pinned.
+$(CHECKOV_STAMP): tests/kube/requirements.txt
+	test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet -r tests/kube/requirements.txt
+	touch $(CHECKOV_STAMP)
+
 # Debian's Chromium, which the MCP Apps view test drives through playwright (which downloads no browser).
 # Installed with apt-get when missing and run as root (CI); otherwise say what to install.
 $(CHROMIUM):
 	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install Chromium (Debian: apt-get install chromium) or set CHROMIUM=/path/to/chromium"; exit 2; }
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+# Debian's nginx, the load balancer in front of the replicas of tests/test_replicas.py and make load.
+# Installed with apt-get when missing and run as root (CI); otherwise say what to install.
+$(NGINX):
+	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install nginx (Debian: apt-get install nginx-light) or set NGINX=/path/to/nginx"; exit 2; }
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light
+
+# Debian's bubblewrap, in which tests/test_kubernetes.py runs the server as the Deployment says (its
+# user, a read-only root, /tmp the one writable folder). Installed like nginx.
+$(BWRAP):
+	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install bubblewrap (Debian: apt-get install bubblewrap) or set BWRAP=/path/to/bwrap"; exit 2; }
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
 
 ## generate: regenerate generated/ from the snapshot in specs/ (or from SPEC_URL=..., refreshing the snapshot)
 generate: $(STAMP)
@@ -70,13 +92,14 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check generator tests bench
 	$(BIN)/ruff check --no-cache --force-exclude $(OUT)
 
-## test: the test suite, without the corpus-wide search measurements (those are test-long's)
-test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP) $(CHROMIUM)
-	TYPED_MCP_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not long" --durations=20
+## test: the test suite, without the long tests (those are test-long's)
+test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP) $(CHROMIUM) $(NGINX) $(BWRAP)
+	TYPED_MCP_CHROMIUM=$(CHROMIUM) TYPED_MCP_NGINX=$(NGINX) TYPED_MCP_BWRAP=$(BWRAP) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not long" --durations=20
 
-## test-long: the search's floors measured over the corpus's biggest APIs (about 15 minutes on 2 cores)
-test-long: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m long --durations=20
+## test-long: the search's floors measured over the corpus's biggest APIs (about 15 minutes on 2 cores),
+## checkov on the Kubernetes manifest and the server run as its pod spec says
+test-long: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(BWRAP)
+	TYPED_MCP_BWRAP=$(BWRAP) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m long --durations=20
 
 ## check: exit 1 when the committed specs/ and generated/ no longer match the live API (SPEC_URL=...) or the snapshot
 check: $(STAMP)
@@ -162,8 +185,8 @@ real-servers: $(STAMP)
 
 ## load: the demo package under uvicorn with 1 and 4 workers, 100 MCP SDK clients, 20,000 calls each (bench/LOAD.md; ~15 min on 2 shared cores)
 LOAD_ARGS ?=
-load: $(STAMP)
-	$(BIN)/python bench/load.py $(LOAD_ARGS)
+load: $(STAMP) $(NGINX)
+	TYPED_MCP_NGINX=$(NGINX) $(BIN)/python bench/load.py $(LOAD_ARGS)
 
 clean:
-	rm -rf $(VENV) $(LIVE_VENV) .pytest_cache dist
+	rm -rf $(VENV) $(LIVE_VENV) $(CHECKOV_VENV) .pytest_cache dist

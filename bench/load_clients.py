@@ -1,14 +1,20 @@
-"""One client process of `bench/load.py`: CLIENTS concurrent MCP Python SDK clients, each its own
-streamable-HTTP session on its own connection (its own HTTP client), each making its share of CALLS
-`get_weather` calls one after another, every answer checked against the upstream's table.
-Prints one JSON object: the latencies of the answered calls, and counts:
+"""One client process of `bench/load.py` (and `tests/test_replicas.py`): CLIENTS concurrent MCP Python
+SDK clients, each its own streamable-HTTP session on its own connection (its own HTTP client), each
+listing the tools (`tools/list`) and then making its share of CALLS calls one after another: a
+fraction WRITES of them `create_report` (a write, its `station` unique to the call, so that the
+upstream can tell a write applied twice), the others `get_weather`; every answer checked against
+what the upstream answers. Prints one JSON object: the latencies of the answered calls, and counts:
 
 - `errors`: answered, but not the expected result (an isError result, a JSON-RPC error, a wrong
   `structuredContent`);
 - `lost`: never answered (a call past the timeout, a broken connection or session: the client's
   remaining calls count as lost too, nothing is retried).
 
-    python bench/load_clients.py --url http://127.0.0.1:8000/mcp --clients 50 --calls 10000
+With `--record`, also every call as `[start, end, outcome, station]` (wall-clock seconds; outcome
+`ok`, `error` or `lost`; the station of a write, else null), for a test that asks which calls were in
+flight at a moment.
+
+    python bench/load_clients.py --url http://127.0.0.1:8000/mcp --clients 50 --calls 10000 [--writes 0.5]
 """
 
 from __future__ import annotations
@@ -16,26 +22,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 
 import anyio
-from load_upstream import CITIES  # a sibling script (this script's folder is on sys.path)
+from load_upstream import CITIES, report_answer  # a sibling script (this script's folder is on sys.path)
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 NAMES = sorted(CITIES)
 SAMPLES = 5  # error messages kept, to say what went wrong
+EXPECTED_TOOLS = {"get_weather", "create_report"}
 
 
 class Tally:
-    def __init__(self, clients: int) -> None:
+    def __init__(self, clients: int, record: bool) -> None:
         self.latencies: list[float] = []
         self.errors = 0
         self.lost = 0
         self.samples: list[str] = []
+        self.calls: list[list] | None = [] if record else None
         self.start = self.end = 0.0
+        self.until = 0.0  # with --duration: no call starts after this time
         self.waiting = clients  # sessions not yet open (or failed to open)
         self.opened = anyio.Event()  # every session is open: the calls start together
         self.go = anyio.Event()
@@ -49,30 +59,72 @@ class Tally:
         if self.waiting == 0:
             self.opened.set()
 
+    def record(self, start: float, outcome: str, station: str | None) -> None:
+        if self.calls is not None:
+            self.calls.append([start, time.time(), outcome, station])
 
-async def client(url: str, index: int, calls: int, timeout: float, tally: Tally) -> None:
+
+def is_write(index: int, call: int, writes: float) -> bool:
+    """Whether a client's call is a write: spread evenly, `writes` of all calls."""
+    position = index * 7919 + call  # clients out of step with each other
+    return int((position + 1) * writes) > int(position * writes)
+
+
+def request(index: int, call: int, writes: float) -> tuple[str, dict, str | None]:
+    """The tool, arguments and (for a write) station of a client's call."""
+    city = NAMES[(index + call) % len(NAMES)]
+    if not is_write(index, call, writes):
+        return "get_weather", {"city": city}, None
+    station = f"{os.getpid()}-{index}-{call}"  # unique to this call, across client processes too
+    report = {"city": city, "temperature": 20.5, "humidity": 50, "conditions": "clear"}
+    report |= {"observed_at": "2026-12-01T10:00:00Z", "station": station}
+    return "create_report", {"body": report}, station
+
+
+def expected(tool: str, arguments: dict, structured: dict | None) -> bool:
+    if tool == "get_weather":
+        return structured == CITIES[arguments["city"]]
+    report = arguments["body"]
+    return isinstance(structured, dict) and structured == report_answer(report, structured.get("id"))
+
+
+async def client(url: str, index: int, calls: int, writes: float, timeout: float, tally: Tally) -> None:
+    """One session: its share of the calls, one after another (until `tally.until`, when set)."""
     done, settled = 0, False
     try:
         async with Client(streamable_http_client(url)) as session:
+            listed = {tool.name for tool in (await session.list_tools()).tools}
+            if not EXPECTED_TOOLS <= listed:
+                raise RuntimeError(f"tools/list lacks {sorted(EXPECTED_TOOLS - listed)}")
             tally.settled()
             settled = True
             await tally.go.wait()
             for call in range(calls):
-                city = NAMES[(index + call) % len(NAMES)]
-                began = time.perf_counter()
+                if tally.until and time.time() >= tally.until:
+                    calls = done  # the run's time is up: the calls not made are not lost
+                    break
+                tool, arguments, station = request(index, call, writes)
+                began, wall = time.perf_counter(), time.time()
                 try:
                     with anyio.fail_after(timeout):
-                        result = await session.call_tool("get_weather", {"city": city})
+                        result = await session.call_tool(tool, arguments)
                 except MCPError as exc:  # a JSON-RPC error: answered, wrongly
                     tally.errors += 1
                     tally.note(f"JSON-RPC error: {exc}")
+                    tally.record(wall, "error", station)
                     done += 1
                     continue
+                except BaseException:
+                    tally.record(wall, "lost", station)
+                    raise
                 tally.latencies.append(time.perf_counter() - began)
                 done += 1
-                if result.is_error or result.structured_content != CITIES[city]:
+                if result.is_error or not expected(tool, arguments, result.structured_content):
                     tally.errors += 1
                     tally.note(f"unexpected result: {result.model_dump_json()}")
+                    tally.record(wall, "error", station)
+                else:
+                    tally.record(wall, "ok", station)
     except Exception as exc:  # a timeout, a broken connection or session: the rest is lost
         tally.note(f"{type(exc).__name__}: {exc}")
     if not settled:
@@ -80,14 +132,20 @@ async def client(url: str, index: int, calls: int, timeout: float, tally: Tally)
     tally.lost += calls - done
 
 
-async def run(url: str, clients: int, calls: int, timeout: float) -> Tally:
-    tally = Tally(clients)
+async def run(
+    url: str, clients: int, calls: int, writes: float, timeout: float, record: bool, duration: float
+) -> Tally:
+    tally = Tally(clients, record)
     shares = [calls // clients + (1 if index < calls % clients else 0) for index in range(clients)]
     async with anyio.create_task_group() as group:
         for index, share in enumerate(shares):
-            group.start_soon(client, url, index, share, timeout, tally)
+            group.start_soon(client, url, index, share, writes, timeout, tally)
         await tally.opened.wait()
         tally.start = time.time()
+        tally.until = tally.start + duration if duration else 0.0
+        # SIGUSR1: stop now (no call starts after it), for a driver that decides when enough is done.
+        signal.signal(signal.SIGUSR1, lambda *_: setattr(tally, "until", time.time()))
+        print("started", file=sys.stderr, flush=True)  # every session open: a driver may act from now on
         tally.go.set()
     tally.end = time.time()
     return tally
@@ -98,12 +156,18 @@ def main() -> None:
     parser.add_argument("--url", required=True)
     parser.add_argument("--clients", type=int, required=True)
     parser.add_argument("--calls", type=int, required=True, help="calls of this process, shared by its clients")
+    parser.add_argument("--writes", type=float, default=0.0, help="the fraction of calls that are writes")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds before a call counts as lost")
+    parser.add_argument("--duration", type=float, default=0.0, help="stop after this many seconds (calls: at most)")
+    parser.add_argument("--record", action="store_true", help="also print every call's times and outcome")
     args = parser.parse_args()
-    tally = anyio.run(run, args.url, args.clients, args.calls, args.timeout)
+    options = (args.writes, args.timeout, args.record, args.duration)
+    tally = anyio.run(run, args.url, args.clients, args.calls, *options)
     times = os.times()
     fields = ("latencies", "errors", "lost", "samples", "start", "end")
     out = {**{name: getattr(tally, name) for name in fields}, "cpu_seconds": times.user + times.system}
+    if tally.calls is not None:
+        out["calls"] = tally.calls
     json.dump(out, sys.stdout)
 
 

@@ -68,10 +68,9 @@ def test_check_reports_drift_with_a_summary(tmp_path: Path):
     )  # fmt: skip
     assert proc.returncode == 1
     assert "drift: the spec differs from the snapshot" in proc.stdout
-    # The first files that differ, by name (the new version reaches server.json too); the model's change is below.
-    assert (
-        "8 generated file(s) differ: README.md, pyproject.toml, server.json, src/weather_mcp/_about.py" in proc.stdout
-    )
+    # The first files that differ, by name (the new version reaches deploy/kubernetes.yaml's image tag
+    # and labels and server.json too); the model's change is below.
+    assert "9 generated file(s) differ: README.md, deploy/kubernetes.yaml, pyproject.toml, server.json" in proc.stdout
     assert "get_weather conditions: Output field 'conditions' was removed. [output_field_removed]" in proc.stdout
     assert "get_forecast result[].wind: Output field 'result[].wind' was added. [output_field_added]" in proc.stdout
     assert snapshot.read_bytes() == WEATHER.read_bytes()  # check never writes

@@ -1,7 +1,7 @@
 """Step 5: render the package's files from the IR with jinja2.
 
 Spec text is untrusted. It reaches generated files only through the filters defined here:
-`py` (a Python literal via `repr`), `docstring` (an escaped triple-quoted string), `toml` and `md`.
+`py` (a Python literal via `repr`), `docstring` (an escaped triple-quoted string), `toml`, `yaml` and `md`.
 Identifiers come from `names`, type expressions from `plan.parameters.python_type` and the model step.
 Decisions live in the view functions below; the templates only lay text out.
 """
@@ -77,6 +77,11 @@ def docstring(text: str, indent: str = "    ") -> str:
     )
 
 
+def yaml_string(value: str) -> str:
+    """A YAML double-quoted scalar holding `value` exactly (JSON's string syntax, all ASCII, is YAML's)."""
+    return json.dumps(value, ensure_ascii=True)
+
+
 def toml_string(text: str) -> str:
     escaped = json.dumps(text, ensure_ascii=False)
     return UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
@@ -107,7 +112,7 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(py=py_literal, docstring=docstring, toml=toml_string, md=markdown)
+    env.filters.update(py=py_literal, docstring=docstring, toml=toml_string, md=markdown, yaml=yaml_string)
     return env
 
 
@@ -261,6 +266,41 @@ def toolsets(plan: ApiPlan) -> dict[str, list[str]]:
     return dict(sorted({**found, **plan.toolsets}.items()))
 
 
+# --- deployment descriptions (deploy/) ----------------------------------------------------------------
+
+# What one replica needs, from `make load` (bench/LOAD.md): about 90 MiB resident at its peak under 100
+# concurrent clients, and 5 ms of CPU per call (a quarter of a core serves about 50 calls a second).
+# The memory limit leaves room for a big answer's models on top of that.
+K8S_RESOURCES = {"requests": {"cpu": "250m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}}
+_K8S_NAME = re.compile(r"[^a-z0-9-]+")
+_K8S_LABEL = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class DeployView:
+    """What deploy/kubernetes.yaml says: names Kubernetes accepts, and the environment the server reads."""
+
+    name: str  # a DNS-1123 label: the Deployment, Service, Secret, HorizontalPodAutoscaler...
+    version: str  # a label value and image tag
+    plain: list[tuple[str, str]]  # (variable, value): not secret
+    secrets: list[str]  # variables read from the Secret `name`, under the same key
+    resources: dict[str, dict[str, str]]
+
+
+def deploy_view(plan: ApiPlan, package_version: str, variables: list[dict[str, str | bool]]) -> DeployView:
+    """The Kubernetes view of the package: `variables` is what the package reads (pipeline.environment):
+    the base URL with its default, and every credential, each from the Secret named like the package."""
+    name = _K8S_NAME.sub("-", plan.package_name.lower()).strip("-")[:63].strip("-") or "mcp-server"
+    version = _K8S_LABEL.sub("-", package_version).strip("-._")[:63].strip("-._") or "0"
+    plain, secrets = [], []
+    for variable in variables:
+        if variable["name"] == f"{plan.env_prefix}_BASE_URL":
+            plain.append((str(variable["name"]), str(variable.get("default") or "")))
+        else:  # every credential from the Secret, usernames too: one place to set them
+            secrets.append(str(variable["name"]))
+    return DeployView(name, version, plain, secrets, K8S_RESOURCES)
+
+
 # --- the whole package ------------------------------------------------------------------------------
 
 
@@ -302,6 +342,14 @@ class Package:
                 self.heads[path] = guard.import_head(text, tree)
 
 
+def _environment(plan: ApiPlan) -> list[dict[str, str | bool]]:
+    """The variables the package reads, as `typed-mcp.json` lists them (imported here: the pipeline
+    imports this module)."""
+    from typed_mcp.pipeline import environment
+
+    return environment(plan)
+
+
 def render_package(
     plan: ApiPlan,
     models: Models,
@@ -339,12 +387,15 @@ def render_package(
         "clients": client_setups(plan),
         "listing_icons": icons(plan.listing.icons),
         "meta": runtime_module("meta"),  # the _meta keys the README names
+        "deploy": deploy_view(plan, package_version, _environment(plan)),
     }
     src = f"src/{plan.module}"
     files = {
         "pyproject.toml": env.get_template("pyproject.toml.j2").render(context),
         "README.md": env.get_template("README.md.j2").render(context),
         "Dockerfile": env.get_template("Dockerfile.j2").render(context),
+        "deploy/nginx.conf": env.get_template("deploy/nginx.conf.j2").render(context),
+        "deploy/kubernetes.yaml": env.get_template("deploy/kubernetes.yaml.j2").render(context),
         f"{src}/py.typed": "",
         f"{src}/search.json": search_documents(plan, doc),
     }
