@@ -21,7 +21,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-OPERATION_META = "typed-mcp/operation"
+from typed_mcp.runtime.contracts import OPERATION_META
+
 _MAX_DEPTH = 48  # backstop only: real models nest far less; the seen-set stops recursion first
 _MAX_REF_HOPS = 32  # a chain of refs longer than this is a loop (`A -> B -> A`), not a model
 _INPUT, _OUTPUT = "input", "output"

@@ -12,6 +12,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -24,6 +25,7 @@ from typed_mcp.render.clients import client_setups
 from typed_mcp.render.search import search_documents
 from typed_mcp.render.views import Table, table_views
 from typed_mcp.resources import templates_dir
+from typed_mcp.runtime import contracts
 from typed_mcp.spec.normalize import Document
 
 # The MCP SDK minor the generated server is tested with (it uses only the SDK's public API, but a
@@ -309,7 +311,9 @@ def render_package(
         f"{src}/search.json": search_documents(plan, doc),
     }
     runtime = templates_dir() / "package" / "_runtime"  # a package, copied verbatim, file by file
-    for path in sorted([*runtime.glob("*.py"), *runtime.glob("*.html")]):
+    # with the contracts the generator reads from the same file (`typed_mcp.runtime.contracts`)
+    copied = [*runtime.glob("*.py"), *runtime.glob("*.html"), Path(contracts.__file__)]
+    for path in sorted(copied, key=lambda path: path.name):
         if path.name != "datatools.py" or data_tools:  # the profile's module, only in its packages
             files[f"{src}/_runtime/{path.name}"] = path.read_text(encoding="utf-8")
     tool_template = env.get_template("package/tools/tool.py.j2")

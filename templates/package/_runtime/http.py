@@ -26,6 +26,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel
 
 from .config import Settings
+from .contracts import IDEMPOTENT_METHODS
 from .oauth import Credentials, Outgoing, _origin
 from .params import _jsonable, encode_query, encode_simple, expand_path
 from .results import UpstreamError, _declared, _error, _http_error, _no_content, _success
@@ -37,7 +38,6 @@ logger = logging.getLogger(__name__)
 # never touches the importing application's logging configuration.)
 SECRET_QUERY = "typed_mcp.secret_query"
 
-IDEMPOTENT_METHODS = {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
 RETRY_STATUSES = {429, 502, 503, 504}
 # An error answer is read only as far as its excerpt needs: a hostile or broken upstream's 64 MiB
 # error page costs neither memory nor the cap's worth of reading.
