@@ -61,11 +61,15 @@ def load_search(package: Path):
 
 
 def _module(source: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_search_of_{name}", source)
-    search = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = search  # dataclasses and typing resolve the module by name
-    spec.loader.exec_module(search)
-    return search
+    """The runtime's search module `source`, imported in a package of its folder, where it finds the
+    contracts: a package's own copy, else (the templates' runtime) the generator's."""
+    from typed_mcp.runtime import contracts  # as the other typed_mcp imports here: only where it is used
+
+    spec = importlib.util.spec_from_loader(f"_search_of_{name}", None, is_package=True)
+    package = importlib.util.module_from_spec(spec)
+    package.__path__ = [str(source.parent), str(Path(contracts.__file__).parent)]
+    sys.modules[spec.name] = package  # dataclasses and typing resolve the module by name
+    return importlib.import_module(f"{spec.name}.{source.stem}")
 
 
 def index_of(search: ModuleType, documents: Path) -> Any:

@@ -4,6 +4,7 @@ worker registered it; a package that cannot start or hangs is refused with its r
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -38,12 +39,15 @@ def test_several_workers_list_exactly_what_one_server_lists(monkeypatch):
     assert listed == list(reversed(eager))  # the order asked for, the SDK's own listing
 
 
-def _package(root: Path, server_py: str) -> Path:
-    """A package whose server module is `server_py`, beside what every server module has that the
-    case does not change (the resource named by a trimmed tool)."""
-    (root / "pkg").mkdir(parents=True)
+def _package(root: Path, tools_py: str, tool_a: str = "") -> Path:
+    """A package whose tools module is `tools_py` (and its tool `a`'s module `tool_a`), beside the demo's
+    runtime (the workers register tools with the package's own copy of it)."""
+    (root / "pkg" / "tools").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "server.py").write_text(server_py + "\ndef schema_uri(name):\n    return name\n")
+    (root / "pkg" / "_about.py").write_text("PACKAGE = 'pkg'\n")
+    shutil.copytree(WEATHER / "src" / "weather_mcp" / "_runtime", root / "pkg" / "_runtime")
+    (root / "pkg" / "tools" / "__init__.py").write_text(tools_py + "\nINDEX = {'a': 'a'}\nVIEWS = {}\n")
+    (root / "pkg" / "tools" / "a.py").write_text(tool_a)
     return root
 
 
@@ -57,20 +61,29 @@ def test_a_package_that_does_not_start_is_refused_with_its_error(tmp_path):
 
 
 def test_a_tool_that_fails_to_register_is_refused_with_its_error(tmp_path):
-    src = _package(
-        tmp_path,
-        "def tool_entry(name):\n    raise TypeError(f'no output schema for {name}')\n\ndef register_tool(server, entry):\n    pass\n",
-    )
-    with CatalogWorkers(1) as workers, pytest.raises(VerifyError, match="TypeError: no output schema for a"):
+    src = _package(tmp_path, "", "raise TypeError(f'no output schema for {__name__}')\n")
+    with CatalogWorkers(1) as workers, pytest.raises(VerifyError, match="TypeError: no output schema for pkg.tools.a"):
         workers.tools(src, "pkg", ["a"])
 
 
 def test_a_hanging_package_is_stopped_at_the_timeout(tmp_path):
-    src = _package(
-        tmp_path,
-        "import time\ndef tool_entry(name):\n    time.sleep(60)\n\ndef register_tool(server, entry):\n    pass\n",
-    )
+    src = _package(tmp_path, "", "import time\ntime.sleep(60)\n")
     workers = CatalogWorkers(1)
     with workers, pytest.raises(VerifyError, match="longer than 2 s"):
         workers.tools(src, "pkg", ["a"], timeout=2)
     assert all(proc.poll() is not None for proc in workers._procs)  # stopped, not left running
+
+
+def test_the_workers_never_run_the_package_server_module(tmp_path):
+    """The catalog is what the runtime registers: the generator calls no function of the package's
+    `server.py` (a broken one is still listed alike; the package's own tests import it)."""
+    shutil.copytree(WEATHER / "src", tmp_path / "src")
+    names = [
+        tool["name"] for tool in json.loads((tmp_path / "src" / "weather_mcp" / "catalog.json").read_text())["tools"]
+    ]
+    (tmp_path / "src" / "weather_mcp" / "server.py").write_text("raise RuntimeError('not the runtime')\n")
+    with CatalogWorkers(1) as workers:
+        listed = workers.tools(tmp_path / "src", "weather_mcp", names)
+    assert [tool["name"] for tool in listed] == names
+    catalog = json.loads((WEATHER / "src" / "weather_mcp" / "catalog.json").read_text())
+    assert [tool["_meta"] for tool in listed] == [tool["_meta"] for tool in catalog["tools"]]

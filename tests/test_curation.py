@@ -226,6 +226,10 @@ def one_line_error(proc) -> str:
         ('[rename]\n"GET /nothing" = "x"\n', 'rename."GET /nothing"', "matches no operation"),
         ('[rename]\ngetItem = "Fetch Item"\n', "rename.getItem", "is not a tool name"),
         ('[headers]\nAuthorization = "Bearer x"\n', "headers.Authorization", "credentials go in [auth]"),
+        # The generator and the runtime refuse the same header names (typed_mcp.runtime.contracts).
+        ('[headers]\nTransfer-Encoding = "chunked"\n', "headers.Transfer-Encoding", "the HTTP client sets itself"),
+        ('[headers]\nProxy-Authorization = "Basic x"\n', "headers.Proxy-Authorization", "the HTTP client sets"),
+        ('[headers]\n"X-Client\\n" = "x"\n', 'headers."X-Client\\n"', "not an HTTP header name"),
         ("[toolsets.Reading]\ntags = ['items']\n", "toolsets.Reading", "not a toolset name"),
         ("[toolsets.empty]\n", "toolsets.empty", "selects nothing"),
         ("[toolsets.x]\noperations = ['GET /nope']\n", "toolsets.x.operations", "matches no operation"),

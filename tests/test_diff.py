@@ -126,9 +126,9 @@ def test_a_rename_is_detected_across_the_old_and_the_reverse_dns_operation_key(o
 
 
 def test_the_diff_reads_the_operation_key_the_packages_write():
-    from typed_mcp.resources import runtime_module
+    from typed_mcp.runtime import contracts
 
-    meta = runtime_module("meta")
+    meta = contracts
     assert (
         meta.OPERATION == "io.github.typed-mcp/operation" and meta.LEGACY_PREFIX + "operation" == "typed-mcp/operation"
     )

@@ -20,6 +20,8 @@ from harness import corpus
 from support import CORPUS, DEMO, REPO, generate, package_stdio
 from typed_mcp.plan import prose
 from typed_mcp.render import vocabulary
+from typed_mcp.runtime import contracts
+from typed_mcp.runtime.contracts import SEARCH_FORMAT
 
 pytestmark = pytest.mark.anyio
 
@@ -29,11 +31,14 @@ KB4 = 4096
 
 
 def runtime(module: str) -> Any:
-    """A module of the runtime package, loaded from the templates (copied verbatim into packages)."""
+    """A module of the runtime package, loaded from the templates and the contracts (copied verbatim into
+    packages)."""
     name = "_search_runtime"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(
-            name, RUNTIME / "__init__.py", submodule_search_locations=[str(RUNTIME)]
+            name,
+            RUNTIME / "__init__.py",
+            submodule_search_locations=[str(RUNTIME), str(Path(contracts.__file__).parent)],
         )
         package = importlib.util.module_from_spec(spec)
         sys.modules[name] = package
@@ -376,9 +381,7 @@ def test_list_toolsets_pages_stay_under_4_kb_whatever_the_toolsets(tmp_path):
     tools = [doc(f"tool_{n}", title=f"Tool {n}", toolset=name) for n, name in enumerate(names)]
     toolsets = [{"name": name, "description": "d" * 90} for name in names]
     documents.write_text(
-        json.dumps(
-            {"format": runtime("search").FORMAT, "synonyms": {}, "vocabulary": {}, "toolsets": toolsets, "tools": tools}
-        )
+        json.dumps({"format": SEARCH_FORMAT, "synonyms": {}, "vocabulary": {}, "toolsets": toolsets, "tools": tools})
     )
     served = discovery.Discovery([{"name": t["tool"]} for t in tools], documents, dict)
     seen, cursor = [], None

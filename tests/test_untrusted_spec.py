@@ -10,6 +10,7 @@ import pytest
 from mcp import Client
 
 from support import REPO, generate, import_server
+from typed_mcp.runtime import contracts
 
 pytestmark = pytest.mark.anyio
 
@@ -91,7 +92,7 @@ async def test_nasty_strings_stay_data(tmp_path: Path, monkeypatch):
     runtime = REPO / "templates" / "package" / "_runtime"
     assert {p.name: p.read_text() for p in (src / "_runtime").iterdir()} == {
         p.name: p.read_text()
-        for p in [*runtime.glob("*.py"), *runtime.glob("*.html")]
+        for p in [*runtime.glob("*.py"), *runtime.glob("*.html"), Path(contracts.__file__)]
         if p.name != "datatools.py"  # only in --profile data-tools
     }
     for file in src.rglob("*.py"):

@@ -40,9 +40,9 @@ from harness.node_tools import (
 )
 from harness.strict_clients import Pass, other_passes
 from typed_mcp.catalog.listing import list_all_tools
-from typed_mcp.resources import runtime_module
+from typed_mcp.runtime import contracts
 
-SOURCE_META = runtime_module("meta").SOURCE  # a tool result's provenance
+SOURCE_META = contracts.SOURCE  # a tool result's provenance
 
 # Prism's own errors when the spec gives it nothing to serve: an object for a `text/*` answer, and
 # a media type it has no serializer for, declared without an example (Cloudflare's pcap download).

@@ -21,12 +21,12 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from typed_mcp.resources import runtime_module
+from typed_mcp.runtime import contracts
+from typed_mcp.runtime.contracts import OPERATION_META
 
-_META = runtime_module("meta")
 # Where a tool names its REST operation; catalogs of packages generated before the reverse-DNS keys
 # say `typed-mcp/operation`, and still compare.
-OPERATION_KEYS = (_META.OPERATION, _META.LEGACY_PREFIX + "operation")
+OPERATION_KEYS = (OPERATION_META, contracts.LEGACY_PREFIX + "operation")
 _MAX_DEPTH = 48  # backstop only: real models nest far less; the seen-set stops recursion first
 _MAX_REF_HOPS = 32  # a chain of refs longer than this is a loop (`A -> B -> A`), not a model
 _INPUT, _OUTPUT = "input", "output"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-FORMAT = "typed-mcp-catalog/1"
+from typed_mcp.runtime.contracts import CATALOG_FORMAT, CATALOG_SCHEMAS
+
 _COMPACT = {"ensure_ascii": False, "separators": (",", ":")}
 
 
@@ -26,7 +27,7 @@ def pack(tools: list[dict[str, Any]], trimmed: dict[str, int] | None = None, bud
     for tool in tools:
         sizes.append(len(json.dumps(tool, **_COMPACT).encode()))
         tool = dict(tool)
-        for key in ("inputSchema", "outputSchema"):
+        for key in CATALOG_SCHEMAS:
             schema = tool.get(key)
             if isinstance(schema, dict) and isinstance(schema.get("$defs"), dict):
                 defs = {}
@@ -37,7 +38,7 @@ def pack(tools: list[dict[str, Any]], trimmed: dict[str, int] | None = None, bud
                     defs[name] = number
                 tool[key] = {**schema, "$defs": defs}
         packed.append(tool)
-    data: dict[str, Any] = {"format": FORMAT, "sizes": sizes, "shared": shared, "tools": packed}
+    data: dict[str, Any] = {"format": CATALOG_FORMAT, "sizes": sizes, "shared": shared, "tools": packed}
     if trimmed:
         data["budget"] = {"bytes": budget, "trimmed": trimmed}
     return json.dumps(data, **_COMPACT) + "\n"
@@ -46,8 +47,8 @@ def pack(tools: list[dict[str, Any]], trimmed: dict[str, int] | None = None, bud
 def layout_problem(data: Any) -> str | None:
     """What keeps `data` (a parsed `catalog.json`) from having the layout `pack` writes and the
     server reads; None when it has it."""
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        return f"not a {FORMAT} document"
+    if not isinstance(data, dict) or data.get("format") != CATALOG_FORMAT:
+        return f"not a {CATALOG_FORMAT} document"
     tools, sizes, shared = data.get("tools"), data.get("sizes"), data.get("shared")
     if not (isinstance(tools, list) and isinstance(sizes, list) and isinstance(shared, list)):
         return "tools, sizes and shared are not lists"

@@ -12,6 +12,7 @@ but parsing and dumping a big catalog again costs seconds of CPU.
 from __future__ import annotations
 
 import contextvars
+import functools
 import gc
 import importlib
 import json
@@ -23,6 +24,7 @@ import pydantic
 import pydantic.json_schema
 from mcp.server import MCPServer
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.types import Icon
 
 from typed_mcp.catalog import budget
 from typed_mcp.children import print_result
@@ -154,13 +156,21 @@ def main() -> None:
     pool = _Pool(where["module"])
     _faster_schemas(pool)
     sys.path.insert(0, where["src"])
-    package = importlib.import_module(where["module"] + ".server")
-    trimmer = budget.Trimmer(package.schema_uri, where.get("budget", budget.BUDGET))
+    module = where["module"]
+    # The package's tools and the runtime it carries, registered by the runtime's own functions,
+    # exactly as the package's eager server registers them (never through code of its server module).
+    about, listed = importlib.import_module(module + "._about"), importlib.import_module(module + ".tools")
+    registry = importlib.import_module(module + "._runtime.registry")
+    schemas = importlib.import_module(module + "._runtime.schemas")
+    views = importlib.import_module(module + "._runtime.views")
+    tables = views.TableViews(about.PACKAGE, listed.VIEWS, listed.INDEX)
+    icons = [Icon.model_validate(icon) for icon in about.ICONS] or None  # the server's own, on each tool
+    trimmer = budget.Trimmer(functools.partial(schemas.uri, about.PACKAGE), where.get("budget", budget.BUDGET))
     for line in sys.stdin:
         server = MCPServer(name="catalog")
         for name in json.loads(line):
-            # Exactly as the package's eager server registers it.
-            package.register_tool(server, package.tool_entry(name))
+            entry = registry.tool_entry(module, listed.INDEX, name)
+            registry.register_tool(server, entry, tables.meta(name), icons=icons)
         tools, depths = [], {}
         for tool in _listed(server):
             # Within the budget before the tool is dumped: a trimmed tool is never serialized whole.

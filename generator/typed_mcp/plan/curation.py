@@ -34,6 +34,7 @@ from typed_mcp.errors import ConfigError, SpecError
 from typed_mcp.plan import hints, listing
 from typed_mcp.plan.ir import ApiPlan, Hints, Operation
 from typed_mcp.repository import Use, path_problem
+from typed_mcp.runtime.contracts import HEADER_TOKEN, SEARCH_WORD, client_owns_header
 from typed_mcp.spec.load import is_url
 from typed_mcp.spec.normalize import HTTP_METHODS, Document
 
@@ -43,7 +44,6 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 _TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 # Set by the HTTP client, content negotiation or [auth]: a credential is never written into the package.
 _RESERVED_HEADERS = {"authorization", "host", "content-length", "content-type", "cookie", "accept"}
 
@@ -246,9 +246,11 @@ def _check_values(loaded: LoadedConfig) -> None:
                 f"at most {names.MAX_TOOL_NAME})",
             )
     for name, value in config.headers.items():
-        if not _HEADER_NAME.match(name):
+        if not HEADER_TOKEN.fullmatch(name):
             fail(f"headers.{_quoted(name)}", "not an HTTP header name")
-        if name.lower() in _RESERVED_HEADERS:
+        if client_owns_header(name):
+            fail(f"headers.{_quoted(name)}", "a framing, routing or hop-by-hop header the HTTP client sets itself")
+        elif name.lower() in _RESERVED_HEADERS:
             fail(f"headers.{_quoted(name)}", "set by typed-mcp itself (credentials go in [auth], read from the env)")
         if any(c in value for c in "\r\n\x00"):
             fail(f"headers.{_quoted(name)}", "a header value cannot hold line breaks")
@@ -293,7 +295,7 @@ def _check_registry(registry: RegistryConfig, fail) -> None:
 
 def _words(text: str) -> list[str]:
     """The words of a keyword or synonym, as the search reads them (letters and digits)."""
-    return re.findall(r"[^\W_]+", text.lower())
+    return SEARCH_WORD.findall(text.lower())
 
 
 def _failer(loaded: LoadedConfig):
@@ -304,7 +306,8 @@ def _failer(loaded: LoadedConfig):
 
 
 def _quoted(key: str) -> str:
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else f'"{key}"'
+    # A quoted key as TOML writes it: a control character in it stays on the error's one line.
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key, ensure_ascii=False)
 
 
 def _schemes(auth: AuthConfig) -> dict[str, SchemeConfig]:

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from typed_mcp import names
 from typed_mcp.plan.ir import Hints
+from typed_mcp.runtime.contracts import IDEMPOTENT_METHODS
 
 READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD = "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"
 
@@ -87,18 +88,18 @@ _WRITE_VERBS = _DESTRUCTIVE_VERBS | {
     "logout",
 }
 
-# What the method alone says (RFC 9110: GET, HEAD, OPTIONS and TRACE are safe; PUT and DELETE are
-# idempotent). PUT replaces what it names and PATCH changes it in place: MCP's destructiveHint false
-# means "only additive updates", which neither is.
-_BY_METHOD: dict[str, tuple[bool, bool, bool, str]] = {  # read-only, destructive, idempotent, why
-    "GET": (True, False, True, "GET reads"),
-    "HEAD": (True, False, True, "HEAD reads"),
-    "OPTIONS": (True, False, True, "OPTIONS reads"),
-    "TRACE": (True, False, True, "TRACE reads"),
-    "PUT": (False, True, True, "PUT replaces what it names"),
-    "PATCH": (False, True, False, "PATCH changes what it names in place"),
-    "DELETE": (False, True, True, "DELETE removes what it names"),
-    "POST": (False, False, False, "POST, and nothing in its name or summary says it only reads or destroys"),
+# What the method alone says (RFC 9110: GET, HEAD, OPTIONS and TRACE are safe). PUT replaces what it
+# names and PATCH changes it in place: MCP's destructiveHint false means "only additive updates", which
+# neither is. Whether it is idempotent is the runtime's list of the methods it retries.
+_BY_METHOD: dict[str, tuple[bool, bool, str]] = {  # read-only, destructive, why
+    "GET": (True, False, "GET reads"),
+    "HEAD": (True, False, "HEAD reads"),
+    "OPTIONS": (True, False, "OPTIONS reads"),
+    "TRACE": (True, False, "TRACE reads"),
+    "PUT": (False, True, "PUT replaces what it names"),
+    "PATCH": (False, True, "PATCH changes what it names in place"),
+    "DELETE": (False, True, "DELETE removes what it names"),
+    "POST": (False, False, "POST, and nothing in its name or summary says it only reads or destroys"),
 }
 
 
@@ -114,7 +115,8 @@ def _verb(words: list[str], verbs: frozenset[str]) -> str | None:
 def infer(method: str, path: str, operation_id: str | None, summary: str | None) -> Hints:
     """The hints of one operation, each with its reason. Its name is its operationId without a route it
     repeats (FastAPI's `list_runs_api_runs_list_post` is `list_runs`), else its path (`/runs/delete`)."""
-    read_only, destructive, idempotent, by_method = _BY_METHOD.get(method.upper(), _BY_METHOD["POST"])
+    read_only, destructive, by_method = _BY_METHOD.get(method.upper(), _BY_METHOD["POST"])
+    idempotent = method.upper() in IDEMPOTENT_METHODS
     why = {READ_ONLY: by_method, DESTRUCTIVE: by_method, IDEMPOTENT: by_method}
     name = names.base_tool_name(operation_id, method.lower(), path) if operation_id else path
     sources = [

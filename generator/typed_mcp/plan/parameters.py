@@ -12,35 +12,20 @@ from typing import Any
 from typed_mcp import names
 from typed_mcp.plan.ir import Parameter
 from typed_mcp.plan.reading import Unsupported, nonblank
+from typed_mcp.runtime.contracts import HEADER_TOKEN, client_owns_header
 from typed_mcp.spec.normalize import Document
 from typed_mcp.spec.patterns import portable_pattern
 from typed_mcp.spec.repairs import implied_type
 
 DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
 _IGNORED_HEADERS = {"accept", "content-type", "authorization"}
-# Headers that frame the message, route it or act hop by hop (RFC 9110 7.6.1): the HTTP client owns
-# them, and a caller that set one could reach another virtual host or smuggle a request.
-_FORBIDDEN_HEADERS = {
-    "host",
-    "content-length",
-    "transfer-encoding",
-    "connection",
-    "te",
-    "upgrade",
-    "keep-alive",
-    "trailer",
-    "trailers",
-    "expect",
-}
-_HEADER_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
 def _unsendable_header(name: str) -> str | None:
     """Why a header parameter is never sent, or None when it may be."""
-    if not _HEADER_TOKEN.fullmatch(name):
+    if not HEADER_TOKEN.fullmatch(name):
         return "not a valid HTTP header name"
-    lowered = name.lower()
-    if lowered in _FORBIDDEN_HEADERS or lowered.startswith("proxy-"):
+    if client_owns_header(name):
         return "a framing, routing or hop-by-hop header the HTTP client sets itself"
     return None
 

@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -30,7 +31,8 @@ from typed_mcp.render.clients import client_setups
 from typed_mcp.render.registry import icons
 from typed_mcp.render.search import search_documents
 from typed_mcp.render.views import Table, table_views
-from typed_mcp.resources import runtime_module, templates_dir
+from typed_mcp.resources import templates_dir
+from typed_mcp.runtime import contracts
 from typed_mcp.spec.normalize import Document
 
 # The MCP SDK minor the generated server is tested with (it uses only the SDK's public API, but a
@@ -386,7 +388,7 @@ def render_package(
         "docker_base": DOCKER_BASE,
         "clients": client_setups(plan),
         "listing_icons": icons(plan.listing.icons),
-        "meta": runtime_module("meta"),  # the _meta keys the README names
+        "meta": contracts,  # the _meta keys the README names
         "deploy": deploy_view(plan, package_version, _environment(plan)),
     }
     src = f"src/{plan.module}"
@@ -407,7 +409,9 @@ def render_package(
         reference = env.get_template(template).render(neutral)
         guards[f"{src}/{name}"] = functools.partial(_same_shape, f"{src}/{name}", reference)
     runtime = templates_dir() / "package" / "_runtime"  # a package, copied verbatim, file by file
-    for path in sorted([*runtime.glob("*.py"), *runtime.glob("*.html")]):
+    # with the contracts the generator reads from the same file (`typed_mcp.runtime.contracts`)
+    copied = [*runtime.glob("*.py"), *runtime.glob("*.html"), Path(contracts.__file__)]
+    for path in sorted(copied, key=lambda path: path.name):
         if path.name != "datatools.py" or data_tools:  # the profile's module, only in its packages
             files[f"{src}/_runtime/{path.name}"] = text = path.read_text(encoding="utf-8")
             guards[f"{src}/_runtime/{path.name}"] = functools.partial(_verbatim, f"{src}/_runtime/{path.name}", text)

@@ -29,10 +29,9 @@ from typed_mcp import names
 from typed_mcp.plan import prose
 from typed_mcp.plan.ir import ApiPlan, Operation
 from typed_mcp.render.vocabulary import vocabulary
+from typed_mcp.runtime.contracts import REMOVAL_WORDS, SEARCH_FORMAT, SEARCH_WORD
 from typed_mcp.spec.normalize import Document
 
-FORMAT = "typed-mcp-search/4"
-_SEARCH_WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _VERSION = re.compile(r"v\d+([a-z]+\d*)?|\d+(\.\d+)*|api", re.IGNORECASE)
 
@@ -42,7 +41,7 @@ GET = "get show view see details info read fetch check"
 CREATE = "create add new make start submit"
 UPDATE = "update change edit set modify"
 REPLACE = "update set replace put add"
-DELETE = "delete remove revoke cancel drop clear unset"
+DELETE = " ".join(REMOVAL_WORDS)
 PAGINATION = frozenset({"page", "per_page", "limit", "cursor", "offset", "page_size", "per-page", "after", "before"})
 # A toolset bigger than this is split by path resource, so that an agent can read one whole.
 TOOLSET_SIZE = 40
@@ -54,7 +53,7 @@ _DESCRIBED = 90  # characters of a toolset's one-line description
 
 def _words(*texts: str) -> str:
     """Lower-case words of `texts`: `pull_number`, `/repos/{owner}` and `dnsRecords` split into words."""
-    return " ".join(word.lower() for text in texts for word in _SEARCH_WORD.findall(_CAMEL.sub(" ", text)))
+    return " ".join(word.lower() for text in texts for word in SEARCH_WORD.findall(_CAMEL.sub(" ", text)))
 
 
 def _segments(path: str) -> list[str]:
@@ -307,7 +306,7 @@ def search_documents(plan: ApiPlan, doc: Document | None = None) -> str:
         docs.append(entry)
     lines = ",\n".join(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) for doc in docs)  # one a line
     head = {
-        "format": FORMAT,
+        "format": SEARCH_FORMAT,
         "synonyms": plan.search_synonyms,
         "vocabulary": vocabulary(plan, doc),
         "toolsets": toolsets,

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from typed_mcp.plan import prose
 from typed_mcp.plan.ir import ApiPlan
+from typed_mcp.runtime.contracts import SEARCH_WORD
 from typed_mcp.spec.normalize import Document
 
 # The things products name, as users say them: the API's word -> what users say.
@@ -87,14 +88,13 @@ THINGS: dict[str, str] = {
     "refund": "reimburse",
     "customer": "client buyer",
 }
-_WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # "Single Sign-On (SSO)": up to ten words before an abbreviation of 2 to 8 letters or digits.
 _DEFINED = re.compile(r"((?:[^\W\d_][\w'-]*[\s]+){0,9}[^\W\d_][\w'-]*)\s*\(([A-Za-z][A-Za-z0-9]{1,7})s?\)")
 
 
 def _words(text: str) -> list[str]:
-    return [word.lower() for word in _WORD.findall(_CAMEL.sub(" ", text))]
+    return [word.lower() for word in SEARCH_WORD.findall(_CAMEL.sub(" ", text))]
 
 
 def _stem(word: str) -> str:

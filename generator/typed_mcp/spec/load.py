@@ -23,6 +23,7 @@ import httpx
 import yaml
 
 from typed_mcp.errors import FetchError, SpecError
+from typed_mcp.runtime.contracts import CREDENTIAL_NAME
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # big specs reach 13 MB; leave room, refuse runaway bodies.
@@ -55,14 +56,6 @@ def redact_url(url: str) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-# A query parameter (or header) name that says it holds a credential: access_token, api_key,
-# X-Amz-Signature, sig. The generated runtime reads header names with the same expression
-# (`CREDENTIAL_NAME` in templates/package/_runtime/config.py; a test ties the two).
-CREDENTIAL_NAME = re.compile(
-    r"auth|token|secret|passw|pwd|key|session|cookie|credential|signature|jwt|(?<![a-z])sig(?![a-z])", re.IGNORECASE
-)
 
 
 def url_credentials(url: str) -> list[str]:

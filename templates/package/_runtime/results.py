@@ -12,8 +12,9 @@ import httpx
 from mcp.types import BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent, TextContent
 from pydantic import JsonValue, TypeAdapter, ValidationError
 
+from .contracts import IDEMPOTENT_METHODS
+from .contracts import SOURCE as PROVENANCE_KEY
 from .formats import NAIVE_DATE_TIME_ERROR
-from .meta import SOURCE as PROVENANCE_KEY
 
 EXCERPT_CHARS = 500
 MAX_ERRORS_SHOWN = 10
@@ -26,10 +27,6 @@ class UpstreamError(Exception):
         super().__init__(message)
         self.retryable = retryable
         self.status: int | None = None  # the upstream's status, when it answered before the failure
-
-
-# Methods a client may repeat without doing more than once (HTTP's idempotent methods).
-IDEMPOTENT_METHODS = {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
 
 
 def answer_failure(method: str, path: str, status: int | None, problem: str, answer: bytes | None) -> str:

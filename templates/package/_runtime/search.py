@@ -24,7 +24,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-FORMAT = "typed-mcp-search/4"
+from .contracts import REMOVAL_WORDS, SEARCH_FORMAT, SEARCH_WORD
+
 # Indexed, in this order: the tool's name words, the keywords curation gives it, its summary, the
 # intent words of its method and path shape ("list show all", "delete remove revoke"), tags (and their
 # descriptions), path words, parameter and body property names, the description's first paragraph.
@@ -41,7 +42,6 @@ NEAR = 3  # adjacent query words count again where at most this many words part 
 EXACT = ("title", "name", "sentence")  # what a query may be exactly, in this order of precedence
 LEVELS = 3  # word for word, without stop words, without word endings (`_said`)
 DESCRIBED = 30  # the best described tools added to them for a word no tool's name holds
-_WORD = re.compile(r"[^\W_]+")  # letters and digits: `pull_number` and `/repos/{owner}` split into words
 # Words that say nothing about which tool (English stop words): left out of a query, unless the query
 # has nothing else.
 STOPWORDS = frozenset(
@@ -193,7 +193,7 @@ VALUES = (
 )
 # The words of a request to remove (a tool of that kind is only first when one of them is asked for),
 # and the first words of a question.
-REMOVAL = frozenset("delete remove revoke cancel drop clear unset".split())
+REMOVAL = frozenset(REMOVAL_WORDS)
 QUESTION = frozenset(
     "who whom whose what which when where why how is are am was were do does did can could has have had".split()
 )
@@ -245,8 +245,8 @@ class Loaded(NamedTuple):
 
 def load(path: Path) -> Loaded:
     data = json.loads(path.read_bytes())
-    if data.get("format") != FORMAT:
-        raise SearchUnavailable(f"{path.name}: not a {FORMAT} file (regenerate the package)")
+    if data.get("format") != SEARCH_FORMAT:
+        raise SearchUnavailable(f"{path.name}: not a {SEARCH_FORMAT} file (regenerate the package)")
     thesaurus = THESAURUS.extended(data["vocabulary"]).extended(data["synonyms"])
     return Loaded(data["tools"], thesaurus, data["toolsets"])
 
@@ -394,7 +394,7 @@ def is_question(query: str) -> bool:
 
 
 def words(text: str) -> list[str]:
-    return [word.lower() for word in _WORD.findall(text)]
+    return [word.lower() for word in SEARCH_WORD.findall(text)]
 
 
 def _forms(token: str) -> list[str]:

@@ -10,7 +10,6 @@ empty tool list.
 """
 
 import contextvars
-import importlib
 import json
 import logging
 from pathlib import Path
@@ -56,11 +55,11 @@ from ._about import (
     VERSION,
     WEBSITE_URL,
 )
-from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models, schemas
+from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models, registry, schemas
 from ._runtime.arguments import ArgumentCheck
+from ._runtime.contracts import unpack_catalog
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, LIST_TOOLSETS, SEARCH_TOOLS, Discovery
 from ._runtime.hosting import BODY_SECONDS, HEADER_SECONDS, WILDCARD_HOSTS, Hosting, Origins, loopback_only
-from ._runtime.meta import OPERATION as OPERATION_META  # where a tool's data comes from: its REST operation
 from ._runtime.selection import Selection
 from ._runtime.stdio import CheckedLines
 from ._runtime.views import APP_MIME_TYPE, EXTENSION_ID, TableViews
@@ -288,7 +287,7 @@ class _Catalog:
     def __init__(
         self, path: Path, page_bytes: int, forward_authorization: bool, selection: Selection, discovery: bool
     ) -> None:
-        tools, sizes, trimmed = _load_catalog(path)
+        tools, sizes, trimmed = unpack_catalog(json.loads(path.read_bytes()))
         self.package = {tool["name"]: tool for tool in tools}  # every tool of the package
         self.selection = selection
         if not selection.everything:
@@ -408,20 +407,6 @@ async def _off_loop(what: str, function: Any, *args: Any) -> Any:
 _SPLICING = contextvars.ContextVar("typed_mcp_splicing", default=False)
 
 
-def _load_catalog(path: Path) -> tuple[list[dict[str, Any]], list[int], list[str]]:
-    """The tools of `catalog.json`, their sizes and the names of those the schema budget trimmed;
-    each shared `$defs` entry (an integer in the file) becomes the one shared schema object again."""
-    data = json.loads(path.read_bytes())
-    shared = data["shared"]
-    for tool in data["tools"]:
-        for key in ("inputSchema", "outputSchema"):
-            defs = (tool.get(key) or {}).get("$defs")
-            if defs:
-                for name, value in defs.items():
-                    defs[name] = shared[value]
-    return data["tools"], data["sizes"], list((data.get("budget") or {}).get("trimmed") or ())
-
-
 def _pages(sizes: list[int], budget: int) -> dict[int, int]:
     """Page start -> end index, each page holding as many tools as fit in `budget` bytes (at least one)."""
     pages: dict[int, int] = {}
@@ -437,8 +422,7 @@ def _pages(sizes: list[int], budget: int) -> dict[int, int]:
 
 def tool_entry(name: str) -> ToolEntry:
     """A tool's function and description, importing its module."""
-    module = INDEX[name]
-    return getattr(importlib.import_module(f"{__package__}.tools.{module}"), module).tool
+    return registry.tool_entry(__package__, INDEX, name)
 
 
 def tool_entries() -> list[ToolEntry]:
@@ -459,20 +443,9 @@ def schema_uri(name: str) -> str:
     return schemas.uri(PACKAGE, name)
 
 
-def register_tool(server: MCPServer, entry: Any) -> None:
+def register_tool(server: MCPServer, entry: ToolEntry) -> None:
     """Register the tool `entry` on `server` as the eager server does (the catalog is made this way)."""
-    # structured_output=True: a return type that cannot produce an outputSchema fails loudly
-    # instead of silently publishing the tool without one.
-    server.add_tool(
-        entry.fn,
-        name=entry.name,
-        title=entry.title,
-        description=entry.description,
-        annotations=entry.annotations,
-        icons=IDENTITY["icons"],
-        meta={OPERATION_META: entry.operation, **TABLES.meta(entry.name)},
-        structured_output=entry.structured,
-    )
+    registry.register_tool(server, entry, TABLES.meta(entry.name), icons=IDENTITY["icons"])
 
 
 def build_server(

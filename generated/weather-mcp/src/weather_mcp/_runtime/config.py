@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextvars
 import math
 import os
-import re
 from dataclasses import dataclass, field
 
+from .contracts import CREDENTIAL_NAME, HEADER_TOKEN, client_owns_header
 from .results import UpstreamError
 
 # Set per MCP request by the server when --forward-authorization is on (streamable HTTP).
@@ -100,23 +100,9 @@ class SettingsError(UpstreamError, ValueError):
     """An environment variable with a value the runtime cannot use; the message names it."""
 
 
-# Headers the HTTP client owns: they frame the message or act hop by hop (RFC 9110 7.6.1); one set by
-# hand could reach another virtual host or smuggle a request. (The generator skips header parameters
-# of these names too; the runtime cannot import it.)
-FORBIDDEN_HEADERS = frozenset(
-    "host content-length transfer-encoding connection te upgrade keep-alive trailer trailers expect".split()
-)
 # Headers that carry a credential whatever the API (RFC 9110 11.6.2 and 11.7.2, RFC 6265): a cookie
 # scheme's value travels in Cookie.
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
-# A header or query parameter name that says it holds a credential (X-Api-Key, PRIVATE-TOKEN,
-# access_token, X-Amz-Signature, sig): such a value is treated as a secret even when no scheme
-# declares it. The generator decides "credential-looking query parameter" with the same expression
-# (`typed_mcp.spec.load.CREDENTIAL_NAME`; a test ties the two).
-CREDENTIAL_NAME = re.compile(
-    r"auth|token|secret|passw|pwd|key|session|cookie|credential|signature|jwt|(?<![a-z])sig(?![a-z])", re.IGNORECASE
-)
-_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
 def parse_headers(variable: str, text: str) -> dict[str, str]:
@@ -128,9 +114,9 @@ def parse_headers(variable: str, text: str) -> dict[str, str]:
             continue
         name, colon, value = line.partition(":")
         name, value = name.strip(), value.strip()
-        if not colon or not _HEADER_NAME.fullmatch(name):
+        if not colon or not HEADER_TOKEN.fullmatch(name):
             raise SettingsError(f"{variable} line {number}: expected 'Name: value'")
-        if name.lower() in FORBIDDEN_HEADERS or name.lower().startswith("proxy-"):
+        if client_owns_header(name):
             raise SettingsError(f"{variable} line {number}: {name} is set by the HTTP client, not by hand")
         if any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F for c in value):
             raise SettingsError(f"{variable} line {number}: a header value may not hold control characters")

@@ -23,7 +23,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from .meta import TOOL as TOOL_META  # in call_tool's results: the tool that was called
+from .contracts import TOOL as TOOL_META  # in call_tool's results: the tool that was called
 from .search import SearchIndex, load
 
 SEARCH_TOOLS = "search_tools"

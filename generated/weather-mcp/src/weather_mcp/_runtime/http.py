@@ -26,10 +26,10 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel
 
 from .config import Settings
+from .contracts import IDEMPOTENT_METHODS
 from .oauth import Credentials, Outgoing, _origin
 from .params import _jsonable, encode_query, encode_simple, expand_path
 from .results import (
-    IDEMPOTENT_METHODS,
     UpstreamError,
     _declared,
     _error,

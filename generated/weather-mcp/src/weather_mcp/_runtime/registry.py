@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
+
+from .contracts import OPERATION_META
 
 
 @dataclass(frozen=True)
@@ -50,3 +54,28 @@ def tool(
         return fn
 
     return describe
+
+
+def tool_entry(package: str, index: Mapping[str, str], name: str) -> ToolEntry:
+    """The tool `name` of the package `package` (its module name), whose `tools.INDEX` is `index`:
+    its function and description, importing its module."""
+    module = index[name]
+    entry: ToolEntry = getattr(importlib.import_module(f"{package}.tools.{module}"), module).tool
+    return entry
+
+
+def register_tool(server: MCPServer, entry: ToolEntry, meta: Mapping[str, Any], icons: list[Any] | None = None) -> None:
+    """Register the tool `entry` on `server`, its `_meta` naming its operation beside `meta`: the one
+    way the package's servers register a tool, and the generator's catalog worker lists it."""
+    # structured_output=True: a return type that cannot produce an outputSchema fails loudly
+    # instead of silently publishing the tool without one.
+    server.add_tool(
+        entry.fn,
+        name=entry.name,
+        title=entry.title,
+        description=entry.description,
+        annotations=entry.annotations,
+        icons=icons,
+        meta={OPERATION_META: entry.operation, **meta},
+        structured_output=entry.structured,
+    )
