@@ -44,7 +44,7 @@ def _package(root: Path, tools_py: str, tool_a: str = "") -> Path:
     runtime (the workers register tools with the package's own copy of it)."""
     (root / "pkg" / "tools").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "_about.py").write_text("PACKAGE = 'pkg'\n")
+    (root / "pkg" / "_about.py").write_text("PACKAGE = 'pkg'\nICONS = []\n")
     shutil.copytree(WEATHER / "src" / "weather_mcp" / "_runtime", root / "pkg" / "_runtime")
     (root / "pkg" / "tools" / "__init__.py").write_text(tools_py + "\nINDEX = {'a': 'a'}\nVIEWS = {}\n")
     (root / "pkg" / "tools" / "a.py").write_text(tool_a)

@@ -17,9 +17,11 @@ from pathlib import Path
 import pytest
 
 from support import CORPUS, DEMO_CONFIG, REPO, build_wheel, generate, run_cli
+from typed_mcp import guard
 from typed_mcp.compare import CACHES
 from typed_mcp.errors import ToolchainError
 from typed_mcp.models import build as models
+from typed_mcp.pysource import PySource
 
 
 @pytest.fixture(scope="module")
@@ -115,25 +117,35 @@ def test_the_toolchain_is_the_locked_one():
     assert not wrong, f"installed versions differ from constraints.txt (run `make venv`): {wrong}"
 
 
+def _edited(source: str, edit) -> tuple[str, list[str]]:
+    """`source` with one of the models' edits (placed by the syntax tree) applied."""
+    code, tree = PySource(source), ast.parse(source)
+    imports = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
+    edits, names = edit(code, imports if edit is models._runtime_types else tree)
+    return code.edited(edits), names
+
+
 def test_an_import_form_the_runtime_edit_does_not_know_fails_loudly():
     known = (
         "from pydantic import EmailStr, Field\nfrom .base import OpenModel\n\n\nclass A(OpenModel):\n    e: EmailStr\n"
     )
-    edited, moved = models._runtime_types(known)
+    edited, moved = _edited(known, models._runtime_types)
     assert moved == ["EmailStr"] and "EmailStr" not in edited.split("\n\n")[0]
+    # Another form would bring the library's type in past the edit: the models' guard refuses any import
+    # but the code generator's known ones, so generation stops instead.
     changed = "import pydantic\nfrom .base import OpenModel\n\n\nclass A(OpenModel):\n    e: pydantic.EmailStr\n"
-    with pytest.raises(ToolchainError, match="output changed form.*pydantic.EmailStr.*constraints.txt"):
-        models._runtime_types(changed)
+    with pytest.raises(guard.Refused, match="an import statement"):
+        guard.check_models(changed)
 
 
 def test_a_property_count_form_the_edit_does_not_know_fails_loudly():
     low = "typed-mcp-min-properties"
     known = f"class A(OpenModel):\n    model_config = ConfigDict(\n        json_schema_extra={{'{low}': 1}},\n    )\n"
-    edited, imported = models._property_counts(known)
+    edited, imported = _edited(known, models._property_counts)
     assert low not in edited and "CountedModel" in edited and imported
-    changed = f"class A(OpenModel):\n    model_config = ConfigDict(\n        json_schema_extra={{\n            '{low}': 1,\n        }},\n    )\n"
+    changed = f"class A(OpenModel):\n    model_config = ConfigDict(\n        json_schema_extra=dict(x={{'{low}': 1}}),\n    )\n"
     with pytest.raises(ToolchainError, match="property counts"):
-        models._property_counts(changed)
+        _edited(changed, models._property_counts)
 
 
 @pytest.mark.parametrize("spec", ["apisguru__docker.com_engine.json", "oai__v3.0-petstore-expanded.yaml"])

@@ -82,7 +82,7 @@ async def test_a_post_that_succeeded_upstream_says_so_first_and_not_to_retry(inv
             assert text.startswith(LEAD), text
             assert "upstream response does not match CreateInvoiceResponse: id: Field required" in text
             assert text.endswith('The upstream answer (HTTP 201), as text:\n{"amount": 12, "status": "open"}'), text
-            assert result.meta["typed-mcp/source"]["status"] == 201
+            assert result.meta["io.github.typed-mcp/source"]["status"] == 201
             # Every way a 2xx answer can fail to be the tool's result says the same first.
             for reply, problem in [
                 (Reply(201, "{not json"), "upstream returned invalid JSON"),
