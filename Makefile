@@ -20,7 +20,7 @@ PACKAGE := weather-mcp
 CONFIG := specs/weather-mcp.toml
 SPEC_URL ?=
 
-.PHONY: live-venv generate test test-long lint demo corpus directory bench load check build bundle publish clean venv lock fuzz real-servers
+.PHONY: live-venv generate test test-long lint docs demo corpus directory bench load check build bundle publish clean venv lock fuzz real-servers
 
 venv: $(STAMP)
 
@@ -86,11 +86,17 @@ else
 	$(BIN)/typed-mcp generate '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --config $(CONFIG) --snapshot $(SPEC)
 endif
 
-## lint: ruff on the generator, the tests and the committed generated package (CI runs it before the tests)
+## lint: ruff on the generator, the tests and the committed generated package, and the documentation
+## site built strictly (a broken link or a missing page fails; CI runs it before the tests)
 lint: $(STAMP)
-	$(BIN)/ruff check generator tests bench
-	$(BIN)/ruff format --check generator tests bench
+	$(BIN)/ruff check generator tests bench docs
+	$(BIN)/ruff format --check generator tests bench docs
 	$(BIN)/ruff check --no-cache --force-exclude $(OUT)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
+## docs: the documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link or a missing page fails
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 ## test: the test suite, without the long tests (those are test-long's)
 test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP) $(CHROMIUM) $(NGINX) $(BWRAP)
