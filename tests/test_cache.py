@@ -64,7 +64,7 @@ def test_unchanged_inputs_hit_changed_inputs_miss(tmp_path: Path):
     assert tree_digest(tmp_path / "fresh") == tree_digest(REPO / "generated" / "weather-mcp")  # = a run without cache
 
     # A hit really is used: an altered entry, with its digest, that passes the checks shows up in
-    # the output (what someone who can write the cache folder can still do: see README, Security).
+    # the output (what someone who can write the cache folder can still do: see docs/security.md).
     catalog_entry = cache_dir / first["catalog"][0]
     packed = json.loads(catalog_entry.read_text())
     packed["tools"][0]["description"] = "from the cache"

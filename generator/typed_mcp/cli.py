@@ -52,7 +52,8 @@ Cache = Annotated[bool, typer.Option("--cache/--no-cache", help=CACHE_HELP)]
 ConfigFile = Annotated[
     Path | None,
     typer.Option(
-        "--config", help="curation config: a typed-mcp.toml, or a pyproject.toml with [tool.typed-mcp] (see README)"
+        "--config",
+        help="curation config: a typed-mcp.toml, or a pyproject.toml with [tool.typed-mcp] (docs/curation.md)",
     ),
 ]
 Overlays = Annotated[
@@ -69,7 +70,7 @@ class Profile(str, Enum):
 ProfileOption = Annotated[
     Profile | None,
     typer.Option(
-        help="data-tools: every result is {sources, data, table} (README: Profiles); default: the config's, or default"
+        help="data-tools: each result is {sources, data, table} (docs/data-tools.md); default: the config's, or default"
     ),
 ]
 ToolPrefix = Annotated[
