@@ -20,6 +20,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from harness.node_tools import INVALID_PARAMS, INVALID_REQUEST, TS1, TS2_MODERN, run_ts_client
+from harness.runtime_loader import runtime
 from support import CORPUS, REPO, WEATHER_TOOLS, generate, package_stdio
 from support import LONDON_REPORT as REPORT
 
@@ -217,13 +218,7 @@ async def test_search_finds_the_tool(weather_package, demo_url, query, expected)
 
 def runtime_search():
     """The runtime's search module, loaded from the templates (it is copied verbatim into packages)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_search_rules", REPO / "templates/package/_runtime/search.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return runtime("search")
 
 
 def search_doc(tool: str, **columns: str) -> dict[str, str]:

@@ -7,11 +7,10 @@ are measured (`os.wait4`), and a hang is killed at the deadline."""
 from __future__ import annotations
 
 import json
-import os
+import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,22 +53,33 @@ class Run:
     rss_mb: float
 
 
+# The child's peak RSS as its own memory map counts it (VmHWM, new at exec): the rusage of a forked
+# child also counts the parent's memory at the fork, which a pytest worker that ran big generations has.
+_MEASURED = (
+    "import atexit, runpy, sys; out = sys.argv.pop(1); "
+    "atexit.register(lambda: open(out, 'w').write(open('/proc/self/status').read())); "
+    "sys.argv[0] = 'typed_mcp'; runpy.run_module('typed_mcp', run_name='__main__')"
+)
+
+
 def run_bounded(*args: str, cwd: Path) -> Run:
     """The CLI in a child whose own peak RSS and wall time are measured; killed at DEADLINE."""
-    with tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as folder:
+        status_file = Path(folder) / "status"
         started = time.monotonic()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "typed_mcp", *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=err
+            [sys.executable, "-c", _MEASURED, str(status_file), *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=err
         )
-        killer = threading.Timer(DEADLINE, proc.kill)
-        killer.start()
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            killer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+            proc.wait(DEADLINE)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         err.seek(0)
-        return Run(proc.returncode, err.read().decode(), time.monotonic() - started, usage.ru_maxrss / 1024)
+        status = status_file.read_text() if status_file.is_file() else ""
+        peak = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+        rss_mb = int(peak[1]) / 1024 if peak else float("inf")  # killed before it could say: unbounded
+        return Run(proc.returncode, err.read().decode(), time.monotonic() - started, rss_mb)
 
 
 def assert_refused(run: Run, *expected: str) -> None:

@@ -9,6 +9,7 @@ even when the SDK's provisional middleware contract changes under the server.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import sys
 import textwrap
@@ -194,7 +195,7 @@ def test_seam_get_tool_input_schema_is_the_servers_documented_lookup():
     server = module.build_server()
     assert isinstance(server, LowLevelServer)
     assert server.get_tool_input_schema is not None  # the SDK consults this attribute, not tools/list
-    catalog = {tool["name"]: tool for tool in module._load_catalog(module.CATALOG)[0]}
+    catalog = {tool["name"]: tool for tool in module.unpack_catalog(json.loads(module.CATALOG.read_bytes()))[0]}
     for name, tool in catalog.items():
         assert server.get_tool_input_schema(name) == tool["inputSchema"]
     assert server.get_tool_input_schema("no_such_tool") is None
@@ -272,7 +273,7 @@ async def stdio_pages(launcher, env) -> list[list[str]]:
 @pytest.mark.parametrize("page_bytes", [2500, 4 * 1024 * 1024])
 def test_no_tools_page_is_ever_empty(tmp_path, perturb, page_bytes):
     module = server_module()
-    expected = [tool["name"] for tool in module._load_catalog(module.CATALOG)[0]]
+    expected = [tool["name"] for tool in module.unpack_catalog(json.loads(module.CATALOG.read_bytes()))[0]]
     launcher = tmp_path / "launch.py"
     launcher.write_text(LAUNCHER)
     env = {

@@ -5,7 +5,6 @@ a ranking rule."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -17,10 +16,10 @@ import pytest
 from mcp import Client
 
 from harness import corpus
+from harness.runtime_loader import runtime
 from support import CORPUS, DEMO, REPO, generate, package_stdio
 from typed_mcp.plan import prose
 from typed_mcp.render import vocabulary
-from typed_mcp.runtime import contracts
 from typed_mcp.runtime.contracts import SEARCH_FORMAT
 
 pytestmark = pytest.mark.anyio
@@ -28,22 +27,6 @@ pytestmark = pytest.mark.anyio
 RUNTIME = REPO / "templates" / "package" / "_runtime"
 BENCH = REPO / "bench" / "search_quality.py"
 KB4 = 4096
-
-
-def runtime(module: str) -> Any:
-    """A module of the runtime package, loaded from the templates and the contracts (copied verbatim into
-    packages)."""
-    name = "_search_runtime"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name,
-            RUNTIME / "__init__.py",
-            submodule_search_locations=[str(RUNTIME), str(Path(contracts.__file__).parent)],
-        )
-        package = importlib.util.module_from_spec(spec)
-        sys.modules[name] = package
-        spec.loader.exec_module(package)
-    return importlib.import_module(f"{name}.{module}")
 
 
 def doc(tool: str, **fields: str) -> dict[str, str]:

@@ -513,8 +513,10 @@ async def test_hole_spec_text_edge_cases_generate_and_serve(tmp_path, monkeypatc
     assert proc.returncode == 0, proc.stderr
     readme = (out / "README.md").read_text()
     assert "\ufffd surrogate" in readme
-    # No live link or image from spec text (the README's own links go to its sections: `](#...)`).
-    assert not re.search(r"(?<!\\)\]\((?!#)", readme) and not re.search(r"(?<!\\)!\[", readme)
+    # No live link or image from spec text (the README's own links go to its sections, `](#...)`, and
+    # to the two clients' install pages, whose addresses the template writes).
+    own = r"#|https://cursor\.com/en/install-mcp\?|https://insiders\.vscode\.dev/redirect\?"
+    assert not re.search(rf"(?<!\\)\]\((?!{own})", readme) and not re.search(r"(?<!\\)!\[", readme)
     with HttpServer() as server:
         monkeypatch.setenv("EDGE_MCP_BASE_URL", server.url)
         server.routes["/ping"] = Reply(200, {f"f{i}": {"v": name} for i, name in enumerate(RESERVED)})

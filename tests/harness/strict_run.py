@@ -340,17 +340,12 @@ def _strict_client_formats() -> Any:
     `uri` and `byte` read from ajv-formats itself. jsonschema's own checks differ (its `email` only
     looks for an "@") or are missing (`duration`, `byte` and `uri` without extra packages), and the
     judge would then call a refusal of an off-spec answer a model stricter than the spec."""
-    import importlib.util
 
     import jsonschema
 
-    spec = importlib.util.spec_from_file_location(
-        "_typed_mcp_runtime", Path(__file__).resolve().parents[2] / "templates" / "package" / "_runtime" / "formats.py"
-    )
-    runtime = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)  # type: ignore[arg-type, union-attr]
-    if spec.name not in sys.modules:
-        sys.modules[spec.name] = runtime  # its dataclasses look their module up there
-        spec.loader.exec_module(runtime)  # type: ignore[union-attr]
+    from harness.runtime_loader import runtime as runtime_module
+
+    runtime = runtime_module("formats")
     rules: dict[str, Any] = {**runtime.STRICT_FORMATS, "email": lambda text: runtime._EMAIL.fullmatch(text) is not None}
     source = (NODE_DIR / "node_modules" / "ajv-formats" / "dist" / "formats.js").read_text()
     uri = re.compile(re.search(r"^const URI = /\^(.*)\$/i;$", source, re.MULTILINE).group(1), re.ASCII | re.IGNORECASE)
