@@ -103,6 +103,7 @@ def test_diff_classifies_and_flags_a_missing_major_bump(tmp_path: Path, version:
     assert markdown.stdout.startswith("## MCP tool catalog changes") and "### Breaking (2)" in markdown.stdout
 
 
+@pytest.mark.long  # two 13 MB specs compared: about 100 s on 2 cores
 def test_diff_of_two_real_github_releases(tmp_path: Path):
     """@octokit/openapi 22.0.0 (npm) against 23.0.2 (the corpus): a real release pair."""
     new = CORPUS / "github__api.github.com.json"

@@ -7,6 +7,7 @@ so times and peak memory are the spec's own (taken from `os.wait4`).
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import os
 import re
@@ -294,16 +295,13 @@ def strict_failed(strict: dict[str, Any] | None) -> bool:
 def schema_problems(schema: dict[str, Any], what: str) -> list[str]:
     """What makes a published schema unusable: not an object root, not valid JSON Schema 2020-12,
     a `$ref` that resolves to nothing, `additionalProperties: false` (outputs must stay open)."""
-    import jsonschema
-
     problems = []
     if schema.get("type") != "object":
         problems.append(f"{what} root type is {schema.get('type')!r}, not 'object'")
     # Structure against the 2020-12 metaschema; `pattern`s separately, as ECMA-262 regexes (which is what
     # JSON Schema means, and what AJV compiles), not with Python's `re` syntax.
-    meta = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
-    for error in list(meta.iter_errors(schema))[:1]:
-        problems.append(f"{what} is not valid JSON Schema 2020-12: {error.message[:120]}")
+    for message in _metaschema_errors(schema)[:1]:
+        problems.append(f"{what} is not valid JSON Schema 2020-12: {message[:120]}")
     for pattern in _patterns(schema):
         try:
             re.compile(re.sub(r"\(\?<([A-Za-z_][A-Za-z0-9_]*)>", r"(?P<\1>", pattern))
@@ -315,6 +313,24 @@ def schema_problems(schema: dict[str, Any], what: str) -> list[str]:
     if what == "outputSchema" and '"additionalProperties": false' in json.dumps(schema):
         problems.append("outputSchema closes an object with additionalProperties: false")
     return problems
+
+
+def _metaschema_errors(schema: dict[str, Any]) -> list[str]:
+    """The metaschema's complaints about `schema`. The metaschema checks each `$defs` entry as a schema
+    of its own, and the tools of one API share most of theirs: each distinct entry is checked once."""
+    defs = schema.get("$defs")
+    if not isinstance(defs, dict):
+        return _metaschema_check(json.dumps(schema, sort_keys=True))
+    parts = [{**schema, "$defs": {}}, *defs.values()]
+    return [m for part in parts for m in _metaschema_check(json.dumps(part, sort_keys=True))]
+
+
+@functools.cache
+def _metaschema_check(text: str) -> list[str]:
+    import jsonschema
+
+    meta = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+    return [error.message for error in meta.iter_errors(json.loads(text))]
 
 
 def _patterns(node: Any) -> list[str]:
