@@ -1,5 +1,5 @@
-"""The documentation's snippets, as a reader copies them: every TOML snippet of the README and the
-docs/ pages is a config that typed-mcp loads (its schema and value checks), every YAML snippet that
+"""The documentation's snippets, as a reader copies them: every TOML snippet of the README, the
+docs/ pages and the demo package's README is a config that typed-mcp loads (its schema and value checks), every YAML snippet that
 is an overlay is one typed-mcp reads, and every JSON snippet parses. A page that shows a key the
 config model lost, or a misspelt one, fails here (the config reference itself is generated from the
 model: docs/hooks/generated_pages.py)."""
@@ -17,7 +17,9 @@ from support import REPO as ROOT
 from typed_mcp.plan.curation import load_config
 from typed_mcp.spec.overlay import read_overlay
 
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+# The generated package's README too: its users copy its snippets (tests/test_docs_commands.py runs
+# its commands).
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), ROOT / "generated" / "weather-mcp" / "README.md"]
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```$", re.M | re.S)
 
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from support import REPO, WEATHER_TOOLS, tree_digest
+from support import DEMO, REPO, WEATHER_TOOLS, tree_digest
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 SHELL = {"sh", "console"}
@@ -197,6 +197,11 @@ def run_block(block: Block, cwd: Path, demo_url: str, cache: Path) -> tuple[int,
         argv = [sys.executable, "-c", script]
     else:
         argv = ["bash", "-e", "-o", "pipefail", "-c", script]
+    return run_script(argv, cwd, environment(cache))
+
+
+def run_script(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    """Run `argv`; a shell (bash) reads the MCP session on its input until the last answer."""
     proc = subprocess.Popen(
         argv,
         cwd=cwd,
@@ -204,11 +209,11 @@ def run_block(block: Block, cwd: Path, demo_url: str, cache: Path) -> tuple[int,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=environment(cache),
+        env=env,
         start_new_session=True,
     )
     assert proc.stdin and proc.stdout and proc.stderr
-    if block.language == "python":
+    if argv[0] != "bash":
         proc.stdin.close()
     else:
         proc.stdin.write("".join(json.dumps(message) + "\n" for message in SESSION))
@@ -313,3 +318,71 @@ def test_every_command_and_snippet_runs(block: Block, demo_url: str, cache: Path
     code, stdout, stderr = run_block(block, folder, demo_url, cache)
     assert code == 0, f"{block.where} exited {code}:\n{stdout[-3000:]}\n{stderr[-3000:]}"
     check_promises(block, folder, stdout, before)
+
+
+# The generated README's lines that cannot run here, by how they start, with the reason. The README
+# is every package's (templates/README.md.j2), so its marks live here rather than in every package;
+# a line that matches none runs.
+PACKAGE_NOT_RUN = {
+    "uvx weather-mcp": "needs the package on an index: tests/test_client_setup.py runs it from a local one",
+    "python -m weather_mcp --transport streamable-http": "serves until stopped: tests/test_e2e_demo.py "
+    "serves over HTTP, tests/test_hosted.py with --auth oauth against a local authorization server",
+    "export WEATHER_MCP_OAUTH_INTROSPECTION_SECRET": "the secret of the oauth line above",
+    "claude mcp add": "the Claude Code application",
+    "code --add-mcp": "the VS Code application (tests/test_client_setup.py decodes its JSON)",
+    "docker ": "an image build that pulls a base image: tests/test_dockerfile.py checks the Dockerfile",
+    "export WEATHER_MCP_BASE_URL": "the environment of the uvicorn and gunicorn lines below",
+    "uvicorn ": "serves until stopped: tests/test_asgi.py runs the app under uvicorn's workers",
+    "gunicorn ": "serves until stopped, on port 8000 of every address",
+    "python -m weather_mcp --toolsets": "the demo API has no toolsets, as its README says",
+}
+# What each server line must list: the flags' selection of the demo's tools.
+SERVED = {
+    "--tools": ["get_weather", "get_forecast"],
+    "--read-only": ["get_temperature", "get_weather", "get_forecast", "get_temperatures", "get_report"],
+    "--discovery": ["search_tools", "list_toolsets", "describe_tool", "call_tool"],
+}
+
+
+def test_the_generated_readme_commands_run_against_the_package(demo_url: str, cache: Path, tmp_path: Path):
+    # Each line on its own (each stdio server gets its own session), in a copy of the package's
+    # folder. `pip install .` installs into a folder of the test's (--target, its dependencies being
+    # the test's own); the README's base URL is the demo API's, through the variable it documents.
+    package = tmp_path / "weather-mcp"
+    shutil.copytree(DEMO, package)
+    site = tmp_path / "site"
+    env = {
+        **environment(cache),
+        "WEATHER_MCP_BASE_URL": demo_url,
+        "PYTHONPATH": str(site),
+        "PATH": f"{site / 'bin'}{os.pathsep}{environment(cache)['PATH']}",
+    }
+    ran, skipped = [], []
+    for block in blocks(DEMO / "README.md", DEMO):
+        if block.language not in SHELL:
+            continue
+        for line in commands(block).splitlines():
+            line = re.sub(r"\s+#.*$", "", line).strip()
+            if not line:
+                continue
+            if any(line.startswith(prefix) for prefix in PACKAGE_NOT_RUN):
+                skipped.append(line)
+                continue
+            script = line.replace(PLACEHOLDER_API, demo_url).replace("NAME,...", ",".join(SERVED["--tools"]))
+            if script == "pip install .":
+                script = f"python -m pip install --quiet --no-deps --no-build-isolation --target {site} ."
+            code, stdout, stderr = run_script(["bash", "-e", "-c", script], package, env)
+            assert code == 0, f"{line!r} exited {code}:\n{stdout[-2000:]}\n{stderr[-2000:]}"
+            if script.startswith(("weather-mcp", "python -m weather_mcp")) and "--version" not in script:
+                flag = next((f for f in SERVED if f in script.split()), None)
+                if flag:
+                    listed = answers(stdout)[2]["result"]["tools"]
+                    assert [tool["name"] for tool in listed] == SERVED[flag], line
+                else:
+                    served_the_demo(stdout)
+            if "--version" in script:
+                assert stdout.startswith("weather-mcp 1.2.0 (API 1.2.0; spec sha256 "), stdout
+            ran.append(line)
+    assert "weather-mcp" in ran and len(ran) >= 6, ran
+    # Every reason is used: a line that stops being in the README takes its mark with it.
+    assert {p for p in PACKAGE_NOT_RUN if any(line.startswith(p) for line in skipped)} == set(PACKAGE_NOT_RUN)
