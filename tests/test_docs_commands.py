@@ -27,109 +27,36 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from support import DEMO, REPO, WEATHER_TOOLS, tree_digest
+from harness.snippets import (
+    PLACEHOLDER_API,
+    RUN,
+    VENV,
+    Block,
+    commands,
+    environment,
+    run_script,
+    served_the_demo,
+)
+from harness.snippets import blocks as page_blocks
+from support import REPO, WEATHER_TOOLS, tree_digest
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
-SHELL = {"sh", "console"}
-RUN = SHELL | {"python"}
 # Marked blocks and lines, as counted over all pages: a new mark changes this number.
 NOT_RUN = 7
-PLACEHOLDER_API = "https://api.example.com"
-VENV = Path(sys.executable).parent.parent
-# What an outer make (`make test`) passes down, and what the tests' conftest sets for every other test.
-OUTER = {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "TYPED_MCP_NO_CACHE"}
-SESSION = [
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "docs", "version": "0"}},
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-    {
-        "jsonrpc": "2.0",
-        "id": 3,
-        "method": "tools/call",
-        "params": {"name": "get_weather", "arguments": {"city": "Paris"}},
-    },
-]
 
 
-@dataclass
-class Block:
-    page: str
-    line: int
-    language: str
-    body: str
-    marks: list[str] = field(default_factory=list)
-
-    @property
-    def where(self) -> str:
-        return f"{self.page}:{self.line}"
-
-    def skipped(self) -> str | None:
-        """Why the whole block is not run, if it is marked so."""
-        return next((m.partition(":")[2].strip() for m in self.marks if m.startswith("not-run:")), None)
-
-    def skipped_lines(self) -> list[str]:
-        """The command prefixes whose lines are not run (`not-run `PREFIX`: why`)."""
-        return [m.group(1) for mark in self.marks if (m := re.match(r"not-run `([^`]+)`:\s*\S", mark))]
-
-    @property
-    def empty_folder(self) -> bool:
-        return "run: in an empty folder" in self.marks
-
-
-def blocks(page: Path, root: Path = REPO) -> list[Block]:
-    """The page's fenced blocks, each with the marks of the HTML comments right above its fence."""
-    found: list[Block] = []
-    lines = page.read_text().splitlines()
-    index = 0
-    while index < len(lines):
-        fence = re.match(r"^```(\S*)\s*$", lines[index])
-        if not fence:
-            index += 1
-            continue
-        start = index
-        index += 1
-        while index < len(lines) and lines[index] != "```":
-            index += 1
-        marks = []
-        above = start - 1
-        while above >= 0 and (mark := re.match(r"^<!-- (.*) -->$", lines[above])):
-            marks.insert(0, mark.group(1).strip())
-            above -= 1
-        body = "\n".join(lines[start + 1 : index]) + "\n"
-        found.append(Block(str(page.relative_to(root)), start + 1, fence.group(1), body, marks))
-        index += 1
-    return found
+def blocks(page: Path) -> list[Block]:
+    return page_blocks(page, REPO)
 
 
 def all_blocks() -> list[Block]:
     return [block for page in PAGES for block in blocks(page)]
-
-
-def commands(block: Block) -> str:
-    """The script a reader would paste: console prompts' commands only, marked lines left out, the
-    placeholders replaced (the API's URL is substituted when run)."""
-    text = block.body
-    if block.language == "console":
-        text = "".join(line[2:] + "\n" for line in text.splitlines() if line.startswith("$ "))
-    if block.language in SHELL:
-        text = re.sub(r"\\\n\s*", " ", text)  # a command continued over lines is one line
-    logical = text.splitlines()
-    kept = [line for line in logical if not any(line.strip().startswith(p) for p in block.skipped_lines())]
-    return "\n".join(kept) + "\n"
 
 
 def test_every_fence_names_its_language_and_marks_say_why():
@@ -170,22 +97,14 @@ def tree_copy(target: Path) -> Path:
         if source.is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
-    (target / ".venv").symlink_to(VENV)
+    # `.venv` stands for the test's environment: its programs, and the stamp of a finished install.
+    (target / ".venv").mkdir()
+    (target / ".venv" / "bin").symlink_to(VENV / "bin")
+    (target / ".venv" / ".installed").touch()
     # The environment is installed: make must never install the copy into it.
     for name in ("pyproject.toml", "constraints.txt"):
         os.utime(target / name, (0, 0))
     return target
-
-
-def environment(cache: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in OUTER and not k.startswith("WEATHER_MCP_")}
-    return {
-        **env,
-        "PATH": f"{VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}",
-        "TYPED_MCP_VENV": str(VENV),
-        "TYPED_MCP_CACHE_DIR": str(cache),
-        "SPEC_TOKEN": "docs-test-token",
-    }
 
 
 def run_block(block: Block, cwd: Path, demo_url: str, cache: Path) -> tuple[int, str, str]:
@@ -200,67 +119,6 @@ def run_block(block: Block, cwd: Path, demo_url: str, cache: Path) -> tuple[int,
     return run_script(argv, cwd, environment(cache))
 
 
-def run_script(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
-    """Run `argv`; a shell (bash) reads the MCP session on its input until the last answer."""
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
-    assert proc.stdin and proc.stdout and proc.stderr
-    if argv[0] != "bash":
-        proc.stdin.close()
-    else:
-        proc.stdin.write("".join(json.dumps(message) + "\n" for message in SESSION))
-        proc.stdin.flush()
-    out: list[str] = []
-    err: list[str] = []
-
-    def read_out() -> None:
-        for line in proc.stdout:
-            out.append(line)
-            if line.startswith('{"jsonrpc"') and json.loads(line).get("id") == SESSION[-1]["id"]:
-                proc.stdin.close()
-        if not proc.stdin.closed:
-            proc.stdin.close()
-
-    readers = [threading.Thread(target=read_out), threading.Thread(target=lambda: err.append(proc.stderr.read()))]
-    for reader in readers:
-        reader.start()
-    try:
-        proc.wait(timeout=600)  # only a hang reaches this
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    for reader in readers:
-        reader.join()
-    return proc.returncode, "".join(out), "".join(err)
-
-
-def answers(stdout: str) -> dict[int, dict]:
-    """The JSON-RPC answers a stdio server wrote, by request id."""
-    found = {}
-    for line in stdout.splitlines():
-        if line.startswith('{"jsonrpc"'):
-            message = json.loads(line)
-            found[message.get("id")] = message
-    return found
-
-
-def served_the_demo(stdout: str) -> None:
-    """The server listed the demo's tools and answered get_weather from the demo API."""
-    replies = answers(stdout)
-    assert [tool["name"] for tool in replies[2]["result"]["tools"]] == list(WEATHER_TOOLS)
-    result = replies[3]["result"]
-    assert not result.get("isError"), result
-    assert set(result["structuredContent"]) >= {"temperature", "conditions"}
-
-
 def check_promises(block: Block, folder: Path, stdout: str, before: dict[str, str]) -> None:
     """What the page promises of the block, beyond exit 0: the files it writes, what it serves."""
     script = commands(block)
@@ -269,7 +127,7 @@ def check_promises(block: Block, folder: Path, stdout: str, before: dict[str, st
         names, content = stdout.splitlines()[-2:]
         assert names == repr(list(WEATHER_TOOLS)) and "'conditions'" in content, stdout
     if "python -m example_mcp" in script or "python -m weather_mcp" in script:
-        served_the_demo(stdout)
+        served_the_demo(stdout, WEATHER_TOOLS)
     for out in re.findall(r"--out (\S+)", script):
         if out.endswith(".mcpb"):
             assert (folder / out).is_file(), out
@@ -318,71 +176,3 @@ def test_every_command_and_snippet_runs(block: Block, demo_url: str, cache: Path
     code, stdout, stderr = run_block(block, folder, demo_url, cache)
     assert code == 0, f"{block.where} exited {code}:\n{stdout[-3000:]}\n{stderr[-3000:]}"
     check_promises(block, folder, stdout, before)
-
-
-# The generated README's lines that cannot run here, by how they start, with the reason. The README
-# is every package's (templates/README.md.j2), so its marks live here rather than in every package;
-# a line that matches none runs.
-PACKAGE_NOT_RUN = {
-    "uvx weather-mcp": "needs the package on an index: tests/test_client_setup.py runs it from a local one",
-    "python -m weather_mcp --transport streamable-http": "serves until stopped: tests/test_e2e_demo.py "
-    "serves over HTTP, tests/test_hosted.py with --auth oauth against a local authorization server",
-    "export WEATHER_MCP_OAUTH_INTROSPECTION_SECRET": "the secret of the oauth line above",
-    "claude mcp add": "the Claude Code application",
-    "code --add-mcp": "the VS Code application (tests/test_client_setup.py decodes its JSON)",
-    "docker ": "an image build that pulls a base image: tests/test_dockerfile.py checks the Dockerfile",
-    "export WEATHER_MCP_BASE_URL": "the environment of the uvicorn and gunicorn lines below",
-    "uvicorn ": "serves until stopped: tests/test_asgi.py runs the app under uvicorn's workers",
-    "gunicorn ": "serves until stopped, on port 8000 of every address",
-    "python -m weather_mcp --toolsets": "the demo API has no toolsets, as its README says",
-}
-# What each server line must list: the flags' selection of the demo's tools.
-SERVED = {
-    "--tools": ["get_weather", "get_forecast"],
-    "--read-only": ["get_temperature", "get_weather", "get_forecast", "get_temperatures", "get_report"],
-    "--discovery": ["search_tools", "list_toolsets", "describe_tool", "call_tool"],
-}
-
-
-def test_the_generated_readme_commands_run_against_the_package(demo_url: str, cache: Path, tmp_path: Path):
-    # Each line on its own (each stdio server gets its own session), in a copy of the package's
-    # folder. `pip install .` installs into a folder of the test's (--target, its dependencies being
-    # the test's own); the README's base URL is the demo API's, through the variable it documents.
-    package = tmp_path / "weather-mcp"
-    shutil.copytree(DEMO, package)
-    site = tmp_path / "site"
-    env = {
-        **environment(cache),
-        "WEATHER_MCP_BASE_URL": demo_url,
-        "PYTHONPATH": str(site),
-        "PATH": f"{site / 'bin'}{os.pathsep}{environment(cache)['PATH']}",
-    }
-    ran, skipped = [], []
-    for block in blocks(DEMO / "README.md", DEMO):
-        if block.language not in SHELL:
-            continue
-        for line in commands(block).splitlines():
-            line = re.sub(r"\s+#.*$", "", line).strip()
-            if not line:
-                continue
-            if any(line.startswith(prefix) for prefix in PACKAGE_NOT_RUN):
-                skipped.append(line)
-                continue
-            script = line.replace(PLACEHOLDER_API, demo_url).replace("NAME,...", ",".join(SERVED["--tools"]))
-            if script == "pip install .":
-                script = f"python -m pip install --quiet --no-deps --no-build-isolation --target {site} ."
-            code, stdout, stderr = run_script(["bash", "-e", "-c", script], package, env)
-            assert code == 0, f"{line!r} exited {code}:\n{stdout[-2000:]}\n{stderr[-2000:]}"
-            if script.startswith(("weather-mcp", "python -m weather_mcp")) and "--version" not in script:
-                flag = next((f for f in SERVED if f in script.split()), None)
-                if flag:
-                    listed = answers(stdout)[2]["result"]["tools"]
-                    assert [tool["name"] for tool in listed] == SERVED[flag], line
-                else:
-                    served_the_demo(stdout)
-            if "--version" in script:
-                assert stdout.startswith("weather-mcp 1.2.0 (API 1.2.0; spec sha256 "), stdout
-            ran.append(line)
-    assert "weather-mcp" in ran and len(ran) >= 6, ran
-    # Every reason is used: a line that stops being in the README takes its mark with it.
-    assert {p for p in PACKAGE_NOT_RUN if any(line.startswith(p) for line in skipped)} == set(PACKAGE_NOT_RUN)
