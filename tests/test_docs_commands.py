@@ -14,8 +14,8 @@ and NOT_RUN below counts the marks, so a new block either runs or says why it do
 count changes with it, in review). The substitutions, what a reader has and a test does not:
 
 - `https://api.example.com` is the demo API (`.../v1/openapi.json` its live spec);
-- the copy's `.venv` is the test's own environment (a link: `make venv` is not done again), and its
-  `bin` comes first on PATH (`python`, `typed-mcp`); `TYPED_MCP_VENV` names it for the Makefile that
+- the copy's `.venv` is the test's own environment (its `bin` linked, and the stamp of a finished
+  install: `make venv` is not done again), and its `bin` comes first on PATH (`python`, `typed-mcp`); `TYPED_MCP_VENV` names it for the Makefile that
   `typed-mcp init` writes; `SPEC_TOKEN` is set;
 - a block's standard input is one MCP session (initialize, tools/list, a get_weather call), so a
   block that starts the server over stdio is answered and exits at its end.
