@@ -3,14 +3,19 @@
 - reference/cli.md from the Typer app (typed_mcp.cli.app), the way `typer ... utils docs` writes it;
 - reference/config.md from the config model (typed_mcp.plan.curation.Config): every key with its type,
   default and the comment the model gives it;
+- reference/server.md from the demo package (generated/weather-mcp): its command line's own parser and
+  the environment variables its README lists;
 - the benchmark pages: the files the benchmarks write (bench/*.md, reports/*.md), as committed, and the
   MCP Apps screenshot the browser test takes.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import os
 import re
+import sys
 import typing
 from pathlib import Path
 
@@ -43,6 +48,7 @@ def on_files(files: Files, config) -> Files:
 
     add("reference/cli.md", cli_reference())
     add("reference/config.md", config_reference())
+    add("reference/server.md", server_reference())
     for uri, (path, command) in INCLUDED.items():
         text = (ROOT / path).read_text()
         note = f'!!! note "Written by `{command}`"\n    This page is `{path}` as committed: the run\'s own output.\n\n'
@@ -89,6 +95,61 @@ def config_reference() -> str:
     for key, annotation, default, comment in walk(Config, ""):
         lines.append(f"| `{key}` | {cell(type_name(annotation))} | {cell(default)} | {cell(comment)} |")
     return "\n".join(lines) + "\n"
+
+
+DEMO = ROOT / "generated" / "weather-mcp"
+
+
+def server_reference() -> str:
+    """The generated server's flags (its argparse parser's help, as `python -m weather_mcp --help`
+    prints it) and environment variables (the tables of the package's README), for the demo package."""
+    sys.path.insert(0, str(DEMO / "src"))
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"  # argparse wraps help to the terminal: the same page on any machine
+    try:
+        help_text = importlib.import_module("weather_mcp.__main__").parser().format_help()
+    finally:
+        sys.path.remove(str(DEMO / "src"))
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+    lines = [
+        "# Server flags and environment variables",
+        "",
+        "Generated when the site is built, from the demo package (`generated/weather-mcp`): the help of its "
+        "command line's own parser (`weather_mcp.__main__.parser`) and the environment variables its README "
+        "lists. In your package, `weather_mcp` is your module and `WEATHER_MCP` its prefix (the package "
+        "name in capitals); the credential variables are those of your API's security schemes. What the "
+        "flags do: [The generated server](../server.md) and [Hosting](../hosting.md).",
+        "",
+        "## Command line",
+        "",
+        "```text",
+        help_text.rstrip(),
+        "```",
+        "",
+        "## Environment variables",
+    ]
+    for heading, table in environment_tables((DEMO / "README.md").read_text()):
+        lines += ["", f"### {heading}", "", *table]
+    return "\n".join(lines) + "\n"
+
+
+def environment_tables(readme: str) -> list[tuple[str, list[str]]]:
+    """Each `| environment variable | meaning |` table of a generated README, under its section's title."""
+    found: list[tuple[str, list[str]]] = []
+    heading = ""
+    lines = readme.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith("#"):
+            heading = line.lstrip("# ").strip()
+        elif line == "| environment variable | meaning |":
+            end = index
+            while end < len(lines) and lines[end].startswith("|"):
+                end += 1
+            found.append((heading, lines[index:end]))
+    return found
 
 
 def walk(model: type[BaseModel], prefix: str):

@@ -12,7 +12,9 @@ from .upstream import api
 ENV = 'WEATHER_MCP'  # the environment variables' prefix
 
 
-def main(argv: list[str] | None = None) -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line: its flags, each naming the environment variable it defaults to (the
+    documentation's reference of the server's flags is this parser's help)."""
     parser = argparse.ArgumentParser(prog='weather_mcp', description='MCP server for Weather API')
     parser.add_argument(
         "--base-url", help="upstream API base URL (default: $WEATHER_MCP_BASE_URL or the spec's server)"
@@ -94,7 +96,12 @@ def main(argv: list[str] | None = None) -> None:
         ),
     )
     parser.add_argument("--version", action="store_true", help="print versions and the spec's sha256, then exit")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    cli = parser()
+    args = cli.parse_args(argv)
     if args.version:
         print(f"weather-mcp {VERSION} (API {API_VERSION}; spec sha256 {SPEC_SHA256}; {GENERATOR})")
         return
@@ -105,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         api.check()
     except ValueError as exc:
-        parser.exit(2, f"{parser.prog}: error: {exc}\n")
+        cli.exit(2, f"{cli.prog}: error: {exc}\n")
     if args.base_url:
         api.base_url = args.base_url
     from .server import hosted_server, serve
@@ -121,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         header_seconds = deadline(args.header_timeout, ENV + "_HEADER_TIMEOUT", HEADER_SECONDS)
         body_seconds = deadline(args.body_timeout, ENV + "_BODY_TIMEOUT", BODY_SECONDS)
     except (SelectionError, HostingError, ValueError) as exc:  # one line: what is wrong and what to choose
-        parser.exit(2, f"{parser.prog}: error: {exc}\n")
+        cli.exit(2, f"{cli.prog}: error: {exc}\n")
     # streamable-http: GET /health answers {"status": "ok", ...} for load balancers.
     serve(
         server, args.transport, host=args.host, port=port,
