@@ -329,7 +329,7 @@ def test_the_strict_typescript_client_lists_the_trimmed_package(payments):
         "apisguru__spotify.com.json",
         "apisguru__docker.com_engine.json",
         "pypi__airflow-core-v2-rest-api.yaml",
-        "github__api.github.com.json",
+        pytest.param("github__api.github.com.json", marks=pytest.mark.long),  # about a minute on 2 cores
     ],
 )
 def test_corpus_specs_fit_the_budget(spec, tmp_path):

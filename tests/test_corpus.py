@@ -9,13 +9,19 @@ from harness import corpus
 from support import CORPUS
 
 SMALL = 250_000  # bytes; the larger specs take minutes each with fidelity, see `make corpus`
+QUICK = 160_000  # bytes; the small specs above this take a minute or two each: make test-long runs them
+
+
+def size_marks(meta: dict[str, str]) -> list[pytest.MarkDecorator]:
+    """`long` for a small spec too big for make test's time on 2 cores (make test-long runs it)."""
+    return [pytest.mark.long] if int(meta["size_bytes"].split()[0]) > QUICK else []
 
 
 def small_specs():
     if not CORPUS.is_dir():
         return [pytest.param(None, None, marks=pytest.mark.skip(reason=f"no corpus at {CORPUS}"))]
     return [
-        pytest.param(path, meta, id=meta["file"])
+        pytest.param(path, meta, id=meta["file"], marks=size_marks(meta))
         for path, meta in corpus.discover(CORPUS)
         if int(meta["size_bytes"].split()[0]) <= SMALL and meta["operations"] != "0"
     ]

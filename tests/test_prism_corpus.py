@@ -10,7 +10,7 @@ import json
 import sys
 
 import pytest
-from test_corpus import SMALL
+from test_corpus import SMALL, size_marks
 
 from harness import corpus, ref_root_args
 from harness.node_tools import TS2_MODERN
@@ -24,7 +24,7 @@ def specs():
     if not CORPUS.is_dir():
         return [pytest.param(None, None, marks=pytest.mark.skip(reason=f"no corpus at {CORPUS}"))]
     return [
-        pytest.param(path, int(meta["operations"]), id=meta["file"])
+        pytest.param(path, int(meta["operations"]), id=meta["file"], marks=size_marks(meta))
         for path, meta in corpus.discover(CORPUS)
         if int(meta["size_bytes"].split()[0]) <= SMALL and meta["operations"] != "0"
     ]
