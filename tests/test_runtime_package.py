@@ -50,3 +50,28 @@ def test_importing_the_runtime_imports_none_of_its_modules():
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == str(["typed_mcp.runtime.models"])
+
+
+def test_the_runtimes_modules_import_each_other_without_a_cycle():
+    """Every import between the runtime's modules, those inside functions included (they load a
+    mode's modules when it is served, never to dodge a cycle), goes one way."""
+    graph: dict[str, set[str]] = {}
+    for path in runtime_dir().glob("*.py"):
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                imported |= {node.module.split(".")[0]} if node.module else {alias.name for alias in node.names}
+        graph[path.stem] = imported - {path.stem}
+    assert {"server", "cli", "hosting", "introspection"} <= set(graph)
+    done: set[str] = set()
+
+    def visit(module: str, path: tuple[str, ...]) -> None:
+        assert module not in path, " -> ".join((*path, module))
+        if module in done:
+            return
+        for other in sorted(graph.get(module, ())):
+            visit(other, (*path, module))
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, ())
