@@ -13,7 +13,7 @@ COMMAND = cli.Command(
 
 
 def package() -> Package:
-    """The server's description, read once the command line is: `--help` and `--version` load no server."""
+    """The server's description, read once the command line is (`--help` and `--version` do without)."""
     from .server import PACKAGE_INFO
 
     return PACKAGE_INFO

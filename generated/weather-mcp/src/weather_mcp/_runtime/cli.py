@@ -1,7 +1,8 @@
 """A package's command line (`python -m <module>`) and its ASGI app factory (`<module>.asgi`): the
 options, each defaulting to its environment variable, and the server they choose. Its package gives
 its names (`Command`) and, once the command line is read, its server's description (`Package`), so
-that `--help` and `--version` load no server; stdio loads nothing of serving HTTP (`streamable.py`)."""
+that `--help` and `--version` import neither its tools nor its upstream API; stdio loads nothing of
+serving HTTP (`streamable.py`)."""
 
 from __future__ import annotations
 
