@@ -24,7 +24,7 @@ prints its figures on the next line.
 
 `--known-item`: for each SOURCE (a generated package's folder, or a spec file whose documents are
 made here from the plan, as `typed-mcp generate` makes them, with the search code of the installed
-typed_mcp's templates), every tool's title and the first sentence of its description beyond the title
+typed_mcp's runtime), every tool's title and the first sentence of its description beyond the title
 as queries (those that several tools share left out): the share found first and in the first three,
 and the same for the ranking alone (without the exact-match tier). `--write-queries FILE` saves the
 queries (by operation); `--queries FILE` reads them, so that another version's documents and search
@@ -62,12 +62,10 @@ def load_search(package: Path):
 
 def _module(source: Path, name: str) -> ModuleType:
     """The runtime's search module `source`, imported in a package of its folder, where it finds the
-    contracts: a package's own copy, else (the templates' runtime) the generator's."""
-    from typed_mcp.runtime import contracts  # as the other typed_mcp imports here: only where it is used
-
+    contracts: a package's own copy, or the generator's runtime itself (`typed_mcp.runtime`)."""
     spec = importlib.util.spec_from_loader(f"_search_of_{name}", None, is_package=True)
     package = importlib.util.module_from_spec(spec)
-    package.__path__ = [str(source.parent), str(Path(contracts.__file__).parent)]
+    package.__path__ = [str(source.parent)]
     sys.modules[spec.name] = package  # dataclasses and typing resolve the module by name
     return importlib.import_module(f"{spec.name}.{source.stem}")
 
@@ -190,7 +188,7 @@ def source_documents(source: Path, ref_root: Path | None = None) -> tuple[Module
     from typed_mcp.plan.build import plan
     from typed_mcp.plan.curation import Curation
     from typed_mcp.render.search import search_documents
-    from typed_mcp.resources import templates_dir
+    from typed_mcp.resources import runtime_dir
     from typed_mcp.spec.load import load
     from typed_mcp.spec.normalize import normalize
 
@@ -199,7 +197,7 @@ def source_documents(source: Path, ref_root: Path | None = None) -> tuple[Module
     folder = Path(tempfile.mkdtemp(prefix="known-item-"))
     documents = folder / "search.json"
     documents.write_text(search_documents(api, doc), encoding="utf-8")
-    search = _module(templates_dir() / "package" / "_runtime" / "search.py", "templates")
+    search = _module(runtime_dir() / "search.py", "generator")
     return search, documents, {op.tool_name: op.key for op in api.operations}, source.name
 
 

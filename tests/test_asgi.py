@@ -6,7 +6,6 @@ worker instead of a restart loop."""
 
 from __future__ import annotations
 
-import importlib.util
 import socket
 import subprocess
 import sys
@@ -93,12 +92,8 @@ def test_without_auth_only_loopback_connections_are_served(demo_url):
 
 
 def test_an_auth_mode_or_the_insecure_flag_lifts_the_loopback_rule():
-    # By its path, under a name of its own (as in test_hosted): importing `weather_mcp` here would
-    # shadow the packages other tests generate under that name.
-    path = PACKAGE / "src" / "weather_mcp" / "_runtime" / "hosting.py"
-    spec = importlib.util.spec_from_file_location("asgi_hosting_under_test", path)
-    hosting = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look it up
-    spec.loader.exec_module(hosting)
+    from typed_mcp.runtime import hosting  # the runtime every package carries
+
     origins = hosting.Origins.build("", [], [], None)
 
     async def app(scope, receive, send):

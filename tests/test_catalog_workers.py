@@ -87,3 +87,17 @@ def test_the_workers_never_run_the_package_server_module(tmp_path):
     assert [tool["name"] for tool in listed] == names
     catalog = json.loads((WEATHER / "src" / "weather_mcp" / "catalog.json").read_text())
     assert [tool["_meta"] for tool in listed] == [tool["_meta"] for tool in catalog["tools"]]
+
+
+def test_the_workers_register_with_the_generators_runtime(tmp_path):
+    """The catalog is listed by `typed_mcp.runtime` itself (the package carries it byte for byte):
+    a package whose copy of the registration's helpers is broken is listed alike."""
+    shutil.copytree(WEATHER / "src", tmp_path / "src")
+    runtime = tmp_path / "src" / "weather_mcp" / "_runtime"
+    for module in ("schemas.py", "views.py"):
+        (runtime / module).write_text("raise RuntimeError('not the generator runtime')\n")
+    catalog = json.loads((WEATHER / "src" / "weather_mcp" / "catalog.json").read_text())
+    names = [tool["name"] for tool in catalog["tools"]]
+    with CatalogWorkers(1) as workers:
+        listed = workers.tools(tmp_path / "src", "weather_mcp", names)
+    assert [tool["_meta"] for tool in listed] == [tool["_meta"] for tool in catalog["tools"]]

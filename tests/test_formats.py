@@ -151,10 +151,10 @@ def test_the_ported_rules_are_ajv_formats_own():
     import re
 
     from harness.node_tools import NODE_DIR
-    from typed_mcp.render.package import templates_dir
+    from typed_mcp.resources import runtime_dir
 
     source = (NODE_DIR / "node_modules" / "ajv-formats" / "dist" / "formats.js").read_text()
-    runtime = (templates_dir() / "package" / "_runtime" / "formats.py").read_text()
+    runtime = (runtime_dir() / "formats.py").read_text()
     for name in ("uri-reference", "duration", "uuid", "ipv4", "ipv6"):
         pattern = re.search(rf'^\s*"?{re.escape(name)}"?: /\^(.*)\$/i?,$', source, re.MULTILINE).group(1)
         assert pattern in runtime, name

@@ -6,7 +6,6 @@ TypeScript SDK client and raw HTTP where status codes and headers are the point.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 import time
@@ -228,12 +227,8 @@ def test_insecure_no_auth_lets_a_non_loopback_bind_start(demo_url):
 
 
 def test_only_loopback_addresses_count_as_loopback():
-    # By its path, under a name of its own: importing `weather_mcp` here would shadow the packages
-    # other tests generate under that name.
-    path = PACKAGE / "src" / "weather_mcp" / "_runtime" / "hosting.py"
-    spec = importlib.util.spec_from_file_location("hosting_under_test", path)
-    hosting = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look it up
-    spec.loader.exec_module(hosting)
+    from typed_mcp.runtime import hosting  # the runtime every package carries
+
     is_loopback_host = hosting.is_loopback_host
 
     loopback = ["127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost"]

@@ -38,10 +38,12 @@ def test_the_wheel_holds_only_the_product(wheel: Path):
     modules = {name for name in names if name.endswith(".py")}
     assert "typed_mcp/cli.py" in modules and "typed_mcp/catalog/worker.py" in modules
     assert "typed_mcp/templates/package/server.py.j2" in names
+    # The runtime every package copies, whole (its HTML too: the table views' template).
+    assert {"typed_mcp/runtime/__init__.py", "typed_mcp/runtime/table_view.html"} <= set(names)
     harness = ("demo", "weather_api", "fidelity", "strict_run", "node_tools", "arguments", "corpus")
-    # (the package templates' runtime has an `arguments` module of its own: only the generator's
-    # modules are looked at)
-    generator = [m for m in modules if not m.startswith("typed_mcp/templates/")]
+    # (the packages' runtime has an `arguments` module of its own: only the generator's modules are
+    # looked at)
+    generator = [m for m in modules if not m.startswith("typed_mcp/runtime/")]
     assert not [m for m in generator if any(word in m for word in harness)]
     # Nothing the wheel installs imports a development dependency.
     dev = {"fastapi", "uvicorn", "pytest", "hypothesis", "hypothesis_jsonschema", "jsonschema", "harness", "authlib"}
@@ -54,9 +56,9 @@ def test_the_wheel_holds_only_the_product(wheel: Path):
                 if isinstance(node, ast.Import | ast.ImportFrom) and not getattr(node, "level", 0)
                 for alias in node.names
             }
-            # The package templates' runtime may import what generated packages depend on (uvicorn
-            # through the MCP SDK: the HTTP mode's deadlines are its protocol's).
-            allowed = {"jsonschema", "uvicorn"} if module.startswith("typed_mcp/templates/") else set()
+            # The packages' runtime may import what generated packages depend on (uvicorn through the
+            # MCP SDK: the HTTP mode's deadlines are its protocol's).
+            allowed = {"jsonschema", "uvicorn"} if module.startswith("typed_mcp/runtime/") else set()
             assert not imported & (dev - allowed), (module, imported & dev)
 
 

@@ -45,8 +45,10 @@ PRIVATE_NAMES = re.compile(
 )
 
 
-def test_templates_use_no_private_sdk_names():
-    for path in sorted(p for p in TEMPLATES.rglob("*") if p.is_file()):
+def test_templates_and_the_runtime_use_no_private_sdk_names():
+    from typed_mcp.resources import runtime_dir
+
+    for path in sorted(p for p in [*TEMPLATES.rglob("*"), *runtime_dir().glob("*.py")] if p.is_file()):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             assert not PRIVATE_NAMES.search(line), f"{path.relative_to(REPO)}:{number}: {line.strip()}"
 

@@ -24,7 +24,6 @@ from typed_mcp.runtime.contracts import SEARCH_FORMAT
 
 pytestmark = pytest.mark.anyio
 
-RUNTIME = REPO / "templates" / "package" / "_runtime"
 BENCH = REPO / "bench" / "search_quality.py"
 KB4 = 4096
 

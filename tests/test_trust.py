@@ -174,7 +174,9 @@ async def test_hole_forwarded_without_http_sends_no_operator_credential(vault, u
     with HttpServer() as upstream:
         upstream.default = Reply(200, {})
         monkeypatch.setenv("VAULT_MCP_BASE_URL", _base(upstream, user_info))
-        server = server_module.hosted_server(hosting.Hosting.from_env("VAULT_MCP", False), selection.Selection(), False)
+        server = server_module.hosted_server(
+            hosting.Hosting.from_env("VAULT_MCP", False).auth, selection.Selection(), False
+        )
         try:
             async with Client(server) as client:
                 results = [await client.call_tool(name, {}) for name in VAULT_TOOLS]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from support import REPO, generate, import_server
+from support import generate, import_server
 from typed_mcp.runtime import contracts
 
 pytestmark = pytest.mark.anyio
@@ -89,10 +89,10 @@ async def test_nasty_strings_stay_data(tmp_path: Path, monkeypatch):
     src = out / "src" / "evil_api"
     imported_modules: set[str] = set()
     # The runtime is copied verbatim (it reads os.environ); everything else is rendered from the spec.
-    runtime = REPO / "templates" / "package" / "_runtime"
+    runtime = Path(contracts.__file__).parent  # typed_mcp.runtime
     assert {p.name: p.read_text() for p in (src / "_runtime").iterdir()} == {
         p.name: p.read_text()
-        for p in [*runtime.glob("*.py"), *runtime.glob("*.html"), Path(contracts.__file__)]
+        for p in [*runtime.glob("*.py"), *runtime.glob("*.html")]
         if p.name != "datatools.py"  # only in --profile data-tools
     }
     for file in src.rglob("*.py"):

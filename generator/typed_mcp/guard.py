@@ -33,7 +33,7 @@ import ast
 from collections.abc import Iterable, Mapping
 
 from typed_mcp.pysource import PySource, parse
-from typed_mcp.resources import templates_dir
+from typed_mcp.resources import runtime_dir
 
 # Builtins a generated module may name without importing them: types only.
 BUILTIN_TYPES = frozenset(
@@ -107,7 +107,7 @@ CALL_BODIES = frozenset({"json_body", "form_body", "multipart_body", "text_body"
 def _keywords(module: str, function: str) -> frozenset[str]:
     """The keyword-only parameters of `function` in the runtime's `module`, read from its source:
     what the tool template may pass is what the runtime takes, kept in step with it by construction."""
-    tree = ast.parse((templates_dir() / "package" / "_runtime" / module).read_text(encoding="utf-8"))
+    tree = ast.parse((runtime_dir() / module).read_text(encoding="utf-8"))
     found = [
         node
         for node in ast.walk(tree)

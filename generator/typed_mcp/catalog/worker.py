@@ -28,6 +28,7 @@ from mcp.types import Icon
 
 from typed_mcp.catalog import budget
 from typed_mcp.children import print_result
+from typed_mcp.runtime import registry, schemas, views
 
 _JSON_SCHEMA = pydantic.TypeAdapter.json_schema  # before `_faster_schemas` wraps it
 # The return type of the tool whose output schema the SDK derives (`FuncMetadata.output_model`): the
@@ -157,12 +158,10 @@ def main() -> None:
     _faster_schemas(pool)
     sys.path.insert(0, where["src"])
     module = where["module"]
-    # The package's tools and the runtime it carries, registered by the runtime's own functions,
-    # exactly as the package's eager server registers them (never through code of its server module).
+    # The package's tools, registered by the runtime's own functions (`typed_mcp.runtime`, of which the
+    # package carries a copy byte for byte), exactly as the package's eager server registers them:
+    # never through code of its server module.
     about, listed = importlib.import_module(module + "._about"), importlib.import_module(module + ".tools")
-    registry = importlib.import_module(module + "._runtime.registry")
-    schemas = importlib.import_module(module + "._runtime.schemas")
-    views = importlib.import_module(module + "._runtime.views")
     tables = views.TableViews(about.PACKAGE, listed.VIEWS, listed.INDEX)
     icons = [Icon.model_validate(icon) for icon in about.ICONS] or None  # the server's own, on each tool
     trimmer = budget.Trimmer(functools.partial(schemas.uri, about.PACKAGE), where.get("budget", budget.BUDGET))

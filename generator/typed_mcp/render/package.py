@@ -16,7 +16,6 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -31,7 +30,7 @@ from typed_mcp.render.clients import client_setups
 from typed_mcp.render.registry import icons
 from typed_mcp.render.search import search_documents
 from typed_mcp.render.views import Table, table_views
-from typed_mcp.resources import templates_dir
+from typed_mcp.resources import runtime_dir, templates_dir
 from typed_mcp.runtime import contracts
 from typed_mcp.spec.normalize import Document
 
@@ -408,10 +407,10 @@ def render_package(
         files[f"{src}/{name}"] = env.get_template(template).render(context)
         reference = env.get_template(template).render(neutral)
         guards[f"{src}/{name}"] = functools.partial(_same_shape, f"{src}/{name}", reference)
-    runtime = templates_dir() / "package" / "_runtime"  # a package, copied verbatim, file by file
-    # with the contracts the generator reads from the same file (`typed_mcp.runtime.contracts`)
-    copied = [*runtime.glob("*.py"), *runtime.glob("*.html"), Path(contracts.__file__)]
-    for path in sorted(copied, key=lambda path: path.name):
+    # The runtime, `typed_mcp.runtime`, copied verbatim, file by file: the package runs the very code
+    # the generator imports its contracts from and its tests exercise.
+    runtime = runtime_dir()
+    for path in sorted([*runtime.glob("*.py"), *runtime.glob("*.html")], key=lambda path: path.name):
         if path.name != "datatools.py" or data_tools:  # the profile's module, only in its packages
             files[f"{src}/_runtime/{path.name}"] = text = path.read_text(encoding="utf-8")
             guards[f"{src}/_runtime/{path.name}"] = functools.partial(_verbatim, f"{src}/_runtime/{path.name}", text)

@@ -1,6 +1,6 @@
 """Runtime of a typed-mcp package: turns a tool call into one HTTP request and the response into
-an MCP tool result. Copied verbatim into every generated package (no templating), so it is plain,
-tested Python, one module per concern:
+an MCP tool result. It is the generator's `typed_mcp.runtime`, copied verbatim into every generated
+package as `_runtime/` (no templating), so it is plain, tested Python, one module per concern:
 
 - `formats`: string formats checked exactly as strict MCP clients (AJV) check them;
 - `models`: the base classes of the generated models;
@@ -24,27 +24,67 @@ Guarantees:
 - every failure is an `isError` result with a bounded, secret-free message, never a traceback.
 """
 
-from pydantic import ValidationError
+from __future__ import annotations
 
-from .config import FORWARDED_AUTHORIZATION, Scheme, Settings
-from .formats import (
-    _EMAIL,
-    STRICT_FORMATS,
-    AwareDatetime,
-    Date,
-    Duration,
-    EmailStr,
-    IPv4,
-    IPv6,
-    Time,
-    UriReference,
-    Uuid,
-)
-from .http import IDEMPOTENT_METHODS, RETRY_STATUSES, Api, encode_multipart, multipart_parts
-from .models import CountedModel, DeferredCountedModel, DeferredOpenModel, OpenModel, PropertyCount, build_models
-from .params import encode_query, encode_segment, encode_simple, expand_path
-from .registry import ToolEntry, tool
-from .results import PROVENANCE_KEY, UpstreamError, adapter, format_validation_error, validate_strict
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported on first use (below)
+    from pydantic import ValidationError
+
+    from .config import FORWARDED_AUTHORIZATION, Scheme, Settings
+    from .formats import (
+        _EMAIL,
+        STRICT_FORMATS,
+        AwareDatetime,
+        Date,
+        Duration,
+        EmailStr,
+        IPv4,
+        IPv6,
+        Time,
+        UriReference,
+        Uuid,
+    )
+    from .http import IDEMPOTENT_METHODS, RETRY_STATUSES, Api, encode_multipart, multipart_parts
+    from .models import CountedModel, DeferredCountedModel, DeferredOpenModel, OpenModel, PropertyCount, build_models
+    from .params import encode_query, encode_segment, encode_simple, expand_path
+    from .registry import ToolEntry, tool
+    from .results import PROVENANCE_KEY, UpstreamError, adapter, format_validation_error, validate_strict
+
+# Each name the runtime exports -> the module that defines it. Importing the runtime imports none of
+# them: the generator reads `contracts` without loading the MCP SDK, and a server loads the modules of
+# the names its tools and models use, when they use them (PEP 562).
+_SOURCES = {
+    "ValidationError": "pydantic",
+    **dict.fromkeys(("FORWARDED_AUTHORIZATION", "Scheme", "Settings"), ".config"),
+    **dict.fromkeys(
+        (
+            "_EMAIL",
+            "STRICT_FORMATS",
+            "AwareDatetime",
+            "Date",
+            "Duration",
+            "EmailStr",
+            "IPv4",
+            "IPv6",
+            "Time",
+            "UriReference",
+            "Uuid",
+        ),
+        ".formats",
+    ),
+    **dict.fromkeys(("IDEMPOTENT_METHODS", "RETRY_STATUSES", "Api", "encode_multipart", "multipart_parts"), ".http"),
+    **dict.fromkeys(
+        ("CountedModel", "DeferredCountedModel", "DeferredOpenModel", "OpenModel", "PropertyCount", "build_models"),
+        ".models",
+    ),
+    **dict.fromkeys(("encode_query", "encode_segment", "encode_simple", "expand_path"), ".params"),
+    **dict.fromkeys(("ToolEntry", "tool"), ".registry"),
+    **dict.fromkeys(
+        ("PROVENANCE_KEY", "UpstreamError", "adapter", "format_validation_error", "validate_strict"), ".results"
+    ),
+}
 
 __all__ = [
     "_EMAIL",
@@ -85,3 +125,13 @@ __all__ = [
     "tool",
     "validate_strict",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, imported from its module the first time it is asked for."""
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(source, __name__), name)
+    globals()[name] = value  # asked once: later lookups find it as a plain attribute
+    return value

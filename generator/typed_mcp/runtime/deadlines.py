@@ -18,7 +18,7 @@ import logging
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .hosting import BODY_SECONDS, HEADER_SECONDS
+from .options import BODY_SECONDS, HEADER_SECONDS
 
 logger = logging.getLogger(__name__)
 _TIMEOUT_BODY = b"the request came in too slowly\n"

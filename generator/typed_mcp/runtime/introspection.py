@@ -20,8 +20,8 @@ import httpx
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 
-from .hosting import HostingError
 from .oauth import _token_url_allowed
+from .options import HostingError
 from .results import UpstreamError, parse_json
 
 logger = logging.getLogger(__name__)
