@@ -82,12 +82,12 @@ def hook_module():
 
 
 def variables_read(package: Path, prefix: str) -> set[str]:
-    """The environment variables a generated package's code names: `f"{prefix}_X"`, `ENV + "_X"`,
+    """The environment variables a generated package's code names: `f"{prefix}_X"`, `ENV + "_X"` (or `env + "_X"`),
     the OAuth introspection settings' suffixes (`"OAUTH_X"`) and the literal names (credentials)."""
     found = set()
     for source in package.rglob("*.py"):
         text = source.read_text()
-        found.update(re.findall(r'(?:\}|ENV \+ ")_([A-Z][A-Z0-9_]*)"', text))
+        found.update(re.findall(r'(?:\}|\b(?:ENV|env) \+ ")_([A-Z][A-Z0-9_]*)"', text))
         found.update(re.findall(r'"(OAUTH_[A-Z_]+)"', text))
         found.update(re.findall(rf"\b{prefix}_([A-Z][A-Z0-9_]*)", text))
     # A per-scheme override of an OAuth2 client-credentials token URL: listed beside such a scheme's
