@@ -86,12 +86,14 @@ else
 	$(BIN)/typed-mcp generate '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --config $(CONFIG) --snapshot $(SPEC)
 endif
 
-## lint: ruff on the generator, the tests and the committed generated package, and the documentation
-## site built strictly (a broken link or a missing page fails; CI runs it before the tests)
+## lint: ruff on the generator, the tests and the committed generated package, mypy (strict) on the
+## generator, and the documentation site built strictly (a broken link or a missing page fails; CI
+## runs it before the tests)
 lint: $(STAMP)
 	$(BIN)/ruff check generator tests bench docs
 	$(BIN)/ruff format --check generator tests bench docs
 	$(BIN)/ruff check --no-cache --force-exclude $(OUT)
+	$(BIN)/mypy
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 ## docs: the documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link or a missing page fails
