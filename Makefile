@@ -86,14 +86,16 @@ else
 	$(BIN)/typed-mcp generate '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --config $(CONFIG) --snapshot $(SPEC)
 endif
 
-## lint: ruff on the generator, the tests and the committed generated package, mypy (strict) on the
-## generator, and the documentation site built strictly (a broken link or a missing page fails; CI
-## runs it before the tests)
+## lint: ruff on the generator, the tests and the committed generated package, mypy on the generator
+## (strict) and on the generated package (its own configuration: mypy's defaults), and the documentation
+## site built strictly (a broken link or a missing page fails; CI runs it before the tests)
 lint: $(STAMP)
 	$(BIN)/ruff check generator tests bench docs
 	$(BIN)/ruff format --check generator tests bench docs
 	$(BIN)/ruff check --no-cache --force-exclude $(OUT)
+	$(BIN)/ruff format --check --no-cache --force-exclude $(OUT)
 	$(BIN)/mypy
+	cd $(OUT) && $(CURDIR)/$(BIN)/mypy --cache-dir $(CURDIR)/.mypy_cache/generated src
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 ## docs: the documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link or a missing page fails

@@ -23,7 +23,7 @@ from ._runtime.selection import Selection, flag
 from .server import Server, hosted_server, http_app
 from .upstream import api
 
-ENV = 'WEATHER_MCP'  # the environment variables' prefix
+ENV = "WEATHER_MCP"  # the environment variables' prefix
 # The exit status that both uvicorn's and gunicorn's supervisors read as "this worker cannot boot":
 # they stop, instead of restarting a worker that would fail the same way forever.
 BOOT_FAILURE = 3

@@ -12,6 +12,7 @@ empty tool list.
 import contextvars
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,7 @@ from .upstream import api
 
 logger = logging.getLogger(__name__)
 
-ENV_PREFIX = 'WEATHER_MCP'  # the environment variables' prefix
+ENV_PREFIX = "WEATHER_MCP"  # the environment variables' prefix
 
 CATALOG = Path(__file__).with_name("catalog.json")  # the tools/list result, written at generation time
 SEARCH = Path(__file__).with_name("search.json")  # discovery mode's search documents, written at generation time
@@ -89,7 +90,10 @@ IDENTITY: dict[str, Any] = {
 # change while the server runs: every list and read result a 2026-07-28 client may cache says so, for
 # the longest a client keeps anything (24 hours: the SDK client's MAX_TTL_MS) and for every caller
 # ("public": the answers depend on no client's credentials; the selection is the server's, not theirs).
-CACHE_HINTS = dict.fromkeys(CACHEABLE_METHODS, CacheHint(ttl_ms=24 * 60 * 60 * 1000, scope="public"))
+# (The keys are the SDK's CacheableMethod values, as its CACHEABLE_METHODS holds them at run time.)
+CACHE_HINTS: dict[Any, CacheHint] = dict.fromkeys(
+    CACHEABLE_METHODS, CacheHint(ttl_ms=24 * 60 * 60 * 1000, scope="public")
+)
 INSTRUCTIONS = (
     f"Tools for {API_TITLE} (API version {API_VERSION}): each tool is one REST operation. "
     "Structured results are the API's own JSON, validated against the published outputSchema. "
@@ -126,13 +130,11 @@ class Server(LowLevelServer):
         selection: Selection | None = None,
         discovery: bool = False,
     ) -> None:
-        catalog = _Catalog(
-            CATALOG, self.PAGE_BYTES, forward_authorization_header, selection or Selection(), discovery
-        )
+        catalog = _Catalog(CATALOG, self.PAGE_BYTES, forward_authorization_header, selection or Selection(), discovery)
         # The served tools' table views; without any, no resources capability and no Apps extension.
         views = TableViews(PACKAGE, VIEWS, catalog.by_name)
         # Resources: the table views, and the whole schemas of the tools the schema budget shortened.
-        resources = {
+        resources: dict[str, Any] = {
             "on_list_resources": self.typed_mcp_list_resources,
             "on_list_resource_templates": self.typed_mcp_list_resource_templates,
             "on_read_resource": self.typed_mcp_read_resource,
@@ -191,7 +193,7 @@ class Server(LowLevelServer):
         mode only the discovery tools are served: `call_tool` calls the others."""
         headers = getattr(ctx.request, "headers", None)  # the HTTP request on streamable HTTP, None on stdio
         forwarding = headers is not None and self.typed_mcp.forward_authorization
-        forwarded = headers.get("authorization") if forwarding else None
+        forwarded = headers.get("authorization") if headers is not None and forwarding else None
         token = FORWARDED_AUTHORIZATION.set(forwarded)
         try:
             catalog = self.typed_mcp
@@ -359,7 +361,7 @@ class _Catalog:
         return None
 
 
-def _definition(tool: dict[str, Any]) -> dict[str, Any]:
+def _definition(tool: Mapping[str, Any]) -> dict[str, Any]:
     """A tool's definition exactly as tools/list publishes it."""
     return MCPTool.model_validate(tool).model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -569,6 +571,7 @@ def http_app(
 
 async def _serve_stdio(server: Server) -> None:
     lines = CheckedLines()  # a line the SDK cannot read gets an error answer, not silence
-    async with stdio_server(stdin=lines) as (read_stream, write_stream):
+    # The SDK only iterates its stdin (`async for`), which CheckedLines is made for.
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
         lines.answer = write_stream
         await server.run(read_stream, write_stream, server.create_initialization_options())
