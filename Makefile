@@ -107,7 +107,8 @@ test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP) $(CHROMIUM) $(NGINX) $(BWRAP)
 	TYPED_MCP_CHROMIUM=$(CHROMIUM) TYPED_MCP_NGINX=$(NGINX) TYPED_MCP_BWRAP=$(BWRAP) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not long" --durations=20
 
 ## test-long: the search's floors measured over the corpus's biggest APIs (about 15 minutes on 2 cores),
-## checkov on the Kubernetes manifest and the server run as its pod spec says
+## checkov on the Kubernetes manifest and the server run as its pod spec says, mypy and ruff format on three
+## corpus packages
 test-long: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(BWRAP)
 	TYPED_MCP_BWRAP=$(BWRAP) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m long --durations=20
 
