@@ -27,6 +27,8 @@ Guarantees:
 from pydantic import ValidationError
 
 from .config import FORWARDED_AUTHORIZATION, Scheme, Settings
+from .contracts import IDEMPOTENT_METHODS
+from .contracts import SOURCE as PROVENANCE_KEY
 from .formats import (
     _EMAIL,
     STRICT_FORMATS,
@@ -40,11 +42,11 @@ from .formats import (
     UriReference,
     Uuid,
 )
-from .http import IDEMPOTENT_METHODS, RETRY_STATUSES, Api, encode_multipart, multipart_parts
+from .http import RETRY_STATUSES, Api, encode_multipart, multipart_parts
 from .models import CountedModel, DeferredCountedModel, DeferredOpenModel, OpenModel, PropertyCount, build_models
 from .params import encode_query, encode_segment, encode_simple, expand_path
 from .registry import ToolEntry, tool
-from .results import PROVENANCE_KEY, UpstreamError, adapter, format_validation_error, validate_strict
+from .results import UpstreamError, adapter, format_validation_error, validate_strict
 
 __all__ = [
     "_EMAIL",
