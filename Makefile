@@ -86,12 +86,16 @@ else
 	$(BIN)/typed-mcp generate '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --config $(CONFIG) --snapshot $(SPEC)
 endif
 
-## lint: ruff on the generator, the tests and the committed generated package, and the documentation
+## lint: ruff on the generator, the tests and the committed generated package, mypy on the generator
+## (strict) and on the generated package (its own configuration: mypy's defaults), and the documentation
 ## site built strictly (a broken link or a missing page fails; CI runs it before the tests)
 lint: $(STAMP)
 	$(BIN)/ruff check generator tests bench docs
 	$(BIN)/ruff format --check generator tests bench docs
 	$(BIN)/ruff check --no-cache --force-exclude $(OUT)
+	$(BIN)/ruff format --check --no-cache --force-exclude $(OUT)
+	$(BIN)/mypy
+	cd $(OUT) && $(CURDIR)/$(BIN)/mypy --cache-dir $(CURDIR)/.mypy_cache/generated src
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 ## docs: the documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link or a missing page fails
@@ -103,7 +107,8 @@ test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP) $(CHROMIUM) $(NGINX) $(BWRAP)
 	TYPED_MCP_CHROMIUM=$(CHROMIUM) TYPED_MCP_NGINX=$(NGINX) TYPED_MCP_BWRAP=$(BWRAP) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not long" --durations=20
 
 ## test-long: the search's floors measured over the corpus's biggest APIs (about 15 minutes on 2 cores),
-## checkov on the Kubernetes manifest and the server run as its pod spec says
+## checkov on the Kubernetes manifest and the server run as its pod spec says, mypy and ruff format on three
+## corpus packages
 test-long: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(BWRAP)
 	TYPED_MCP_BWRAP=$(BWRAP) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m long --durations=20
 

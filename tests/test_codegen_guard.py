@@ -151,8 +151,8 @@ HOSTILE_TOOLS = {
     "a statement after the function": TOOL + "print(1)\n",
     "another call": TOOL.replace("await api.call(", "await api.__class__("),
     "a body of another kind": TOOL.replace("json_body", "json_body").replace("wrap=True", "wrap=open('x')"),
-    "a query that calls": TOOL.replace("'days': days", "'days': eval('1')"),
-    "a parameter shadowing the call's names": TOOL.replace("city:", "list:").replace("'city': city", "'city': list"),
+    "a query that calls": TOOL.replace('"days": days', '"days": eval("1")'),
+    "a parameter shadowing the call's names": TOOL.replace("city:", "list:").replace('"city": city', '"city": list'),
     "an import from elsewhere": TOOL.replace("from ..upstream import api", "from ..server import api"),
     "a lambda default": TOOL.replace("] = 3,", "] = lambda: 3,"),
 }
@@ -422,7 +422,7 @@ def test_a_second_check_is_skipped_only_when_the_import_fixes_alone_changed_a_mo
     for changed in (
         text.replace(imports, imports + "import os\n"),  # an import it did not have
         text.replace(imports, imports + "print(1)\n"),  # a statement among the imports
-        text.replace("'GET',", "'POST',"),  # anything after them
+        text.replace('"GET",', '"POST",'),  # anything after them
         text.replace('"""GET /v1/forecast', '"""x"""\nimport os\n"""GET /v1/forecast'),
     ):
         assert not guard.only_imports_changed(changed, *head)

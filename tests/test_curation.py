@@ -478,7 +478,7 @@ def test_a_config_lists_overlays_and_defines_a_required_scheme(tmp_path: Path):
     ]
     assert {"operation": "*", "action": "auth key added (required)", "rule": "config auth"} in data["curation"]
     tool = (out / "src" / "keyed_api" / "tools" / "ping.py").read_text()
-    assert "security=(('key',),)" in tool
+    assert 'security=(("key",),)' in tool
     assert "KEYED_API_KEY_KEY" in (out / "src" / "keyed_api" / "upstream.py").read_text()
 
 

@@ -167,7 +167,7 @@ def test_the_config_overrides_the_spec_listing(tmp_path: Path):
     assert server["icons"] == [{"src": "https://example.com/w.png", "mimeType": "image/png"}]
     assert server["remotes"] == [{"type": "streamable-http", "url": "https://mcp.example.com/mcp"}]  # OAuth: no header
     about = (out / "src" / "weather_mcp" / "_about.py").read_text()
-    assert "DESCRIPTION = 'Weather for agents.'" in about and "https://example.com/w.png" in about
+    assert 'DESCRIPTION = "Weather for agents."' in about and "https://example.com/w.png" in about
 
 
 def test_without_a_registry_name_no_server_json_and_the_summary_says_how(tmp_path: Path):
@@ -183,7 +183,7 @@ def test_without_a_registry_name_no_server_json_and_the_summary_says_how(tmp_pat
     assert "registry" not in json.loads((out / "typed-mcp.json").read_text())
     # The server info comes from the spec all the same.
     assert (
-        "DESCRIPTION = 'Current weather, forecasts and station reports for a few cities.'"
+        'DESCRIPTION = "Current weather, forecasts and station reports for a few cities."'
         in (out / "src" / "weather_mcp" / "_about.py").read_text()
     )
 
@@ -250,7 +250,7 @@ def test_spec_urls_that_cannot_be_published_are_left_out(tmp_path: Path, x_logo,
     proc = generate(spec, out, "weather-mcp")
     assert warning in proc.stderr
     about = (out / "src" / "weather_mcp" / "_about.py").read_text()
-    assert "ICONS = []" in about and "WEBSITE_URL = None" in about
+    assert "ICONS: list[dict[str, Any]] = []" in about and "WEBSITE_URL = None" in about
     assert "token" not in about
 
 

@@ -80,7 +80,7 @@ def test_versions_are_recorded_and_exposed(tmp_path: Path):
     about = (COMMITTED / "src" / "weather_mcp" / "_about.py").read_text()
     digest = __import__("hashlib").sha256(WEATHER.read_bytes()).hexdigest()
     assert (
-        f"SPEC_SHA256 = '{digest}'" in about and "API_VERSION = '1.2.0'" in about and "GENERATOR = 'typed-mcp " in about
+        f'SPEC_SHA256 = "{digest}"' in about and 'API_VERSION = "1.2.0"' in about and 'GENERATOR = "typed-mcp ' in about
     )
     out = tmp_path / "v"
     generate(WEATHER, out, "weather-mcp", "--package-version", "2.0.0rc1")

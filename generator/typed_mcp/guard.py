@@ -30,7 +30,7 @@ the schema or the tool).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from typed_mcp.pysource import PySource, parse
 from typed_mcp.resources import runtime_dir
@@ -161,7 +161,7 @@ def literal_data(node: ast.AST) -> bool:
         if isinstance(item, (ast.Tuple, ast.List, ast.Set)):
             stack.extend(item.elts)
         elif isinstance(item, ast.Dict) and all(key is not None for key in item.keys):
-            stack.extend([*item.keys, *item.values])  # type: ignore[list-item]
+            stack.extend([*(key for key in item.keys if key is not None), *item.values])
         else:
             return False
     return True
@@ -200,7 +200,7 @@ class _Scope:
             if isinstance(item, ast.Constant) and item.value is None:
                 continue
             if isinstance(item, ast.Constant) and isinstance(item.value, str) and not quoted:
-                stack.append((self._forward(item), True))  # pydantic evaluates it
+                stack.append((self._forward(item.value, item), True))  # pydantic evaluates it
                 continue
             if isinstance(item, ast.Name):
                 if self.of(item.id) in (None, "Literal", "Annotated", *CALLABLES):
@@ -231,9 +231,9 @@ class _Scope:
                     continue
             raise Refused("an expression that is not a type", item)
 
-    def _forward(self, node: ast.Constant) -> ast.AST:
+    def _forward(self, text: str, node: ast.Constant) -> ast.AST:
         try:
-            body = parse(node.value, "<forward reference>").body
+            body = parse(text, "<forward reference>").body
         except SyntaxError:
             body = []
         if len(body) != 1 or not isinstance(body[0], ast.Expr):
@@ -255,7 +255,7 @@ class _Scope:
         for keyword in node.keywords:
             if literal_data(keyword.value):
                 continue
-            if nested and keyword.arg in nested:
+            if nested and keyword.arg is not None and keyword.arg in nested:
                 self.call(keyword.value, nested[keyword.arg])
                 continue
             raise Refused("an argument that is not literal data", keyword.value)
@@ -268,11 +268,11 @@ def _parse(source: str) -> ast.Module:
         raise Refused(f"code that does not parse (line {exc.lineno}: {exc.msg})") from None
 
 
-def _each(tree: ast.Module, check: object) -> None:
+def _each(tree: ast.Module, check: Callable[[int, ast.stmt], None]) -> None:
     """Run `check(index, statement)` on each top-level statement, a refusal naming its statement."""
     for index, node in enumerate(tree.body):
         try:
-            check(index, node)  # type: ignore[operator]
+            check(index, node)
         except Refused as refused:
             refused.statement = refused.statement or node
             raise
@@ -375,7 +375,7 @@ def _model_class(node: ast.ClassDef, scope: _Scope) -> None:
 def _type_alias(node: ast.Assign, scope: _Scope) -> None:
     """`X = TypeAliasType("X", <type>)`."""
     value = node.value
-    name = node.targets[0].id  # type: ignore[attr-defined]
+    name = node.targets[0].id  # type: ignore[attr-defined]  # a Name: the first pass admits no other target
     if not (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)
@@ -428,7 +428,7 @@ _RECURSION_LIMIT = ast.dump(ast.parse("sys.setrecursionlimit(max(sys.getrecursio
 def _recursion_limit(call: ast.AST) -> bool:
     """`sys.setrecursionlimit(max(sys.getrecursionlimit(), <int>))`, exactly."""
     try:
-        limit = call.args[0].args[1]  # type: ignore[attr-defined]
+        limit = call.args[0].args[1]  # type: ignore[attr-defined]  # any other shape raises, and is refused
     except (AttributeError, IndexError):
         return False
     if not (isinstance(limit, ast.Constant) and type(limit.value) is int):
@@ -539,6 +539,7 @@ def _tool_result(node: ast.AST, scope: _Scope) -> None:
 def _runtime_call(call: ast.Call, scope: _Scope, parameters: set[str]) -> None:
     """`api.call(<method>, <path>, ...)` or `data_call(api, <method>, <path>, ...)`."""
     func = call.func
+    target: ast.expr
     if isinstance(func, ast.Attribute) and func.attr == "call" and isinstance(func.value, ast.Name):
         target, positional = func.value, call.args
     elif isinstance(func, ast.Name) and scope.of(func.id) == "data_call" and call.args:
@@ -636,9 +637,10 @@ def import_head(source: str, tree: ast.Module) -> tuple[str, frozenset[tuple[obj
     imports: enough to see later that a tool changed nothing else (`only_imports_changed`)."""
     body = list(tree.body)
     docstring = body.pop(0) if body and _docstring(body[0]) else None
-    imports = []
-    while body and isinstance(body[0], (ast.Import, ast.ImportFrom)):
-        imports.append(body.pop(0))
+    imports: list[ast.Import | ast.ImportFrom] = []
+    while body and isinstance(first := body[0], (ast.Import, ast.ImportFrom)):
+        imports.append(first)
+        body.pop(0)
     last = imports[-1] if imports else docstring
     end = PySource(source).span(last)[1] if last is not None else 0
     return source[end:], frozenset(_imported(imports))
@@ -656,7 +658,8 @@ def only_imports_changed(source: str, rest: str, imported: frozenset[tuple[objec
         return False
     if head and _docstring(head[0]):
         head = head[1:]
-    return all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in head) and _imported(head) <= imported  # type: ignore[arg-type]
+    imports = [n for n in head if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return len(imports) == len(head) and _imported(imports) <= imported
 
 
 def _imported(nodes: list[ast.Import | ast.ImportFrom]) -> set[tuple[object, ...]]:

@@ -11,6 +11,9 @@ import re
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Any
+
+import jinja2
 
 from typed_mcp import __version__
 from typed_mcp.errors import TypedMcpError
@@ -180,7 +183,7 @@ def rule_targets(text: str) -> set[str]:
     return found
 
 
-def _makefile(root: Path, env, context: dict[str, object], report: Report) -> None:
+def _makefile(root: Path, env: jinja2.Environment, context: dict[str, Any], report: Report) -> None:
     path = next((root / name for name in MAKEFILES if (root / name).is_file()), root / "Makefile")
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     present = rule_targets(text)

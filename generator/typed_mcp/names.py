@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from typing import Any
 
 import pydantic
 
@@ -613,7 +614,8 @@ def _refused_by_pydantic(name: str) -> bool:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         try:
-            pydantic.create_model("Arguments", **{name: (int, ...)})
+            fields: dict[str, Any] = {name: (int, ...)}
+            pydantic.create_model("Arguments", **fields)
         except (pydantic.PydanticUserError, UserWarning, NameError, TypeError, ValueError):
             return True
     return False
@@ -654,7 +656,7 @@ def unique_argument_names(candidates: list[tuple[str, str, str]]) -> dict[tuple[
             result[owners[0]] = preferred
             continue
         by_location = [(wire, location, f"{preferred.rstrip('_')}_{location}") for wire, location in owners]
-        counts = defaultdict(int)
+        counts: defaultdict[str, int] = defaultdict(int)
         for _, _, name in by_location:
             counts[name] += 1
         for wire, location, name in by_location:

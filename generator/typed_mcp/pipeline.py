@@ -24,6 +24,7 @@ from typed_mcp.plan import hints
 from typed_mcp.plan.build import plan as build_plan
 from typed_mcp.plan.curation import Curation, load_config
 from typed_mcp.plan.ir import ApiPlan
+from typed_mcp.plan.reading import mapping
 from typed_mcp.render.package import MCP_REQUIREMENT, Package, render_package
 from typed_mcp.render.registry import SERVER_JSON, server_json
 from typed_mcp.render.tidy import tidy
@@ -123,7 +124,7 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
     )
     curation = Curation(config, [(r.operation, r.rule) for r in removed])
     curation.add_schemes(doc)
-    info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
+    info = mapping(doc.data.get("info"))
     name, module = package_names(options.package_name, str(info.get("title") or ""), doc.origin)
     step("planning tools")
     api = build_plan(

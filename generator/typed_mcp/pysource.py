@@ -56,7 +56,7 @@ class PySource:
         first = min([node, *getattr(node, "decorator_list", [])], key=lambda n: (n.lineno, n.col_offset))
         return (
             self.offset(first.lineno, first.col_offset),
-            self.offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
+            self.offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]  # a parsed node: placed
         )
 
     def segment(self, node: ast.AST) -> str:
@@ -64,7 +64,7 @@ class PySource:
         start, end = self.span(node)
         return self.text[start:end]
 
-    def line_start(self, node: ast.AST) -> int:
+    def line_start(self, node: ast.stmt) -> int:
         """The offset of the start of the line `node` begins on."""
         return self._starts[node.lineno - 1]
 

@@ -27,7 +27,7 @@ from typed_mcp.spec import keywords
 # tools are 500 KB each untrimmed and keep 3 levels of references within it.
 BUDGET = 64 * 1024
 CLIENT_TOKENS = 100_000  # beyond this, a client's context (or its tool-list cap) will not take the whole catalog
-_COMPACT = {"ensure_ascii": False, "separators": (",", ":")}
+_COMPACT: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":")}
 _DEFS = "#/$defs/"
 
 
@@ -136,7 +136,7 @@ def _refs(node: Any, found: list[str]) -> None:
 def levels(schema: dict[str, Any], sizes: Sizes | None = None) -> dict[str, int]:
     """Each `$defs` entry reachable from the root -> its distance in references (1: the root uses it)."""
     sizes = sizes or Sizes()
-    defs = schema.get("$defs") if isinstance(schema.get("$defs"), dict) else {}
+    defs = declared if isinstance(declared := schema.get("$defs"), dict) else {}
     found: list[str] = []
     _refs({key: value for key, value in schema.items() if key != "$defs"}, found)
     level: dict[str, int] = {}

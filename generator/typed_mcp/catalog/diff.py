@@ -27,6 +27,8 @@ from typed_mcp.runtime.contracts import OPERATION_META
 # Where a tool names its REST operation; catalogs of packages generated before the reverse-DNS keys
 # say `typed-mcp/operation`, and still compare.
 OPERATION_KEYS = (OPERATION_META, contracts.LEGACY_PREFIX + "operation")
+# The ref pairs being compared further up a schema (what stops a recursive model).
+_Seen = frozenset[tuple[tuple[str, ...], tuple[str, ...]]]
 _MAX_DEPTH = 48  # backstop only: real models nest far less; the seen-set stops recursion first
 _MAX_REF_HOPS = 32  # a chain of refs longer than this is a loop (`A -> B -> A`), not a model
 _INPUT, _OUTPUT = "input", "output"
@@ -58,7 +60,7 @@ class Change:
     detail: str
 
 
-def diff_catalogs(old: dict, new: dict) -> list[Change]:
+def diff_catalogs(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     """All changes from `old` to `new`, sorted by tool, path, kind (then detail, to break ties)."""
     old_tools, new_tools = (
         {t["name"]: t for t in (c or {}).get("tools") or () if isinstance(t, dict) and "name" in t} for c in (old, new)
@@ -91,10 +93,11 @@ def diff_catalogs(old: dict, new: dict) -> list[Change]:
     return sorted(changes, key=lambda c: (c.tool, c.path, c.kind, c.detail))
 
 
-def _match_renames(removed: list[str], added: list[str], old: dict, new: dict) -> dict[str, str]:
+def _match_renames(removed: list[str], added: list[str], old: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:
     """Pair a removed and an added tool bound to the same `METHOD /path`. Only unambiguous (1:1)
     pairs count: guessing among several candidates would hide a real removal."""
-    gone, came = defaultdict(list), defaultdict(list)
+    gone: defaultdict[str, list[str]] = defaultdict(list)
+    came: defaultdict[str, list[str]] = defaultdict(list)
     for names, tools, by_op in ((removed, old, gone), (added, new, came)):
         for name in names:
             meta = tools[name].get("_meta") or {}
@@ -103,7 +106,7 @@ def _match_renames(removed: list[str], added: list[str], old: dict, new: dict) -
     return {gone[op][0]: came[op][0] for op in sorted(gone) if len(gone[op]) == 1 and len(came.get(op, ())) == 1}
 
 
-def _diff_tool(name: str, old: dict, new: dict) -> list[Change]:
+def _diff_tool(name: str, old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     changes = []
     for key in ("title", "description"):  # informational: clients never break on prose
         if old.get(key) != new.get(key):
@@ -138,13 +141,13 @@ def _diff_tool(name: str, old: dict, new: dict) -> list[Change]:
     return changes
 
 
-def _destructive(annotations: dict) -> bool:
+def _destructive(annotations: dict[str, Any]) -> bool:
     """Whether a client must take the tool as destructive: MCP's defaults are readOnlyHint false and
     destructiveHint true, and destructiveHint means something only when readOnlyHint is false."""
     return annotations.get("readOnlyHint") is not True and annotations.get("destructiveHint", True) is not False
 
 
-def _diff_annotations(name: str, old: dict, new: dict) -> list[Change]:
+def _diff_annotations(name: str, old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     """Hints steer clients: a tool that becomes destructive, or stops being read-only, is breaking (a
     client that called it without asking now must ask, and `--read-only` no longer serves it); any
     other change is reported as compatible."""
@@ -172,7 +175,7 @@ def _diff_schema(side: str, tool: str, old: Any, new: Any) -> list[Change]:
 class _Walk:
     """Compares one schema pair (a tool's input or its output) node by node, collecting changes."""
 
-    def __init__(self, side: str, tool: str, old_root: dict, new_root: dict) -> None:
+    def __init__(self, side: str, tool: str, old_root: dict[str, Any], new_root: dict[str, Any]) -> None:
         self.side, self.tool = side, tool
         self.old_root, self.new_root = old_root, new_root
         self.changes: list[Change] = []
@@ -188,7 +191,7 @@ class _Walk:
             return "The input schema" if self.side == _INPUT else "The output schema"
         return f"Argument '{path}'" if self.side == _INPUT else f"Output field '{path}'"
 
-    def compare(self, path: str, old: Any, new: Any, depth: int, seen: frozenset) -> None:
+    def compare(self, path: str, old: Any, new: Any, depth: int, seen: _Seen) -> None:
         if old == new and (self.same_defs or '"$ref"' not in json.dumps(old)):
             return
         key = (_refs(old), _refs(new))
@@ -208,7 +211,7 @@ class _Walk:
         if o_arr is not None and n_arr is not None:
             self.compare(f"{path}[]", o_arr.get("items", {}), n_arr.get("items", {}), depth + 1, seen)
 
-    def types(self, path: str, old: dict, new: dict) -> None:
+    def types(self, path: str, old: dict[str, Any], new: dict[str, Any]) -> None:
         ot, nt = _type_set(old, self.old_root), _type_set(new, self.new_root)
         if ot == nt:
             return
@@ -223,7 +226,7 @@ class _Walk:
         else:
             self.emit("type_changed", path, True, f"{what}.")
 
-    def prose(self, path: str, old: dict, new: dict) -> None:
+    def prose(self, path: str, old: dict[str, Any], new: dict[str, Any]) -> None:
         if old.get("description") != new.get("description"):
             self.emit(
                 "description_changed",
@@ -242,7 +245,7 @@ class _Walk:
                 f"{_fmt(old.get('default', _MISSING))} to {_fmt(new.get('default', _MISSING))}.",
             )
 
-    def enum(self, path: str, old: dict, new: dict) -> None:
+    def enum(self, path: str, old: dict[str, Any], new: dict[str, Any]) -> None:
         oe, ne = _enum_values(old, self.old_root), _enum_values(new, self.new_root)
         if oe == ne:
             return
@@ -257,7 +260,7 @@ class _Walk:
             if ne - oe:  # values new: a caller never sends them; a reader may not handle them
                 self.emit("enum_widened", path, not inp, f"{subj} now also allows {_join_values(ne - oe)}.")
 
-    def bounds(self, path: str, old: dict, new: dict) -> None:
+    def bounds(self, path: str, old: dict[str, Any], new: dict[str, Any]) -> None:
         for key in _LOWER_BOUNDS + _UPPER_BOUNDS:
             ov, nv = (v if type(v) in (int, float) else None for v in (old.get(key), new.get(key)))  # not bool
             if ov == nv:
@@ -284,7 +287,7 @@ class _Walk:
                 f"{self.subject(path)} pattern changed from {_fmt(op)} to {_fmt(np_)}.",
             )
 
-    def object(self, path: str, old: dict, new: dict, depth: int, seen: frozenset) -> None:
+    def object(self, path: str, old: dict[str, Any], new: dict[str, Any], depth: int, seen: _Seen) -> None:
         op, np_ = old.get("properties") or {}, new.get("properties") or {}
         oreq, nreq = set(old.get("required") or ()), set(new.get("required") or ())
         for name in sorted(op.keys() | np_.keys()):
@@ -316,7 +319,7 @@ class _Walk:
         state = "required" if new_req else "optional"
         self.emit(f"became_{state}", path, breaking, f"{self.subject(path)} is now {state}.")
 
-    def additional(self, path: str, old: dict, new: dict, depth: int, seen: frozenset) -> None:
+    def additional(self, path: str, old: dict[str, Any], new: dict[str, Any], depth: int, seen: _Seen) -> None:
         oa, na = _extra(old.get("additionalProperties", True)), _extra(new.get("additionalProperties", True))
         if isinstance(oa, dict) and isinstance(na, dict):
             self.compare(f"{path}{{}}", oa, na, depth + 1, seen)  # `{}` marks a map's values
@@ -336,12 +339,12 @@ class _Walk:
         )
 
 
-def _as_dict(schema: Any) -> dict:
+def _as_dict(schema: Any) -> dict[str, Any]:
     """2020-12 allows boolean schemas: `true` accepts anything, `false` nothing."""
     return {"not": {}} if schema is False else schema if isinstance(schema, dict) else {}
 
 
-def _pointer(root: dict, ref: Any) -> Any:
+def _pointer(root: dict[str, Any], ref: Any) -> Any:
     """Follow a local JSON pointer (`#/$defs/Name`); None for external or dangling refs."""
     if not isinstance(ref, str) or not ref.startswith("#"):
         return None
@@ -354,33 +357,33 @@ def _pointer(root: dict, ref: Any) -> Any:
     return node
 
 
-def _resolve(schema: Any, root: dict, depth: int = 0) -> dict:
+def _resolve(schema: Any, root: dict[str, Any], depth: int = 0) -> dict[str, Any]:
     """The schema with `$ref` followed (sibling keys win, as in 2020-12) and `allOf` merged."""
-    schema = _as_dict(schema)
+    node = _as_dict(schema)
     for _ in range(_MAX_REF_HOPS):
-        target = _pointer(root, schema.get("$ref"))
+        target = _pointer(root, node.get("$ref"))
         if target is None:
             break  # no ref, or one we cannot follow: compare it as written
-        schema = {**_as_dict(target), **{k: v for k, v in schema.items() if k != "$ref"}}
-    parts = schema.get("allOf")
+        node = {**_as_dict(target), **{k: v for k, v in node.items() if k != "$ref"}}
+    parts = node.get("allOf")
     if isinstance(parts, list) and depth < _MAX_DEPTH:
-        merged = {k: v for k, v in schema.items() if k != "allOf"}
+        merged = {k: v for k, v in node.items() if k != "allOf"}
         for part in parts:
             part = _resolve(part, root, depth + 1)
             merged["properties"] = {**(part.get("properties") or {}), **(merged.get("properties") or {})}
             merged["required"] = sorted(set(merged.get("required") or ()) | set(part.get("required") or ()))
             for key, value in part.items():
                 merged.setdefault(key, value)
-        schema = merged
-    return schema
+        node = merged
+    return node
 
 
-def _branches(schema: dict) -> list:
+def _branches(schema: dict[str, Any]) -> list[Any]:
     branches = schema.get("anyOf") or schema.get("oneOf")
     return branches if isinstance(branches, list) else []
 
 
-def _unwrap(schema: dict, root: dict) -> dict:
+def _unwrap(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     """`anyOf: [X, null]` -> X (with the outer keys), so nullables compare like their inner type."""
     real = [b for b in (_resolve(b, root) for b in _branches(schema)) if b.get("type") != "null"]
     if len(real) != 1:
@@ -388,14 +391,14 @@ def _unwrap(schema: dict, root: dict) -> dict:
     return {**real[0], **{k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}}
 
 
-def _is(kind: str, schema: dict) -> bool:
+def _is(kind: str, schema: dict[str, Any]) -> bool:
     t = schema.get("type")
     if t == kind or (isinstance(t, list) and kind in t):
         return True
     return "properties" in schema if kind == "object" else "items" in schema if kind == "array" else False
 
 
-def _part(schema: dict, root: dict, kind: str) -> dict | None:
+def _part(schema: dict[str, Any], root: dict[str, Any], kind: str) -> dict[str, Any] | None:
     """The object (or array) member of a schema; None when absent or ambiguous (two object models)."""
     if _is(kind, schema):
         return schema
@@ -403,7 +406,7 @@ def _part(schema: dict, root: dict, kind: str) -> dict | None:
     return found[0] if len(found) == 1 else None
 
 
-def _type_set(schema: Any, root: dict, depth: int = 0) -> frozenset[str] | None:
+def _type_set(schema: Any, root: dict[str, Any], depth: int = 0) -> frozenset[str] | None:
     """The JSON types a schema admits; None means unconstrained (any type)."""
     s = _resolve(schema, root)
     t = s.get("type")
@@ -417,19 +420,20 @@ def _type_set(schema: Any, root: dict, depth: int = 0) -> frozenset[str] | None:
         return frozenset(_JSON_TYPES.get(type(v), "unknown") for v in s["enum"])
     if _branches(s) and depth < _MAX_DEPTH:
         members = [_type_set(b, root, depth + 1) for b in _branches(s)]
-        return None if None in members else frozenset().union(*members)
+        known = [member for member in members if member is not None]
+        return frozenset[str]().union(*known) if len(known) == len(members) else None
     shapes = {"object"} if "properties" in s else {"array"} if "items" in s else None
     return frozenset(shapes) if shapes else None
 
 
-def _accepts_all(wide: frozenset | None, narrow: frozenset | None) -> bool:
+def _accepts_all(wide: frozenset[str] | None, narrow: frozenset[str] | None) -> bool:
     """Does `wide` admit every type in `narrow`? JSON Schema integers are numbers, not vice versa."""
     if wide is None or narrow is None:
         return wide is None
     return all(t in wide or (t == "integer" and "number" in wide) for t in narrow)
 
 
-def _enum_values(schema: dict, root: dict) -> frozenset[str] | None:
+def _enum_values(schema: dict[str, Any], root: dict[str, Any]) -> frozenset[str] | None:
     """Allowed values as canonical JSON text (so 1 and true stay apart); None when not an enum."""
     if isinstance(schema.get("enum"), list):
         return frozenset(json.dumps(v, sort_keys=True) for v in schema["enum"])

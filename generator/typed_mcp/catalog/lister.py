@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 import anyio
 from mcp import Client
@@ -13,7 +14,7 @@ from typed_mcp.catalog.listing import list_all_tools, valid_module
 from typed_mcp.children import print_result
 
 
-async def _listing(module: str) -> list[dict]:
+async def _listing(module: str) -> list[dict[str, Any]]:
     build_server = importlib.import_module(f"{module}.server").build_server
     async with Client(build_server()) as client:
         tools = await list_all_tools(client)

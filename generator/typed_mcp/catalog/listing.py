@@ -11,7 +11,7 @@ import keyword
 import re
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from typed_mcp import children
 from typed_mcp.errors import TypedMcpError
@@ -57,7 +57,7 @@ def package_manifest(package_dir: Path) -> dict[str, Any]:
     return data
 
 
-def valid_module(module: Any) -> bool:
+def valid_module(module: Any) -> TypeGuard[str]:
     """A dotted Python identifier (no keyword), which is all a generated package's module can be."""
     return (
         isinstance(module, str)
@@ -79,6 +79,6 @@ def catalog_of_package(package_dir: Path) -> dict[str, Any]:
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise TypedMcpError(f"{package_dir}: the package does not list its tools: {last}")
-    catalog = children.result_line(proc.stdout)
+    catalog: dict[str, Any] = children.result_line(proc.stdout)
     catalog["version"] = manifest.get("version")
     return catalog

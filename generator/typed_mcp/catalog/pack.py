@@ -7,7 +7,7 @@ from typing import Any
 
 from typed_mcp.runtime.contracts import CATALOG_FORMAT, CATALOG_SCHEMAS
 
-_COMPACT = {"ensure_ascii": False, "separators": (",", ":")}
+_COMPACT: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":")}
 
 
 def pack(tools: list[dict[str, Any]], trimmed: dict[str, int] | None = None, budget: int | None = None) -> str:

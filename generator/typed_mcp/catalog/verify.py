@@ -113,7 +113,7 @@ class CatalogWorkers:
         with selectors.DefaultSelector() as selector:
             for worker, proc in enumerate(self._procs):
                 self._send(worker, {"src": str(src), "module": module, "budget": budget})
-                selector.register(proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
+                selector.register(proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]  # a pipe: never None
                 self._next(worker, pending, chunks, working)
             while working:
                 ready = selector.select(timeout=max(0.0, deadline - time.monotonic()))
@@ -127,9 +127,9 @@ class CatalogWorkers:
                     listed += len(chunks[chunk])
                     progress(listed, len(names))
                     self._next(worker, pending, chunks, working)
-        for chunk in results:  # in the order of the tools, whichever worker listed them
-            self.trimmed.update((chunk or {}).get("trimmed", {}))
-        return [tool for chunk in results for tool in (chunk or {}).get("tools", [])]
+        for result in results:  # in the order of the tools, whichever worker listed them
+            self.trimmed.update((result or {}).get("trimmed", {}))
+        return [tool for result in results for tool in (result or {}).get("tools", [])]
 
     def _result(self, worker: int) -> Any:
         # Read up to the result line, not just one line: lines the SDK may log before it would

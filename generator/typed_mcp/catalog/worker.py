@@ -17,6 +17,7 @@ import gc
 import importlib
 import json
 import sys
+from types import GenericAlias
 from typing import Any
 
 import anyio
@@ -84,7 +85,8 @@ class _Pool:
         # One adapter for all of them: one core schema holding each model once. (`models_json_schema`
         # would build every model class, and in a recursive group each class holds the whole group:
         # the group's size squared.) Its items are the models' references, in order.
-        together = pydantic.TypeAdapter(tuple[tuple(classes)] if classes else tuple[()])
+        shape: Any = GenericAlias(tuple, tuple(classes)) if classes else tuple[()]
+        together = pydantic.TypeAdapter(shape)
         top = _JSON_SCHEMA(together, **dict(options))
         names = {}
         for cls, item in zip(classes, top.get("prefixItems") or [], strict=False):
@@ -100,6 +102,7 @@ def _faster_schemas(pool: _Pool) -> None:
     default through a new TypeAdapter, and the SDK derives the output schema of a model again for
     each tool that returns it (and, where closures are most of the API, over all of it: `_Pool`)."""
     encode_default = pydantic.json_schema.GenerateJsonSchema.encode_default
+    # Patched in this worker process only, which lists tools and exits.
     pydantic.json_schema.GenerateJsonSchema.encode_default = (  # type: ignore[method-assign]
         lambda self, dft: None if dft is None else encode_default(self, dft)
     )
@@ -123,9 +126,10 @@ def _faster_schemas(pool: _Pool) -> None:
             schemas[key] = json.dumps(derived := json_schema(self, **options))
             if len(derived.get("$defs") or ()) > POOL_DEFS:
                 pool.build(settings)
-        return json.loads(schemas[key])  # a copy: the caller may change it
+        fresh: dict[str, Any] = json.loads(schemas[key])  # a copy: the caller may change it
+        return fresh
 
-    pydantic.TypeAdapter.json_schema = memo_json_schema  # type: ignore[method-assign]
+    pydantic.TypeAdapter.json_schema = memo_json_schema  # type: ignore[method-assign]  # as above
     post_init = FuncMetadata.model_post_init
 
     def deriving(self: FuncMetadata, context: Any, /) -> None:
@@ -135,7 +139,7 @@ def _faster_schemas(pool: _Pool) -> None:
         finally:
             _DERIVING.reset(token)
 
-    FuncMetadata.model_post_init = deriving  # type: ignore[method-assign]
+    FuncMetadata.model_post_init = deriving  # type: ignore[method-assign]  # as above
 
 
 def _listed(server: MCPServer) -> list[Any]:

@@ -19,9 +19,9 @@ from typed_mcp.mcpb.manifest import ENTRY_POINT, LIB, bundle_manifest
 from typed_mcp.render.package import environment
 from typed_mcp.write import MANIFEST
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 

@@ -277,8 +277,8 @@ def _generate(
     ]
     fixed = set(class_names.values())
     merged_key = cache.key("merged models", *keys, *sorted(fixed)) if len(jobs) > 1 else None
-    if merged_key is not None and (merged := _cached(merged_key)) is not None:
-        return merged
+    if merged_key is not None and (hit := _cached(merged_key)) is not None:
+        return hit
     cached = [_cached(key) for key in keys]
     sources = [found[0] if found else None for found in cached]
     todo = [i for i, source in enumerate(sources) if source is None]
@@ -304,9 +304,10 @@ def _generate(
         cache.put(keys[i], answer["source"])
     if misnamed:
         raise _Misnamed(misnamed)
+    parts = [part for part in cached if part is not None]  # all of them by now: found, or generated above
     if merged_key is None:
-        return cached[0]  # type: ignore[return-value]
-    merged = model_parts.merge(*sources, fixed)  # type: ignore[arg-type]
+        return parts[0]
+    merged = model_parts.merge(parts[0][0], parts[1][0], fixed)
     tree = _checked(merged, class_names, doc.origin)
     cache.put(merged_key, merged)
     return merged, tree
@@ -388,7 +389,16 @@ def _misnamed(wanted: dict[str, str], given: list[tuple[str, str]]) -> list[str]
 def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) -> tuple[str, list[tuple[str, str]]]:
     """The models source, and which classes the code generator made of which schemas (its model
     metadata: source pointer, class name)."""
-    from datamodel_code_generator import DataModelType, InputFileType, OpenAPIScope, PythonVersion, generate
+    from datamodel_code_generator import (
+        DatetimeClassType,
+        InputFileType,
+        LiteralType,
+        NamingStrategy,
+        OpenAPIScope,
+        PythonVersion,
+        generate,
+    )
+    from datamodel_code_generator.enums import DataModelType
 
     with tempfile.TemporaryDirectory(prefix="typed-mcp-models-") as temp:
         metadata = Path(temp) / "models.json"
@@ -409,13 +419,13 @@ def _codegen(document: dict[str, Any], name_map: dict[str, str], origin: str) ->
                     field_constraints=True,
                     strict_nullable=True,
                     use_schema_description=True,
-                    enum_field_as_literal="all",
-                    output_datetime_class="AwareDatetime",
+                    enum_field_as_literal=LiteralType.All,
+                    output_datetime_class=DatetimeClassType.Awaredatetime,
                     disable_future_imports=True,
                     formatters=[],
                     model_name_map=name_map,
                     emit_model_metadata=metadata,
-                    naming_strategy=NAMING,
+                    naming_strategy=NamingStrategy(NAMING),
                     # One module whatever the schema names: by default a dot in one (`rfdiag.response`)
                     # may make the models a package of modules (as an array of inline items does).
                     treat_dot_as_module=False,
@@ -510,12 +520,14 @@ def _runtime_types(code: PySource, imports: list[ast.Import | ast.ImportFrom]) -
         if not (
             isinstance(node, ast.ImportFrom)
             and node.level == 0
+            and node.module is not None
             and any((node.module, a.name) in RUNTIME_TYPES for a in node.names)
         ):
             continue
-        keep = [a for a in node.names if (node.module, a.name) not in RUNTIME_TYPES]
+        module = node.module
+        keep = [a for a in node.names if (module, a.name) not in RUNTIME_TYPES]
         for alias in node.names:
-            replacement = RUNTIME_TYPES.get((node.module, alias.name))  # type: ignore[arg-type]
+            replacement = RUNTIME_TYPES.get((module, alias.name))
             if replacement is not None:
                 local = alias.asname or alias.name
                 moved.append(replacement if local == replacement else f"{replacement} as {local}")
@@ -563,8 +575,10 @@ def _property_counts(code: PySource, tree: ast.Module) -> tuple[list[Edit], list
     edits: list[Edit] = []
     handled: set[int] = set()
     for node in tree.body:
-        config = next((c for c in node.body if _is_config(c)), None) if isinstance(node, ast.ClassDef) else None
-        extra = next((k.value for k in config.value.keywords if k.arg == "json_schema_extra"), None) if config else None
+        if not isinstance(node, ast.ClassDef):
+            continue
+        config = next((call for c in node.body if (call := _config_call(c)) is not None), None)
+        extra = next((k.value for k in config.keywords if k.arg == "json_schema_extra"), None) if config else None
         if not isinstance(extra, ast.Dict) or not guard.literal_data(extra):
             continue
         counts = ast.literal_eval(extra)
@@ -576,11 +590,11 @@ def _property_counts(code: PySource, tree: ast.Module) -> tuple[list[Edit], list
             bases.append(counted)  # after its parent: the parent's checks come first
         edits.append((code.span(node.bases[0])[0], code.span(node.bases[-1])[1], ", ".join(bases)))
         edits.append((*code.span(extra), f"{count}({counts.get(low)!r}, {counts.get(high)!r})"))
-    for node in ast.walk(tree):  # every count the code generator wrote is one of those
+    for found in ast.walk(tree):  # every count the code generator wrote is one of those
         if (
-            isinstance(node, ast.Dict)
-            and id(node) not in handled
-            and any(isinstance(k, ast.Constant) and k.value in (low, high) for k in node.keys)
+            isinstance(found, ast.Dict)
+            and id(found) not in handled
+            and any(isinstance(k, ast.Constant) and k.value in (low, high) for k in found.keys)
         ):
             raise _not_applied("the property counts (minProperties / maxProperties)")
     return edits, [
@@ -619,13 +633,16 @@ def _newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _is_config(node: ast.stmt) -> bool:
-    return (
+def _config_call(node: ast.stmt) -> ast.Call | None:
+    """The `ConfigDict(...)` call of a `model_config = ConfigDict(...)` statement; None for any other."""
+    if (
         isinstance(node, ast.Assign)
         and [getattr(t, "id", None) for t in node.targets] == ["model_config"]
         and isinstance(node.value, ast.Call)
         and getattr(node.value.func, "id", None) == "ConfigDict"
-    )
+    ):
+        return node.value
+    return None
 
 
 def _free_name(tree: ast.Module, name: str) -> str:

@@ -50,7 +50,7 @@ def edits(source: PySource, tree: ast.Module) -> list[tuple[int, int, str]]:
             items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             if len(items) < 2 or not all(isinstance(item, ast.Constant) for item in items):
                 continue
-            values = [item.value for item in items]  # type: ignore[attr-defined]
+            values = [item.value for item in items if isinstance(item, ast.Constant)]  # all of them (above)
             ordered = sorted(values, key=_key)
             if ordered != values:
                 start, end = source.span(node.slice)
@@ -58,12 +58,12 @@ def edits(source: PySource, tree: ast.Module) -> list[tuple[int, int, str]]:
     return found
 
 
-def _statements(tree: ast.Module) -> list[ast.stmt]:
+def _statements(tree: ast.Module) -> list[ast.stmt | ast.expr | ast.keyword]:
     """Top-level statements, with a class's body statements in place of the class (smaller spans)."""
-    found: list[ast.stmt] = []
+    found: list[ast.stmt | ast.expr | ast.keyword] = []
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
-            found += [*node.bases, *node.keywords, *node.decorator_list, *node.body]  # type: ignore[list-item]
+            found += [*node.bases, *node.keywords, *node.decorator_list, *node.body]
         else:
             found.append(node)
     return found

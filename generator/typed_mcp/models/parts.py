@@ -21,7 +21,7 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -228,7 +228,7 @@ def renamed(text: str, renames: dict[str, str]) -> str:
     return code.edited(edits)
 
 
-def _references(nodes: list[ast.AST]) -> Iterator[ast.ClassDef | ast.Name | ast.Constant]:
+def _references(nodes: Sequence[ast.AST]) -> Iterator[ast.ClassDef | ast.Name | ast.Constant]:
     """Class definitions, names, and strings in type positions (forward references) under `nodes`.
     Strings in values (call arguments such as `Field(description=...)`, defaults, docstrings,
     `Literal[...]`) are data; `TypeAliasType("Name", ...)` names its alias with a string."""

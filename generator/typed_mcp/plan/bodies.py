@@ -11,7 +11,7 @@ from typing import Any
 
 from typed_mcp import names
 from typed_mcp.plan.content import is_json, media_map, schema_key
-from typed_mcp.plan.ir import ApiPlan, Body
+from typed_mcp.plan.ir import ApiPlan, Body, BodyEncoding
 from typed_mcp.plan.parameters import declared_parameters
 from typed_mcp.plan.reading import Unsupported, nonblank
 from typed_mcp.plan.variants import Views
@@ -91,12 +91,16 @@ def request_body(
     return Body(arg_name, required, key, media_type, encoding, description)
 
 
-def _body_encoding(content: dict[str, Any]) -> tuple[str, str]:
+def _body_encoding(content: dict[str, Any]) -> tuple[str, BodyEncoding]:
     """The media type the tool sends, in order of preference, and how its argument is encoded."""
     for media_type in content:
         if is_json(media_type):
             return media_type, "json"
-    for media_type, encoding in (("application/x-www-form-urlencoded", "form"), ("multipart/form-data", "multipart")):
+    forms: tuple[tuple[str, BodyEncoding], ...] = (
+        ("application/x-www-form-urlencoded", "form"),
+        ("multipart/form-data", "multipart"),
+    )
+    for media_type, encoding in forms:
         if media_type in content:
             return media_type, encoding
     media_type = next(iter(content))

@@ -8,6 +8,7 @@ report; nothing disappears silently.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urljoin
 
@@ -15,11 +16,11 @@ from typed_mcp import names, pointer
 from typed_mcp.errors import NoOperationsError, SpecError
 from typed_mcp.plan import hints, prose
 from typed_mcp.plan.bodies import request_body
-from typed_mcp.plan.curation import Curation
+from typed_mcp.plan.curation import Curation, RawOp
 from typed_mcp.plan.ir import ApiPlan, Operation, Response, SecurityScheme, Skipped
 from typed_mcp.plan.listing import listing
 from typed_mcp.plan.parameters import operation_parameters
-from typed_mcp.plan.reading import Unsupported, nonblank
+from typed_mcp.plan.reading import Unsupported, mapping, nonblank
 from typed_mcp.plan.responses import primary_response
 from typed_mcp.plan.security import security_requirements, security_schemes
 from typed_mcp.plan.variants import Views
@@ -40,7 +41,7 @@ def plan(
     `curation` chooses the operations and their names, and finishes the plan (plan/curation.py)."""
     prefix = names.tool_prefix(tool_prefix)
     data = doc.data
-    info = data.get("info") if isinstance(data.get("info"), dict) else {}
+    info = mapping(data.get("info"))
     schemes = security_schemes(doc, module.upper())
     result = ApiPlan(
         title=nonblank(info.get("title")) or module,
@@ -150,7 +151,7 @@ def _default_base_url(data: dict[str, Any], spec_url: str | None) -> str | None:
     return None
 
 
-def _iter_operations(doc: Document, unusable: dict[str, str], degraded: list[str]):
+def _iter_operations(doc: Document, unusable: dict[str, str], degraded: list[str]) -> Iterator[RawOp]:
     """Every operation; one that cannot be read is yielded as `{}` with its reason in `unusable`,
     and a path item that cannot be read is left out with a note in `degraded`."""
     paths = doc.data.get("paths") or {}

@@ -21,11 +21,11 @@ import hashlib
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
@@ -33,6 +33,7 @@ from typed_mcp import names
 from typed_mcp.errors import ConfigError, SpecError
 from typed_mcp.plan import hints, listing
 from typed_mcp.plan.ir import ApiPlan, Hints, Operation
+from typed_mcp.plan.reading import mapping
 from typed_mcp.repository import Use, path_problem
 from typed_mcp.runtime.contracts import HEADER_TOKEN, SEARCH_WORD, client_owns_header
 from typed_mcp.spec.load import is_url
@@ -278,7 +279,7 @@ def _check_values(loaded: LoadedConfig) -> None:
             fail(where, "an apiKey scheme needs 'in' (header, query or cookie) and 'name'")
 
 
-def _check_registry(registry: RegistryConfig, fail) -> None:
+def _check_registry(registry: RegistryConfig, fail: _Fail) -> None:
     problems = [
         ("name", registry.name, listing.registry_name_problem),
         ("remote_url", registry.remote_url, lambda url: listing.url_problem(url, https_only=True)),
@@ -298,8 +299,11 @@ def _words(text: str) -> list[str]:
     return SEARCH_WORD.findall(text.lower())
 
 
-def _failer(loaded: LoadedConfig):
-    def fail(key: str, problem: str) -> None:
+_Fail = Callable[[str, str], NoReturn]  # ends a config check: the key at fault, and what is wrong with it
+
+
+def _failer(loaded: LoadedConfig) -> _Fail:
+    def fail(key: str, problem: str) -> NoReturn:
         raise ConfigError(loaded.path, loaded.prefix + key, problem)
 
     return fail
@@ -330,7 +334,7 @@ def _matches(raw: RawOp, selection: Selection) -> Iterator[tuple[str, bool]]:
     key, path, method, _, op = raw
     tags = [t for t in op.get("tags") or [] if isinstance(t, str)]
     operation_id = op.get("operationId") if isinstance(op.get("operationId"), str) else None
-    tests = {
+    tests: dict[str, Callable[[list[str]], bool]] = {
         "tags": lambda values: any(tag in values for tag in tags),
         "paths": lambda values: any(fnmatchcase(path, glob) for glob in values),
         "methods": lambda values: method.upper() in {v.upper() for v in values},
@@ -394,8 +398,8 @@ class Curation:
         schemes = _schemes(self.config.auth)
         if not schemes:
             return
-        components = doc.data.get("components") if isinstance(doc.data.get("components"), dict) else {}
-        declared = components.get("securitySchemes") if isinstance(components.get("securitySchemes"), dict) else {}
+        components = mapping(doc.data.get("components"))
+        declared = mapping(components.get("securitySchemes"))
         added = dict(declared)
         for name, scheme in schemes.items():
             if name in declared:
@@ -452,9 +456,9 @@ class Curation:
                     problem = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
                     self._warnings.append(f"{key}: x-mcp annotations{'.' + where if where else ''}: {problem}: ignored")
         for reference, name in self.config.rename.items():
-            key = self._resolve(reference)
-            if key is not None and any(raw[0] == key for raw in kept):
-                self._names[key] = (name, "config rename")
+            renamed = self._resolve(reference)
+            if renamed is not None and any(raw[0] == renamed for raw in kept):
+                self._names[renamed] = (name, "config rename")
         self._toolset_members(kept)
         return kept
 
@@ -506,8 +510,7 @@ class Curation:
         """The rule that lets the operation's answers carry date-times without a timezone, or None:
         the operation's own setting wins over the config's global one."""
         reference = next((r for r in self.config.operations if self._resolve(r) == key), None)
-        own = self.config.operations[reference].naive_datetimes if reference is not None else None
-        if own is not None:
+        if reference is not None and (own := self.config.operations[reference].naive_datetimes) is not None:
             return f"config operations.{_quoted(reference)}.naive_datetimes" if own == "accept" else None
         return "config naive_datetimes" if self.config.naive_datetimes == "accept" else None
 

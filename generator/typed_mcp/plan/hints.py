@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 from typed_mcp import names
 from typed_mcp.plan.ir import Hints
@@ -152,7 +153,7 @@ _FIELDS = {READ_ONLY: "read_only", DESTRUCTIVE: "destructive", IDEMPOTENT: "idem
 def overridden(hints: Hints, given: dict[str, bool | str], rule: str) -> Hints:
     """`hints` with the values curation `given` (MCP's names: readOnlyHint, ..., title), each said to
     come from `rule`."""
-    changes = {_FIELDS.get(hint, hint): value for hint, value in given.items()}
+    changes: dict[str, Any] = {_FIELDS.get(hint, hint): value for hint, value in given.items()}
     why = dict(hints.why)
     why.update(dict.fromkeys(given, rule))
     return replace(hints, **changes, why=tuple(why.items()))

@@ -28,13 +28,16 @@ class Parameter:
     constraints: tuple[tuple[str, Any], ...] = ()  # pydantic Field keywords: ge, le, max_length, ...
 
 
+BodyEncoding = Literal["json", "form", "multipart", "text", "base64"]  # how a body argument goes on the wire
+
+
 @dataclass(frozen=True)
 class Body:
     arg_name: str
     required: bool
     schema_key: str | None  # key of the body schema among the models; None for raw bodies
     media_type: str
-    encoding: Literal["json", "form", "multipart", "text", "base64"]  # how the argument goes on the wire
+    encoding: BodyEncoding
     description: str | None = None
     base64_argument: bool = False  # the argument is base64 text (decoded before sending, or sent as is)
 

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from typed_mcp.plan import prose
 from typed_mcp.plan.ir import Icon, Listing
+from typed_mcp.plan.reading import mapping
 
 if TYPE_CHECKING:
     from typed_mcp.plan.curation import RegistryConfig
@@ -105,10 +106,10 @@ def icon(src: str) -> Icon:
 def listing(data: dict[str, Any], title: str, registry: RegistryConfig | None, warnings: list[str]) -> Listing:
     """The listing of the API `data` (the spec document) titled `title`, the config's `[registry]`
     overriding the spec; a spec URL that cannot be published is left out with a warning."""
-    info = data.get("info") if isinstance(data.get("info"), dict) else {}
+    info = mapping(data.get("info"))
     config = registry
     description = (config.description.strip() if config and config.description else None) or first_sentence(
-        info.get("description") if isinstance(info.get("description"), str) else ""
+        described if isinstance(described := info.get("description"), str) else ""
     )
     website = config.website_url if config and config.website_url else None
     if website is None:

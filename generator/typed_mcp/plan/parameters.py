@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 from typed_mcp import names
-from typed_mcp.plan.ir import Parameter
+from typed_mcp.plan.ir import Location, Parameter
 from typed_mcp.plan.reading import Unsupported, nonblank
 from typed_mcp.runtime.contracts import HEADER_TOKEN, client_owns_header
 from typed_mcp.spec.normalize import Document
 from typed_mcp.spec.patterns import portable_pattern
 from typed_mcp.spec.repairs import implied_type
 
-DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
+DEFAULT_STYLE: dict[Location, str] = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
 _IGNORED_HEADERS = {"accept", "content-type", "authorization"}
 
 
@@ -42,12 +42,12 @@ def operation_parameters(
 ) -> tuple[Parameter, ...]:
     """The operation's parameters; a header parameter that is never sent is left out, its reason
     appended to `dropped`."""
-    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    merged: dict[tuple[str, Location], dict[str, Any]] = {}
     for param in declared_parameters(doc, path_item, op):
         if not isinstance(param, dict) or not isinstance(param.get("name"), str):
             raise Unsupported("a parameter without a name")
         location = param.get("in")
-        if location not in DEFAULT_STYLE:
+        if not _is_location(location):
             raise Unsupported(f"parameter {param['name']!r} is in {location!r}")
         if location == "header" and param["name"].lower() in _IGNORED_HEADERS:
             continue  # OpenAPI: these are set by the content negotiation and auth instead
@@ -71,7 +71,11 @@ def operation_parameters(
     return tuple(params)
 
 
-def _parameter(doc: Document, param: dict[str, Any], location: str, arg_name: str) -> Parameter:
+def _is_location(value: Any) -> TypeGuard[Location]:
+    return value in DEFAULT_STYLE
+
+
+def _parameter(doc: Document, param: dict[str, Any], location: Location, arg_name: str) -> Parameter:
     schema = param.get("schema")
     if schema is None and isinstance(param.get("content"), dict) and param["content"]:
         schema = next(iter(param["content"].values())).get("schema")
@@ -93,7 +97,7 @@ def _parameter(doc: Document, param: dict[str, Any], location: str, arg_name: st
         raise Unsupported(f"parameter {param['name']!r} has style {style!r}")
     return Parameter(
         wire_name=param["name"],
-        location=location,  # type: ignore[arg-type]
+        location=location,
         arg_name=arg_name,
         required=required,
         annotation=annotation if required or has_default or annotation.endswith(" | None") else f"{annotation} | None",
@@ -255,7 +259,7 @@ def python_type(doc: Document, schema: Any, depth: int = 0) -> str:
     elif types == "object" or "properties" in schema:
         text = "dict[str, Any]"
     elif isinstance(schema.get("anyOf") or schema.get("oneOf"), list):
-        parts = [python_type(doc, s, depth + 1) for s in (schema.get("anyOf") or schema.get("oneOf"))]
+        parts = [python_type(doc, s, depth + 1) for s in schema.get("anyOf") or schema["oneOf"]]
         nullable = nullable or any(p == "None" or p.endswith(" | None") for p in parts)
         parts = list(dict.fromkeys(p.removesuffix(" | None") for p in parts if p != "None"))
         text = "Any" if "Any" in parts or not parts else " | ".join(parts)

@@ -13,3 +13,8 @@ class Unsupported(Exception):
 def nonblank(value: Any) -> str | None:
     """Spec text, stripped; None when it is missing, not a string or blank."""
     return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """A spec object read where one is expected: `value` when it is one, else an empty one."""
+    return value if isinstance(value, dict) else {}

@@ -8,7 +8,7 @@ from typing import Any
 
 from typed_mcp import names
 from typed_mcp.plan.content import is_json, media_map, schema_key
-from typed_mcp.plan.ir import ApiPlan, Response
+from typed_mcp.plan.ir import ApiPlan, Response, ResponseKind
 from typed_mcp.plan.reading import Unsupported
 from typed_mcp.plan.variants import Views
 from typed_mcp.spec.normalize import Document
@@ -62,6 +62,7 @@ def primary_response(
         # Not a media type at all (Cloudflare files script content under `string`): nothing to ask
         # for in `Accept`, which servers and mocks refuse; the answer's own Content-Type decides.
         return Response(status=status, kind="binary", media_type=None)
+    kind: ResponseKind
     if media_type.startswith("text/"):
         kind = "text"
     elif media_type.startswith("image/"):
@@ -71,7 +72,7 @@ def primary_response(
     # Another 2xx answer in JSON (the screenshot's 202) is asked for too, after the primary type:
     # asking for the image alone, such an answer would be refused (406).
     json_also = next((m for c in codes if c != status and (m := _json_media(contents[c])) and m != "*/*"), None)
-    return Response(status=status, kind=kind, media_type=media_type, json_also=json_also)  # type: ignore[arg-type]
+    return Response(status=status, kind=kind, media_type=media_type, json_also=json_also)
 
 
 _MEDIA_TYPE = re.compile(r"[\w.+-]+/[\w.+*-]+(?:\s*;.*)?", re.ASCII)

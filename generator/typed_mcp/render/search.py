@@ -285,7 +285,7 @@ def search_documents(plan: ApiPlan, doc: Document | None = None) -> str:
         if op.body is not None:
             params += [op.body.arg_name, *_properties(doc, _schema(plan, doc, op.body.schema_key))]
         beyond = details(op)
-        entry = {
+        entry: dict[str, Any] = {
             "tool": op.tool_name,
             "operation": f"{op.method} {op.path}",
             "name": _words(op.tool_name),

@@ -1,6 +1,8 @@
 """Post-hook: the package's Python sources are made to pass its own ruff configuration (imports
-sorted and grouped, unused ones removed), by ruff itself, as openapi-python-client does with its
-post-hooks. Only these fixes run, and ruff is locked, so the output stays byte-identical."""
+sorted and grouped, unused ones removed) and formatted as `ruff format` writes them, by ruff itself,
+as openapi-python-client does with its post-hooks. The layout of code holding the spec's text (a
+long description, a model's field) depends on that text, so no template can write it formatted.
+Only these fixes and the formatter run, and ruff is locked, so the output stays byte-identical."""
 
 from __future__ import annotations
 
@@ -19,27 +21,15 @@ def tidy(root: Path, files: dict[str, str | bytes]) -> None:
     sources = sorted(path for path in files if path.endswith(".py"))
     if not sources:
         return
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ruff",
-            "check",
-            "--fix",
-            "--select",
-            FIXES,
-            "--no-cache",
-            "--quiet",
-            "--exit-zero",
-            "--config",
-            str(root / "pyproject.toml"),
-            "src",
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise ToolchainError(f"internal error: ruff could not tidy the generated sources: {proc.stderr.strip()[-300:]}")
+    config = ["--no-cache", "--quiet", "--config", str(root / "pyproject.toml"), "src"]
+    # The import fixes first: the formatter then lays out the imports they leave.
+    for command in (["check", "--fix", "--select", FIXES, "--exit-zero"], ["format"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, *config], cwd=root, capture_output=True, text=True
+        )
+        if proc.returncode != 0:
+            raise ToolchainError(
+                f"internal error: ruff could not tidy the generated sources: {proc.stderr.strip()[-300:]}"
+            )
     for path in sources:
         files[path] = (root / path).read_text(encoding="utf-8")

@@ -70,7 +70,7 @@ def _not_checked(validator: Any, value: Any, instance: Any, schema: Mapping[str,
     return iter(())
 
 
-LinearValidator = validators.extend(
+LinearValidator = validators.extend(  # type: ignore[no-untyped-call]  # unannotated in types-jsonschema
     Draft202012Validator,
     {
         "pattern": _pattern,

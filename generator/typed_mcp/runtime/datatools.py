@@ -25,8 +25,9 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
+from .contracts import SOURCE as PROVENANCE_KEY
 from .http import Api
-from .results import PROVENANCE_KEY, _type_name, answer_failure, format_validation_error, validate_strict
+from .results import _type_name, answer_failure, format_validation_error, validate_strict
 
 T = TypeVar("T")
 LINK_NAMES = ("self", "url", "next", "prev", "previous", "first", "last")

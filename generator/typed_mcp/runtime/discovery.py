@@ -204,7 +204,8 @@ class Discovery:
         self.members = {name: found for name, found in self.members.items() if found}
 
     def search_tools(self, arguments: Mapping[str, Any]) -> CallToolResult:
-        query, limit, toolset = arguments.get("query"), arguments.get("limit", 10), arguments.get("toolset")
+        query: Any = arguments.get("query")  # a string once `_text` accepts it
+        limit, toolset = arguments.get("limit", 10), arguments.get("toolset")
         refused = _text(SEARCH_TOOLS, "query", query, MAX_QUERY_CHARS, "what you want to do")
         if refused:
             return refused

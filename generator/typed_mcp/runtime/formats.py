@@ -112,15 +112,16 @@ def _is_naive_date_time(text: str) -> bool:
     return _is_date_time(text + "Z")
 
 
+def _matches_whole(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    return lambda text: pattern.fullmatch(text) is not None
+
+
 STRICT_FORMATS: dict[str, Callable[[str], bool]] = {
     "uri-reference": lambda text: fullmatch(_URI_REFERENCE.pattern, text, ignore_case=True),
     "date-time": _is_date_time,
     "date": _is_date,
     "time": _is_time,
-    **{
-        name: (lambda text, pattern=pattern: pattern.fullmatch(text) is not None)
-        for name, pattern in _FORMAT_PATTERNS.items()
-    },
+    **{name: _matches_whole(pattern) for name, pattern in _FORMAT_PATTERNS.items()},
 }
 
 

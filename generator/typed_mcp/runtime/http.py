@@ -196,9 +196,9 @@ class Api(Settings, Credentials):
         secret_query = list(outgoing.query)  # added by the transport, never in the logged URL
         encoded = body.encode(header_pairs)
         if cookie_pairs:
-            cookies = "; ".join(f"{k}={quote(v, safe='')}" for k, v in cookie_pairs.items())
+            cookie = "; ".join(f"{k}={quote(v, safe='')}" for k, v in cookie_pairs.items())
             given = [header_pairs.pop(name) for name in [n for n in header_pairs if n.lower() == "cookie"]]
-            header_pairs["cookie"] = "; ".join([*given, cookies])  # one Cookie header (RFC 6265 5.4)
+            header_pairs["cookie"] = "; ".join([*given, cookie])  # one Cookie header (RFC 6265 5.4)
         try:
             request = httpx.Request(
                 method,
@@ -316,7 +316,8 @@ async def _inflate_capped(response: httpx.Response, encoding: str, limit: int, t
     """gzip or deflate decoded here, zlib never asked for more than the cap allows (`max_length`):
     even one small network read of a bomb cannot expand past the cap in memory."""
     decoder, first = zlib.decompressobj(_ZLIB_WBITS[encoding]), True
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     async for data in response.aiter_raw():
         while data and not decoder.eof:
             try:
@@ -454,7 +455,7 @@ class _Body:
             fields = _jsonable(self.form)
             # OpenAPI's default for a form field is style form, explode true: an array is one
             # `name=value` pair per item (`event=a&event=b`).
-            pairs = [
+            pairs: list[tuple[str, Any]] = [
                 (k, encode_simple(item))
                 for k, v in (fields.items() if isinstance(fields, dict) else [])
                 for item in (v if isinstance(v, list) else [v])

@@ -30,6 +30,7 @@ class Credentials:
     env_headers: Any
     extra_headers: dict[str, str]
     holds_credential: Callable[[str], bool]
+    client: Callable[[], httpx.AsyncClient]
     _tokens: dict[str, tuple[str, float]]
     _token_locks: dict[str, asyncio.Lock]
     _locks_loop: asyncio.AbstractEventLoop | None
@@ -73,12 +74,12 @@ class Credentials:
         if not alternatives:
             return []
         for alternative in alternatives:
-            schemes = [self.schemes.get(name) for name in alternative]
-            if alternative and all(s is not None and s.configured() for s in schemes):
+            schemes = [s for name in alternative if (s := self.schemes.get(name)) is not None and s.configured()]
+            if alternative and len(schemes) == len(alternative):
                 return [
                     (scheme, await self._values(name, scheme))
                     for name, scheme in zip(alternative, schemes, strict=True)
-                ]  # type: ignore[arg-type]
+                ]
         if any(len(alternative) == 0 for alternative in alternatives) or not required:
             return []  # optional for this operation, or not configured: sent without
         raise UpstreamError(self.missing_credentials(alternatives))
@@ -169,9 +170,10 @@ class Credentials:
                 f"the OAuth2 token endpoint for {name} answered HTTP {response.status_code} without an access_token"
             )
         lifetime = data.get("expires_in")
-        number = isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool)
-        lifetime = float(min(lifetime, YEAR)) if number else 3600.0  # a whole number may be past a float
-        return token, time.monotonic() + max(lifetime - 30.0, 1.0)  # renew a little before it expires
+        if isinstance(lifetime, bool) or not isinstance(lifetime, (int, float)):
+            lifetime = 3600.0
+        seconds = float(min(lifetime, YEAR))  # a whole number may be past a float
+        return token, time.monotonic() + max(seconds - 30.0, 1.0)  # renew a little before it expires
 
 
 @dataclass

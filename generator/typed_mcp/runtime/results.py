@@ -276,7 +276,7 @@ def _type_name(annotation: Any) -> str:
     """`Item`, `int`, and `list[Item]` or `Item | None` in full (a generic's own `__name__` is just
     `list`), each name without its module."""
     if get_origin(annotation) is None:
-        name = getattr(annotation, "__name__", None)
+        name: str | None = getattr(annotation, "__name__", None)
         if name:
             return name
     return _QUALIFIED.sub("", str(annotation))

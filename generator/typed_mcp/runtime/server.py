@@ -21,10 +21,10 @@ import contextvars
 import functools
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 import anyio
 from mcp.server import MCPServer, ServerRequestContext
@@ -68,6 +68,7 @@ if TYPE_CHECKING:  # imported where a mode uses them (see the module's docstring
     from .views import TableViews
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 # A table view: the keys from `structuredContent` to the rows, and the columns (`tools.VIEWS`).
 View = tuple[Sequence[str], Sequence[str]]
@@ -300,7 +301,8 @@ class Server(LowLevelServer):
             if refused is not None:
                 return refused
         try:
-            return await self.call_tool(name, arguments)
+            # The SDK's MCPServer.call_tool is typed as returning Any: it answers a CallToolResult here.
+            return cast(CallToolResult, await self.call_tool(name, arguments))
         except MCPError:
             raise
         except Exception as exc:
@@ -469,7 +471,7 @@ def _refused(check: ArgumentCheck, name: str, schema: dict[str, Any], arguments:
     return _error(refused) if refused else None
 
 
-async def _off_loop(package: Package, what: str, function: Any, *args: Any) -> Any:
+async def _off_loop(package: Package, what: str, function: Callable[..., _T], *args: Any) -> _T | CallToolResult:
     """`function(*args)` in a worker thread within the call's timeout (`work.py`); past it, an error
     result naming `what`."""
     try:

@@ -13,6 +13,7 @@ import math
 import re
 import socket
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,7 +120,7 @@ def fetch(
     shown = redact_url(url)
     last_error = ""
     # An environment proxy would make the connection in our place, unchecked: not with public_only.
-    guarded = {"transport": _PublicOnlyTransport(), "trust_env": False} if public_only else {}
+    guarded: dict[str, Any] = {"transport": _PublicOnlyTransport(), "trust_env": False} if public_only else {}
     with httpx.Client(timeout=timeout, follow_redirects=False, **guarded) as client:
         for attempt in range(RETRIES):
             if attempt:
@@ -248,9 +249,9 @@ class _Body(httpx.SyncByteStream):
     def __init__(self, answer: httpcore.Response) -> None:
         self._answer = answer
 
-    def __iter__(self):  # type: ignore[override]
+    def __iter__(self) -> Iterator[bytes]:
         try:
-            yield from self._answer.stream
+            yield from self._answer.iter_stream()
         except httpcore.TimeoutException as exc:
             raise httpx.TimeoutException(str(exc)) from None
         except (httpcore.NetworkError, httpcore.ProtocolError) as exc:
@@ -268,6 +269,7 @@ def _guess_format(name: str, content_type: str, raw: bytes) -> str:
     return "json" if raw.lstrip()[:1] in (b"{", b"[") else "yaml"
 
 
+# The base is chosen at import: libyaml's loader when PyYAML was built with it.
 class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
     """Safe YAML without timestamp conversion: `2024-01-01` stays a string, as in JSON."""
 

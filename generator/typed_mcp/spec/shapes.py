@@ -22,11 +22,20 @@ from typed_mcp import pointer
 from typed_mcp.spec.patterns import read_pattern
 
 _TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
-_SUBSCHEMA = ("not", "additionalProperties", "additionalItems", "contains", "propertyNames", "if", "then", "else")
+_SUBSCHEMA: tuple[str, ...] = (
+    "not",
+    "additionalProperties",
+    "additionalItems",
+    "contains",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+)
 _SUBSCHEMA += ("unevaluatedItems", "unevaluatedProperties")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "patternProperties", "definitions", "$defs", "dependentSchemas")
-_NUMBERS = ("minimum", "maximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems")
+_NUMBERS: tuple[str, ...] = ("minimum", "maximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems")
 _NUMBERS += ("minProperties", "maxProperties", "minContains", "maxContains")
 _STRINGS = ("pattern", "format", "title", "description", "contentEncoding", "contentMediaType")
 _BOOLEANS = ("nullable", "readOnly", "writeOnly", "deprecated", "uniqueItems")

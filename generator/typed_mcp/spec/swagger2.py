@@ -14,6 +14,7 @@ spec/shapes.py to read or degrade, like any OpenAPI 3 schema.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
@@ -60,7 +61,9 @@ class ConversionError(ValueError):
         super().__init__(f"{pointer}: {message}")
 
 
-def convert(doc: dict, *, unusable: dict[str, str] | None = None, notes: list[str] | None = None) -> dict:
+def convert(
+    doc: dict[str, Any], *, unusable: dict[str, str] | None = None, notes: list[str] | None = None
+) -> dict[str, Any]:
     """The OpenAPI 3.0.3 equivalent of the Swagger 2.0 document `doc`, as a new dict. With
     `unusable`, an operation that cannot be converted is recorded there instead of raising, and
     `notes` gets what was left out of the shared definitions."""
@@ -77,8 +80,9 @@ def _object(value: Any, pointer: str, kind: type = dict) -> Any:
     return value
 
 
-def _list(value: Any, pointer: str) -> list:
-    return _object(value, pointer, list)
+def _list(value: Any, pointer: str) -> list[Any]:
+    checked: list[Any] = _object(value, pointer, list)
+    return checked
 
 
 def _ref(value: Any, pointer: str) -> str:
@@ -90,7 +94,7 @@ def _ref(value: Any, pointer: str) -> str:
     return value
 
 
-def _extensions(node: dict) -> dict:
+def _extensions(node: dict[str, Any]) -> dict[str, Any]:
     return {key: copy.deepcopy(value) for key, value in node.items() if str(key).startswith("x-")}
 
 
@@ -99,7 +103,7 @@ def _media_types(own: Any, inherited: Any, pointer: str) -> list[str]:
     return list(_list(types, pointer)) if types else [DEFAULT_MEDIA_TYPE]
 
 
-def _content(schema: dict, media_types: list[str]) -> dict:
+def _content(schema: dict[str, Any], media_types: list[str]) -> dict[str, Any]:
     # Each media type gets its own copy so callers can edit one without touching the others.
     return {media_type: {"schema": copy.deepcopy(schema)} for media_type in media_types}
 
@@ -140,12 +144,13 @@ def _schema(node: Any, pointer: str) -> Any:
     return out
 
 
-def _value_schema(node: dict, pointer: str) -> dict:
+def _value_schema(node: dict[str, Any], pointer: str) -> dict[str, Any]:
     """The schema of a non-body parameter, form field or header, from its type keywords."""
-    return _schema({key: value for key, value in node.items() if key in TYPE_KEYWORDS}, pointer)
+    schema: dict[str, Any] = _schema({key: value for key, value in node.items() if key in TYPE_KEYWORDS}, pointer)
+    return schema
 
 
-def _style(param: dict, where: str, pointer: str) -> tuple[str, bool] | None:
+def _style(param: dict[str, Any], where: str, pointer: str) -> tuple[str, bool] | None:
     if param.get("type") != "array":
         return None
     fmt = param.get("collectionFormat", "csv")  # 2.0's default, unlike 3.0's exploded form
@@ -154,14 +159,14 @@ def _style(param: dict, where: str, pointer: str) -> tuple[str, bool] | None:
     return QUERY_STYLES[fmt] if where in ("query", "formData") else ("simple", False)
 
 
-def _with_schema(node: Any, pointer: str) -> dict:
+def _with_schema(node: Any, pointer: str) -> dict[str, Any]:
     """A header or non-body parameter with its type keywords moved into `schema`."""
     out = {key: copy.deepcopy(value) for key, value in _object(node, pointer).items() if key not in TYPE_KEYWORDS}
     out["schema"] = _value_schema(node, pointer)
     return out
 
 
-def _parameter(param: dict, pointer: str) -> dict:
+def _parameter(param: dict[str, Any], pointer: str) -> dict[str, Any]:
     out = _with_schema(param, pointer)
     if param["in"] == "path":
         out["required"] = True
@@ -171,7 +176,7 @@ def _parameter(param: dict, pointer: str) -> dict:
     return out
 
 
-def _request_body(param: dict, media_types: list[str], pointer: str) -> dict:
+def _request_body(param: dict[str, Any], media_types: list[str], pointer: str) -> dict[str, Any]:
     schema = _schema(param.get("schema", {}), _ptr(pointer, "schema"))
     body: dict[str, Any] = {"description": param["description"]} if "description" in param else {}
     body["content"] = _content(schema, media_types)
@@ -183,7 +188,7 @@ def _request_body(param: dict, media_types: list[str], pointer: str) -> dict:
     return body
 
 
-def _form_body(fields: list[tuple[dict, str]], consumes: list[str]) -> dict:
+def _form_body(fields: list[tuple[dict[str, Any], str]], consumes: list[str]) -> dict[str, Any]:
     properties, required, encoding = {}, [], {}
     for param, pointer in fields:
         prop = _value_schema(param, pointer)
@@ -208,7 +213,7 @@ def _form_body(fields: list[tuple[dict, str]], consumes: list[str]) -> dict:
     return {"content": content, "required": True} if required else {"content": content}
 
 
-def _response(response: Any, produces: list[str], pointer: str) -> dict:
+def _response(response: Any, produces: list[str], pointer: str) -> dict[str, Any]:
     _object(response, pointer)
     if "$ref" in response:
         return {"$ref": _ref(response["$ref"], _ptr(pointer, "$ref"))}
@@ -229,7 +234,7 @@ def _response(response: Any, produces: list[str], pointer: str) -> dict:
     return out
 
 
-def _responses(responses: Any, produces: list[str], pointer: str) -> dict:
+def _responses(responses: Any, produces: list[str], pointer: str) -> dict[str, Any]:
     return {
         str(code): (
             copy.deepcopy(value) if str(code).startswith("x-") else _response(value, produces, _ptr(pointer, code))
@@ -238,7 +243,7 @@ def _responses(responses: Any, produces: list[str], pointer: str) -> dict:
     }
 
 
-def _security_scheme(scheme: Any, pointer: str) -> dict:
+def _security_scheme(scheme: Any, pointer: str) -> dict[str, Any]:
     _object(scheme, pointer)
     kind = scheme.get("type")
     if kind == "apiKey":
@@ -260,7 +265,7 @@ def _security_scheme(scheme: Any, pointer: str) -> dict:
     return out
 
 
-def _servers(doc: dict, schemes: Any) -> list[dict]:
+def _servers(doc: dict[str, Any], schemes: Any) -> list[dict[str, Any]]:
     base_path = doc.get("basePath") or ""
     if not doc.get("host"):
         return [{"url": base_path or "/"}]
@@ -270,7 +275,7 @@ def _servers(doc: dict, schemes: Any) -> list[dict]:
 
 
 class _Converter:
-    def __init__(self, doc: dict, unusable: dict[str, str] | None, notes: list[str]) -> None:
+    def __init__(self, doc: dict[str, Any], unusable: dict[str, str] | None, notes: list[str]) -> None:
         self.doc = doc
         self.unusable = unusable  # None: the first broken operation raises
         self.notes = notes
@@ -280,7 +285,7 @@ class _Converter:
         self.produces = _media_types(None, doc.get("produces"), "#/produces")
         self.servers = _servers(doc, None)
 
-    def run(self) -> dict:
+    def run(self) -> dict[str, Any]:
         doc = self.doc
         out: dict[str, Any] = {"openapi": "3.0.3", "info": copy.deepcopy(_object(doc.get("info"), "#/info"))}
         out["servers"] = self.servers
@@ -296,7 +301,7 @@ class _Converter:
         out.update(_extensions(doc))
         return out
 
-    def _components(self) -> dict:
+    def _components(self) -> dict[str, Any]:
         doc = self.doc
         schemas = _object(doc.get("definitions", {}), "#/definitions")
         responses = _object(doc.get("responses", {}), "#/responses")
@@ -323,7 +328,9 @@ class _Converter:
         }
         return {key: value for key, value in components.items() if value}
 
-    def _shared(self, entries: dict, base: str, convert_one) -> dict:
+    def _shared(
+        self, entries: dict[str, Any], base: str, convert_one: Callable[[Any, str], dict[str, Any]]
+    ) -> dict[str, Any]:
         """Converted shared definitions; a broken one is left out with a note (when not raising):
         a ref to it then dangles, and only the operations that use it are skipped."""
         out = {}
@@ -336,7 +343,7 @@ class _Converter:
                 self.notes.append(f"{exc}: left out")
         return out
 
-    def _path_item(self, path: str, item: Any, pointer: str) -> dict:
+    def _path_item(self, path: str, item: Any, pointer: str) -> dict[str, Any]:
         _object(item, pointer)
         out: dict[str, Any] = {}
         for key, value in item.items():
@@ -354,7 +361,7 @@ class _Converter:
                 out[key] = copy.deepcopy(value)
         return out
 
-    def _operation(self, op: Any, path_params: Any, pointer: str, path_pointer: str) -> dict:
+    def _operation(self, op: Any, path_params: Any, pointer: str, path_pointer: str) -> dict[str, Any]:
         _object(op, pointer)
         consumes = _media_types(op.get("consumes"), self.doc.get("consumes"), _ptr(pointer, "consumes"))
         produces = _media_types(op.get("produces"), self.doc.get("produces"), _ptr(pointer, "produces"))
@@ -371,23 +378,26 @@ class _Converter:
             out["servers"] = servers
         return out
 
-    def _inputs(self, path_params: Any, op_params: Any, consumes: list[str], pointer: str, path_pointer: str):
+    def _inputs(
+        self, path_params: Any, op_params: Any, consumes: list[str], pointer: str, path_pointer: str
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """Parameters and request body of an operation, its own parameters overriding the path's."""
-        merged: dict[Any, tuple[dict, dict | None, str]] = {}
+        merged: dict[Any, tuple[dict[str, Any], dict[str, Any] | None, str]] = {}
         for params, base in ((path_params, _ptr(path_pointer, "parameters")), (op_params, _ptr(pointer, "parameters"))):
             for i, param in enumerate(_list(params, base)):
                 here = _ptr(base, i)
                 resolved = self._resolve(_object(param, here), here)
                 key = (resolved["name"], resolved["in"]) if resolved else _ref(param["$ref"], _ptr(here, "$ref"))
                 merged[key] = (param, resolved, here)
-        parameters, body, form = [], None, []
+        parameters: list[dict[str, Any]] = []
+        body: dict[str, Any] | None = None
+        form: list[tuple[dict[str, Any], str]] = []
         for param, resolved, here in merged.values():
-            where = resolved["in"] if resolved else None
-            if where == "body":
+            if resolved is not None and resolved["in"] == "body":
                 if body:
                     raise ConversionError(here, "an operation can have only one body parameter")
                 body = self._body(param, resolved, consumes, here)
-            elif where == "formData":
+            elif resolved is not None and resolved["in"] == "formData":
                 form.append((resolved, here))
             elif "$ref" in param:
                 parameters.append({"$ref": _ref(param["$ref"], _ptr(here, "$ref"))})
@@ -397,13 +407,15 @@ class _Converter:
             raise ConversionError(pointer, "an operation cannot have both body and formData parameters")
         return parameters, body or (_form_body(form, consumes) if form else None)
 
-    def _body(self, param: dict, resolved: dict, consumes: list[str], pointer: str) -> dict:
+    def _body(
+        self, param: dict[str, Any], resolved: dict[str, Any], consumes: list[str], pointer: str
+    ) -> dict[str, Any]:
         # A shared request body carries the global media types; if the operation's differ, inline it.
         if "$ref" in param and consumes == self.consumes:
             return {"$ref": "#/components/requestBodies/" + param["$ref"][len(PARAMETER_REF) :]}
         return _request_body(resolved, consumes, pointer)
 
-    def _resolve(self, param: dict, pointer: str) -> dict | None:
+    def _resolve(self, param: dict[str, Any], pointer: str) -> dict[str, Any] | None:
         """The parameter itself, or the global one it refers to; None if it refers elsewhere (another file)."""
         if "$ref" not in param:
             return _checked(param, pointer)
@@ -418,15 +430,16 @@ class _Converter:
         return _checked(self.parameters[name], _ptr("#/parameters", name))
 
 
-def _stub(op: Any) -> dict:
+def _stub(op: Any) -> dict[str, Any]:
     """What naming and curation read of an operation that cannot be converted (the plan skips it)."""
     if not isinstance(op, dict):
         return {}
     return {key: copy.deepcopy(op[key]) for key in ("operationId", "tags", "x-mcp") if key in op}
 
 
-def _checked(param: Any, pointer: str) -> dict:
+def _checked(param: Any, pointer: str) -> dict[str, Any]:
     for key in ("name", "in"):
         if not isinstance(_object(param, pointer).get(key), str):
             raise ConversionError(pointer, f"parameter needs a string {key!r}")
-    return param
+    checked: dict[str, Any] = param
+    return checked

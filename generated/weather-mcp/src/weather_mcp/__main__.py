@@ -7,9 +7,9 @@ from ._runtime import cli
 from ._runtime.server import Package
 
 COMMAND = cli.Command(
-    module='weather_mcp',
-    title='Weather API',
-    env='WEATHER_MCP',
+    module="weather_mcp",
+    title="Weather API",
+    env="WEATHER_MCP",
     version=f"weather-mcp {VERSION} (API {API_VERSION}; spec sha256 {SPEC_SHA256}; {GENERATOR})",
 )
 

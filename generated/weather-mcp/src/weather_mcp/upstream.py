@@ -4,12 +4,12 @@ from ._about import GENERATOR, VERSION
 from ._runtime import Api, Scheme
 
 api = Api(
-    env_prefix='WEATHER_MCP',
-    default_base_url='http://127.0.0.1:8000',
+    env_prefix="WEATHER_MCP",
+    default_base_url="http://127.0.0.1:8000",
     schemes={
-        'HTTPBearer': Scheme(
-            'bearer',
-            ('WEATHER_MCP_HTTP_BEARER_TOKEN',),
+        "HTTPBearer": Scheme(
+            "bearer",
+            ("WEATHER_MCP_HTTP_BEARER_TOKEN",),
         ),
     },
     user_agent=f"weather-mcp/{VERSION} ({GENERATOR})",

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
+from pydantic import AnyHttpUrl
 
 from .oauth import _token_url_allowed
 from .options import HostingError
@@ -59,8 +60,8 @@ class OAuthResource:
     def settings(self) -> AuthSettings:
         # validate_token_resource: the SDK checks the audience too, after the verifier.
         return AuthSettings(
-            issuer_url=self.issuer,
-            resource_server_url=self.resource,
+            issuer_url=AnyHttpUrl(self.issuer),
+            resource_server_url=AnyHttpUrl(self.resource),
             required_scopes=list(self.scopes) or None,
             validate_token_resource=True,
         )

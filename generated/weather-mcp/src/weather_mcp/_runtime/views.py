@@ -10,7 +10,7 @@ on every server of the same package.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ Table = tuple[Sequence[str], Sequence[str]]  # (keys from structuredContent to t
 class TableViews:
     """The views of the tools a server serves: `ui://<package>/tables/<tool>.html`."""
 
-    def __init__(self, package: str, views: dict[str, Table], tools: Iterable[str]) -> None:
+    def __init__(self, package: str, views: Mapping[str, Table], tools: Iterable[str]) -> None:
         self.package = package
         self.views = {name: views[name] for name in tools if name in views}
         self.by_uri = {self.uri(name): name for name in self.views}

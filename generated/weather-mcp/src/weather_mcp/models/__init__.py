@@ -9,21 +9,39 @@ from typing import Any as _Any
 
 # Class -> its module here.
 _MODULE_OF = {
-    'GetForecastResponse': 'get_forecast_response',
-    'GetTemperatureResponse': 'get_temperature_response',
-    'GetTemperaturesResponse': 'get_temperatures_response',
-    'Report': 'report',
-    'ReportIn': 'report_in',
-    'WeatherData': 'weather_data',
+    "GetForecastResponse": "get_forecast_response",
+    "GetTemperatureResponse": "get_temperature_response",
+    "GetTemperaturesResponse": "get_temperatures_response",
+    "Report": "report",
+    "ReportIn": "report_in",
+    "WeatherData": "weather_data",
 }
 # Other names the models' types use (a tool's root type may too): name -> (module, attribute).
 _IMPORTED = {
-    'Annotated': ('typing', 'Annotated',),
-    'AwareDatetime': ('.._runtime', 'AwareDatetime',),
-    'ConfigDict': ('pydantic', 'ConfigDict',),
-    'Field': ('pydantic', 'Field',),
-    'OpenModel': ('.._runtime', 'OpenModel',),
-    'RootModel': ('pydantic', 'RootModel',),
+    "Annotated": (
+        "typing",
+        "Annotated",
+    ),
+    "AwareDatetime": (
+        ".._runtime",
+        "AwareDatetime",
+    ),
+    "ConfigDict": (
+        "pydantic",
+        "ConfigDict",
+    ),
+    "Field": (
+        "pydantic",
+        "Field",
+    ),
+    "OpenModel": (
+        ".._runtime",
+        "OpenModel",
+    ),
+    "RootModel": (
+        "pydantic",
+        "RootModel",
+    ),
 }
 __all__ = sorted(_MODULE_OF)
 

@@ -8,4 +8,4 @@ from .weather_data import WeatherData
 
 
 class GetForecastResponse(RootModel[list[WeatherData]]):
-    root: Annotated[list[WeatherData], Field(title='Response Get Forecast')]
+    root: Annotated[list[WeatherData], Field(title="Response Get Forecast")]

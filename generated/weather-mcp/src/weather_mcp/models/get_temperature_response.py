@@ -6,4 +6,4 @@ from pydantic import Field, RootModel
 
 
 class GetTemperatureResponse(RootModel[int]):
-    root: Annotated[int, Field(title='Response Get Temperature')]
+    root: Annotated[int, Field(title="Response Get Temperature")]

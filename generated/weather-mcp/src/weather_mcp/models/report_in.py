@@ -11,12 +11,15 @@ class ReportIn(OpenModel):
     """
     An observation sent by a weather station.
     """
+
     model_config = ConfigDict(
-        extra='allow',
+        extra="allow",
     )
-    city: Annotated[str, Field(description='City the observation was made in', title='City')]
-    temperature: Annotated[float, Field(description='Temperature in Celsius', title='Temperature')]
-    humidity: Annotated[float, Field(description='Humidity percentage', ge=0.0, le=100.0, title='Humidity')]
-    conditions: Annotated[str, Field(title='Conditions')]
-    observed_at: Annotated[AwareDatetime, Field(description='When it was observed (RFC 3339, with a timezone)', title='Observed At')]
-    station: Annotated[str | None, Field(description='Station identifier', title='Station')] = None
+    city: Annotated[str, Field(description="City the observation was made in", title="City")]
+    temperature: Annotated[float, Field(description="Temperature in Celsius", title="Temperature")]
+    humidity: Annotated[float, Field(description="Humidity percentage", ge=0.0, le=100.0, title="Humidity")]
+    conditions: Annotated[str, Field(title="Conditions")]
+    observed_at: Annotated[
+        AwareDatetime, Field(description="When it was observed (RFC 3339, with a timezone)", title="Observed At")
+    ]
+    station: Annotated[str | None, Field(description="Station identifier", title="Station")] = None

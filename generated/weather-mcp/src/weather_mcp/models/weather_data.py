@@ -11,9 +11,10 @@ class WeatherData(OpenModel):
     """
     Weather at one place and time.
     """
+
     model_config = ConfigDict(
-        extra='allow',
+        extra="allow",
     )
-    temperature: Annotated[float, Field(description='Temperature in Celsius', title='Temperature')]
-    humidity: Annotated[float, Field(description='Humidity percentage', title='Humidity')]
-    conditions: Annotated[str, Field(description='Weather conditions', title='Conditions')]
+    temperature: Annotated[float, Field(description="Temperature in Celsius", title="Temperature")]
+    humidity: Annotated[float, Field(description="Humidity percentage", title="Humidity")]
+    conditions: Annotated[str, Field(description="Weather conditions", title="Conditions")]

@@ -7,21 +7,20 @@
 
 # Tool name -> its module here; the function in that module has the module's name.
 INDEX = {
-    'get_temperature': 'get_temperature',
-    'get_weather': 'get_weather',
-    'get_forecast': 'get_forecast',
-    'get_temperatures': 'get_temperatures',
-    'create_report': 'create_report',
-    'get_report': 'get_report',
-    'delete_report': 'delete_report',
+    "get_temperature": "get_temperature",
+    "get_weather": "get_weather",
+    "get_forecast": "get_forecast",
+    "get_temperatures": "get_temperatures",
+    "create_report": "create_report",
+    "get_report": "get_report",
+    "delete_report": "delete_report",
 }
 
 # Toolset -> its tools (`--toolsets`): the operations' tags in snake_case when the package was generated.
-TOOLSETS = {
-}
+TOOLSETS: dict[str, tuple[str, ...]] = {}
 
 # Tool name -> its table view (MCP Apps, `_runtime/views.py`): the keys from `structuredContent` to
 # the rows, and the columns the spec declares for a row.
 VIEWS = {
-    'get_forecast': (['result'], ['temperature', 'humidity', 'conditions']),
+    "get_forecast": (["result"], ["temperature", "humidity", "conditions"]),
 }

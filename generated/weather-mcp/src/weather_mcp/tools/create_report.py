@@ -14,9 +14,9 @@ from ..upstream import api
 
 
 @tool(
-    operation='POST /v1/reports',
-    name='create_report',
-    title='Submit a station report',
+    operation="POST /v1/reports",
+    name="create_report",
+    title="Submit a station report",
     description="Submit a station report\n\nStore an observation; needs the station's bearer token.",
 )
 async def create_report(
@@ -27,10 +27,10 @@ async def create_report(
     Store an observation; needs the station's bearer token.
     """
     return await api.call(
-        'POST',
-        '/v1/reports',
+        "POST",
+        "/v1/reports",
         json_body=body,
-        security=(('HTTPBearer',),),
-        accept='application/json',
+        security=(("HTTPBearer",),),
+        accept="application/json",
         returns=Report,
     )

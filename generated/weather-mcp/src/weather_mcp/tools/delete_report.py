@@ -14,22 +14,22 @@ from ..upstream import api
 
 
 @tool(
-    operation='DELETE /v1/reports/{report_id}',
-    name='delete_report',
-    title='Delete a stored report',
-    description='Delete a stored report',
+    operation="DELETE /v1/reports/{report_id}",
+    name="delete_report",
+    title="Delete a stored report",
+    description="Delete a stored report",
     destructive=True,
     idempotent=True,
     structured=False,
 )
 async def delete_report(
-    report_id: Annotated[int, Field(description='Report identifier')],
+    report_id: Annotated[int, Field(description="Report identifier")],
 ) -> CallToolResult:
     """Delete a stored report"""
     return await api.call(
-        'DELETE',
-        '/v1/reports/{report_id}',
-        path_params={'report_id': report_id},
-        security=(('HTTPBearer',),),
-        kind='empty',
+        "DELETE",
+        "/v1/reports/{report_id}",
+        path_params={"report_id": report_id},
+        security=(("HTTPBearer",),),
+        kind="empty",
     )

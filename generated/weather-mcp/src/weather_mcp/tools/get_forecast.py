@@ -15,23 +15,23 @@ from ..upstream import api
 
 
 @tool(
-    operation='GET /v1/forecast',
-    name='get_forecast',
-    title='Get a multi-day forecast',
-    description='Get a multi-day forecast',
+    operation="GET /v1/forecast",
+    name="get_forecast",
+    title="Get a multi-day forecast",
+    description="Get a multi-day forecast",
     read_only=True,
     idempotent=True,
 )
 async def get_forecast(
-    city: Annotated[str, Field(description='City name')],
-    days: Annotated[int, Field(description='Number of days', ge=1, le=7)] = 3,
+    city: Annotated[str, Field(description="City name")],
+    days: Annotated[int, Field(description="Number of days", ge=1, le=7)] = 3,
 ) -> Annotated[CallToolResult, list[WeatherData]]:
     """Get a multi-day forecast"""
     return await api.call(
-        'GET',
-        '/v1/forecast',
-        query={'city': city, 'days': days},
-        accept='application/json',
+        "GET",
+        "/v1/forecast",
+        query={"city": city, "days": days},
+        accept="application/json",
         returns=list[WeatherData],
         wrap=True,
     )

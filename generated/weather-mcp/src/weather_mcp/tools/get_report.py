@@ -15,21 +15,21 @@ from ..upstream import api
 
 
 @tool(
-    operation='GET /v1/reports/{report_id}',
-    name='get_report',
-    title='Get a stored report',
-    description='Get a stored report',
+    operation="GET /v1/reports/{report_id}",
+    name="get_report",
+    title="Get a stored report",
+    description="Get a stored report",
     read_only=True,
     idempotent=True,
 )
 async def get_report(
-    report_id: Annotated[int, Field(description='Report identifier')],
+    report_id: Annotated[int, Field(description="Report identifier")],
 ) -> Annotated[CallToolResult, Report]:
     """Get a stored report"""
     return await api.call(
-        'GET',
-        '/v1/reports/{report_id}',
-        path_params={'report_id': report_id},
-        accept='application/json',
+        "GET",
+        "/v1/reports/{report_id}",
+        path_params={"report_id": report_id},
+        accept="application/json",
         returns=Report,
     )

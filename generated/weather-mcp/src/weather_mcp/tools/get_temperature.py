@@ -14,25 +14,25 @@ from ..upstream import api
 
 
 @tool(
-    operation='GET /v1/temperature',
-    name='get_temperature',
-    title='Get the temperature of a city',
-    description='Get the temperature of a city\n\nCurrent temperature in whole degrees Celsius.',
+    operation="GET /v1/temperature",
+    name="get_temperature",
+    title="Get the temperature of a city",
+    description="Get the temperature of a city\n\nCurrent temperature in whole degrees Celsius.",
     read_only=True,
     idempotent=True,
 )
 async def get_temperature(
-    city: Annotated[str, Field(description='City name')],
+    city: Annotated[str, Field(description="City name")],
 ) -> Annotated[CallToolResult, int]:
     """Get the temperature of a city
 
     Current temperature in whole degrees Celsius.
     """
     return await api.call(
-        'GET',
-        '/v1/temperature',
-        query={'city': city},
-        accept='application/json',
+        "GET",
+        "/v1/temperature",
+        query={"city": city},
+        accept="application/json",
         returns=int,
         wrap=True,
     )

@@ -14,22 +14,22 @@ from ..upstream import api
 
 
 @tool(
-    operation='GET /v1/temperatures',
-    name='get_temperatures',
-    title='Get temperatures for several cities',
-    description='Get temperatures for several cities',
+    operation="GET /v1/temperatures",
+    name="get_temperatures",
+    title="Get temperatures for several cities",
+    description="Get temperatures for several cities",
     read_only=True,
     idempotent=True,
 )
 async def get_temperatures(
-    cities: Annotated[list[str], Field(description='City names')],
-    units: Annotated[Literal['celsius', 'fahrenheit'], Field(description='Temperature unit')] = 'celsius',
+    cities: Annotated[list[str], Field(description="City names")],
+    units: Annotated[Literal["celsius", "fahrenheit"], Field(description="Temperature unit")] = "celsius",
 ) -> Annotated[CallToolResult, dict[str, float]]:
     """Get temperatures for several cities"""
     return await api.call(
-        'GET',
-        '/v1/temperatures',
-        query={'cities': cities, 'units': units},
-        accept='application/json',
+        "GET",
+        "/v1/temperatures",
+        query={"cities": cities, "units": units},
+        accept="application/json",
         returns=dict[str, float],
     )

@@ -15,21 +15,21 @@ from ..upstream import api
 
 
 @tool(
-    operation='GET /v1/weather/{city}',
-    name='get_weather',
-    title='Get current weather for a city',
-    description='Get current weather for a city',
+    operation="GET /v1/weather/{city}",
+    name="get_weather",
+    title="Get current weather for a city",
+    description="Get current weather for a city",
     read_only=True,
     idempotent=True,
 )
 async def get_weather(
-    city: Annotated[str, Field(description='City name')],
+    city: Annotated[str, Field(description="City name")],
 ) -> Annotated[CallToolResult, WeatherData]:
     """Get current weather for a city"""
     return await api.call(
-        'GET',
-        '/v1/weather/{city}',
-        path_params={'city': city},
-        accept='application/json',
+        "GET",
+        "/v1/weather/{city}",
+        path_params={"city": city},
+        accept="application/json",
         returns=WeatherData,
     )
