@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported
 
     from .config import FORWARDED_AUTHORIZATION, Scheme, Settings
     from .contracts import IDEMPOTENT_METHODS
-    from .contracts import SOURCE as PROVENANCE_KEY
     from .formats import (
         _EMAIL,
         STRICT_FORMATS,
@@ -52,7 +51,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported
     from .models import CountedModel, DeferredCountedModel, DeferredOpenModel, OpenModel, PropertyCount, build_models
     from .params import encode_query, encode_segment, encode_simple, expand_path
     from .registry import ToolEntry, tool
-    from .results import UpstreamError, adapter, format_validation_error, validate_strict
+    from .results import PROVENANCE_KEY, UpstreamError, adapter, format_validation_error, validate_strict
 
 # Each name the runtime exports -> the module that defines it. Importing the runtime imports none of
 # them: the generator reads `contracts` without loading the MCP SDK, and a server loads the modules of
@@ -76,7 +75,8 @@ _SOURCES = {
         ),
         ".formats",
     ),
-    **dict.fromkeys(("IDEMPOTENT_METHODS", "RETRY_STATUSES", "Api", "encode_multipart", "multipart_parts"), ".http"),
+    "IDEMPOTENT_METHODS": ".contracts",
+    **dict.fromkeys(("RETRY_STATUSES", "Api", "encode_multipart", "multipart_parts"), ".http"),
     **dict.fromkeys(
         ("CountedModel", "DeferredCountedModel", "DeferredOpenModel", "OpenModel", "PropertyCount", "build_models"),
         ".models",

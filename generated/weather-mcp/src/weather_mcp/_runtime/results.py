@@ -12,9 +12,10 @@ import httpx
 from mcp.types import BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent, TextContent
 from pydantic import JsonValue, TypeAdapter, ValidationError
 
-from .contracts import IDEMPOTENT_METHODS
-from .contracts import SOURCE as PROVENANCE_KEY
+from .contracts import IDEMPOTENT_METHODS, SOURCE
 from .formats import NAIVE_DATE_TIME_ERROR
+
+PROVENANCE_KEY = SOURCE  # the _meta key of an answer's provenance (the runtime exports it)
 
 EXCERPT_CHARS = 500
 MAX_ERRORS_SHOWN = 10
