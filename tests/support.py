@@ -40,6 +40,7 @@ WEATHER_TOOLS = (
     "get_weather",
     "get_forecast",
     "get_temperatures",
+    "get_history",
     "create_report",
     "get_report",
     "delete_report",

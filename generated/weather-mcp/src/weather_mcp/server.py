@@ -59,12 +59,15 @@ from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models, registry
 from ._runtime.arguments import ArgumentCheck
 from ._runtime.contracts import unpack_catalog
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, LIST_TOOLSETS, SEARCH_TOOLS, Discovery
+from ._runtime.fields import select as select_fields
 from ._runtime.hosting import BODY_SECONDS, HEADER_SECONDS, WILDCARD_HOSTS, Hosting, Origins, loopback_only
+from ._runtime.links import Links
+from ._runtime.narrowing import Narrowing
 from ._runtime.selection import Selection
 from ._runtime.stdio import CheckedLines
 from ._runtime.views import APP_MIME_TYPE, EXTENSION_ID, TableViews
 from ._runtime.work import Overtime, off_loop
-from .tools import INDEX, TOOLSETS, VIEWS
+from .tools import INDEX, INLINE_BYTES, TOOLSETS, VIEWS
 from .upstream import api
 
 logger = logging.getLogger(__name__)
@@ -131,6 +134,8 @@ class Server(LowLevelServer):
         )
         # The served tools' table views; without any, no resources capability and no Apps extension.
         views = TableViews(PACKAGE, VIEWS, catalog.by_name)
+        links = Links(PACKAGE, ENV_PREFIX, INLINE_BYTES)  # big answers: a preview and a link (resources/read)
+        build = lambda narrowed: _Catalog(CATALOG, self.PAGE_BYTES, forward_authorization_header, narrowed, discovery)  # noqa: E731
         # Resources: the table views, and the whole schemas of the tools the schema budget shortened.
         resources = {
             "on_list_resources": self.typed_mcp_list_resources,
@@ -146,9 +151,11 @@ class Server(LowLevelServer):
             on_list_tools=self.typed_mcp_list_tools,
             on_call_tool=self.typed_mcp_call_tool,
             get_tool_input_schema=self.typed_mcp_input_schema,
-            **(resources if views.views or catalog.shortened else {}),
+            **(resources if views.views or catalog.shortened or links.serves(catalog.tools) else {}),
         )
         self.typed_mcp = catalog
+        self.typed_mcp_links = links
+        self.typed_mcp_narrowing = Narrowing(catalog, catalog.selection, catalog.by_name, build)  # X-MCP-* headers
         self.typed_mcp_views = views
         if views.views:
             self.extensions[EXTENSION_ID] = {}
@@ -161,8 +168,8 @@ class Server(LowLevelServer):
         page's envelope only: the middleware puts the tools in."""
         cursor = params.cursor if params is not None else None
         if _SPLICING.get():
-            return self.typed_mcp.envelope(cursor)
-        return self.typed_mcp.page(cursor)
+            return self.typed_mcp_for(ctx).envelope(cursor)
+        return self.typed_mcp_for(ctx).page(cursor)
 
     async def typed_mcp_splice_tools(self, ctx: Any, call_next: Any) -> Any:
         """Middleware: a tools/list answer is the envelope the SDK shapes for the client's protocol
@@ -181,7 +188,7 @@ class Server(LowLevelServer):
             _SPLICING.reset(token)
         cursor = ctx.params.get("cursor") if isinstance(ctx.params, dict) else None
         if isinstance(result, dict) and result.get("tools") == []:
-            return {**result, "tools": self.typed_mcp.tools_of(cursor)}
+            return {**result, "tools": self.typed_mcp_for(ctx).tools_of(cursor)}
         return await call_next(ctx)
 
     async def typed_mcp_call_tool(self, ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
@@ -189,12 +196,9 @@ class Server(LowLevelServer):
         result with the SDK's message, as `MCPServer` answers it. A tool of the package that the
         server's selection leaves out is an `isError` result saying how to enable it. In discovery
         mode only the discovery tools are served: `call_tool` calls the others."""
-        headers = getattr(ctx.request, "headers", None)  # the HTTP request on streamable HTTP, None on stdio
-        forwarding = headers is not None and self.typed_mcp.forward_authorization
-        forwarded = headers.get("authorization") if forwarding else None
-        token = FORWARDED_AUTHORIZATION.set(forwarded)
+        token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
         try:
-            catalog = self.typed_mcp
+            catalog = self.typed_mcp_for(ctx)
             arguments = params.arguments or {}
             oversized = _oversized(params.name, arguments)
             if oversized:
@@ -207,12 +211,16 @@ class Server(LowLevelServer):
                 if params.name == DESCRIBE_TOOL:
                     return catalog.discovery.describe_tool(arguments, catalog.refusal)
                 if params.name == CALL_TOOL:
-                    return await catalog.discovery.call_tool(arguments, catalog.refusal, self.typed_mcp_call)
+                    result = await catalog.discovery.call_tool(arguments, catalog.refusal, self.typed_mcp_call)
+                    return self.typed_mcp_links.called(catalog.by_name, arguments, result)
                 refused = catalog.refusal(params.name) or _error(
                     f"tool {params.name!r}: this server is in discovery mode: call it with {CALL_TOOL}"
                 )
                 return refused
-            return catalog.refusal(params.name) or await self.typed_mcp_call(params.name, arguments)
+            if catalog.refusal(params.name):
+                return catalog.refusal(params.name)
+            result = await self.typed_mcp_call(params.name, arguments)
+            return self.typed_mcp_links.answer(catalog.by_name.get(params.name), arguments, result)
         finally:
             FORWARDED_AUTHORIZATION.reset(token)
 
@@ -252,6 +260,8 @@ class Server(LowLevelServer):
         """resources/read: a table view's HTML (`text/html;profile=mcp-app`), or a served tool's whole
         schemas (`schemas.py`), as the SDK derives them from its function."""
         address = str(params.uri)
+        if self.typed_mcp_links.owns(address):  # a big answer's link: the call made again, whole
+            return await self.typed_mcp_read_link(ctx, address)
         name = schemas.tool_named(PACKAGE, address)
         if name is not None and name in self.typed_mcp.by_name:
             self.typed_mcp.register(name)
@@ -264,6 +274,27 @@ class Server(LowLevelServer):
             raise MCPError(code=INVALID_PARAMS, message=message)
         content = TextResourceContents(uri=params.uri, mime_type=APP_MIME_TYPE, text=html)
         return ReadResourceResult(contents=[content])
+
+    async def typed_mcp_read_link(self, ctx: ServerRequestContext, address: str) -> ReadResourceResult:
+        """resources/read of a big answer's link (`_runtime/links.py`): the tool it names, if this
+        request may call it, called again with the same arguments (and `fields`), its answer whole."""
+        name, arguments, fields = self.typed_mcp_links.call_of(address)
+        refused = self.typed_mcp_for(ctx).refusal(name)
+        token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
+        try:
+            result = refused or select_fields(await self.typed_mcp_call(name, arguments), fields)
+        finally:
+            FORWARDED_AUTHORIZATION.reset(token)
+        return self.typed_mcp_links.contents(address, result)
+
+    def typed_mcp_forwarded(self, ctx: ServerRequestContext) -> str | None:
+        """The request's Authorization when the server forwards it (None on stdio: no HTTP request)."""
+        headers = getattr(ctx.request, "headers", None)
+        return headers.get("authorization") if headers is not None and self.typed_mcp.forward_authorization else None
+
+    def typed_mcp_for(self, ctx: Any) -> "_Catalog":
+        """The catalog a request sees: the server's, narrowed by its X-MCP-* headers (`_runtime/narrowing.py`)."""
+        return self.typed_mcp_narrowing.catalog(getattr(getattr(ctx, "request", None), "headers", None))
 
     def typed_mcp_input_schema(self, name: str) -> dict[str, Any] | None:
         tool = self.typed_mcp.listed_by_name.get(name)
