@@ -234,3 +234,22 @@ async def test_request_headers_never_widen_what_the_server_serves(demo_url):
             assert [tool.name for tool in (await client.list_tools()).tools] == ["get_weather"]
             refused = await client.call_tool("create_report", {"body": {}})
             assert refused.is_error and "--read-only" in refused.content[0].text
+
+
+def test_the_preview_cuts_the_biggest_lists_keeps_the_rest_and_holds_to_the_schema():
+    preview = runtime("links")._preview
+    page = {"total": 900, "items": [{"id": n, "tags": ["a", "b"]} for n in range(900)], "next": "x"}
+    size = len(json.dumps(page, separators=(",", ":")))
+    value, cuts = preview(page, size, 1000, None)
+    assert value["total"] == 900 and value["next"] == "x" and value["items"] == page["items"][: len(value["items"])]
+    assert len(json.dumps(value, separators=(",", ":"))) <= 1000 < len(json.dumps(page["items"][: cuts[0]["kept"] + 1]))
+    assert cuts == [{"path": ["items"], "kept": len(value["items"]), "total": 900}]
+    two = {"a": list(range(500)), "b": [{"s": "x" * 10}] * 300}
+    value, cuts = preview(two, len(json.dumps(two, separators=(",", ":"))), 600, None)
+    assert len(json.dumps(value, separators=(",", ":"))) <= 600 and {tuple(cut["path"]) for cut in cuts} == {
+        ("a",),
+        ("b",),
+    }
+    at_least = {"type": "object", "properties": {"items": {"type": "array", "minItems": 800}}}
+    assert preview(page, size, 1000, at_least) is None  # a cut the schema refuses is no preview
+    assert preview({"text": "x" * 5000}, 5011, 1000, None) is None  # nothing to cut

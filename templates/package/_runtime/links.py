@@ -91,13 +91,16 @@ class Links:
         structured = result.structured_content
         if tool is None or result.is_error or structured is None or not _reads(tool):
             return result
-        budget = self.budget(tool["name"])
+        try:
+            budget = self.budget(tool["name"])
+        except ValueError as exc:  # a setting the runtime cannot use: said, rather than ignored
+            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
         size = _size(structured)
         if size <= budget:
             return result
         link = self.link(tool, arguments, fields, size)
         schema = tool.get("outputSchema") if fields is None else None
-        preview = _preview(structured, budget, schema)
+        preview = _preview(structured, size, budget, schema)
         report: dict[str, Any] = {"bytes": size, "budget": budget, "uri": link.uri}
         meta = {**(result.meta or {}), TRUNCATED: report}
         whole = f"read the whole answer ({size} bytes of JSON) with resources/read of {link.uri}"
@@ -200,34 +203,33 @@ def _where(path: list[Any]) -> str:
     return ".".join(str(part) for part in path) or "(the answer)"
 
 
-def _preview(value: Any, budget: int, schema: Mapping[str, Any] | None) -> tuple[Any, list[dict[str, Any]]] | None:
-    """`value` with its biggest lists cut to their first items until its JSON fits `budget` bytes and
-    it still validates against `schema` (when given), with the cuts made; None when none does."""
+def _preview(
+    value: Any, total: int, budget: int, schema: Mapping[str, Any] | None
+) -> tuple[Any, list[dict[str, Any]]] | None:
+    """`value` (`total` bytes of JSON) with its biggest lists cut to their first items until its JSON
+    fits `budget` bytes and it still validates against `schema` (when given), with the cuts made;
+    None when none does."""
     cuts: list[dict[str, Any]] = []
     try:
         for _ in range(MAX_CUTS):
-            lists: list[tuple[int, list[Any], list[Any], list[int]]] = []
-            total = _measure(value, [], lists)
             if total <= budget:
                 break
+            lists: list[tuple[list[Any], list[Any]]] = []
+            _outer_lists(value, [], lists)
             if not lists:
                 return None
-            _, path, items, sizes = max(lists, key=lambda found: found[0])
+            if len(lists) == 1:  # the answer is this list and what surrounds it (the usual page shape)
+                path, items = lists[0]
+                size = total - _size(_replace(value, path, [])) + 2
+            else:
+                size, path, items = max(((_size(items), path, items) for path, items in lists), key=lambda f: f[0])
             # Keep the first items whose JSON leaves the whole within the budget, and at least one
             # (a list the schema says is never empty stays valid more often).
-            fixed = total - sum(sizes) - (len(sizes) - 1)  # the bytes of everything but these items
-            room, used, kept = budget - fixed, 0, 0
-            for size in sizes:
-                if used + size + (1 if kept else 0) > room:
-                    break
-                used += size + (1 if kept else 0)
-                kept += 1
-            kept = max(1, kept)
+            kept = max(1, _fitting(items, budget - (total - size + 2)))
             value = _replace(value, path, items[:kept])
             cuts.append({"path": path, "kept": kept, "total": len(items)})
+            total = _size(value)
         else:
-            return None
-        if _size(value) > budget:
             return None
     except RecursionError:
         return None
@@ -245,19 +247,37 @@ def _preview(value: Any, budget: int, schema: Mapping[str, Any] | None) -> tuple
     return value, list(merged.values())
 
 
-def _measure(value: Any, path: list[Any], lists: list[tuple[int, list[Any], list[Any], list[int]]]) -> int:
-    """The bytes of `value`'s compact JSON; every list of two items or more found in it is added to
-    `lists` as (bytes, path, items, each item's bytes)."""
-    if isinstance(value, dict):
-        sizes = [_size(key) + 1 + _measure(item, [*path, key], lists) for key, item in value.items()]
-        return 2 + sum(sizes) + max(len(sizes) - 1, 0)
+def _fitting(items: list[Any], room: int) -> int:
+    """The most first items of `items` whose JSON, commas included, takes `room` bytes or fewer:
+    searched by doubling then halving, so that only prefixes about that size are ever encoded."""
+
+    def fits(count: int) -> bool:
+        return _size(items[:count]) - 2 <= room
+
+    if not fits(1):
+        return 0
+    low, high = 1, 2  # fits(low); high is past the end or does not fit
+    while high <= len(items) and fits(high):
+        low, high = high, high * 2
+    high = min(high, len(items) + 1)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
+
+
+def _outer_lists(value: Any, path: list[Any], found: list[tuple[list[Any], list[Any]]]) -> None:
+    """Every list of two items or more in `value` that no such list holds, with its path: the
+    biggest list of an answer is among them, and nothing inside them needs walking (the JSON of the
+    items is measured by the C encoder, not here)."""
     if isinstance(value, list):
-        sizes = [_measure(item, [*path, index], lists) for index, item in enumerate(value)]
-        total = 2 + sum(sizes) + max(len(sizes) - 1, 0)
         if len(value) > 1:
-            lists.append((total, path, value, sizes))
-        return total
-    return _size(value)
+            found.append((path, value))
+        elif value:
+            _outer_lists(value[0], [*path, 0], found)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _outer_lists(item, [*path, key], found)
 
 
 def _replace(value: Any, path: list[Any], new: Any) -> Any:

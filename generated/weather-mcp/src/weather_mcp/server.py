@@ -212,7 +212,7 @@ class Server(LowLevelServer):
                     return catalog.discovery.describe_tool(arguments, catalog.refusal)
                 if params.name == CALL_TOOL:
                     result = await catalog.discovery.call_tool(arguments, catalog.refusal, self.typed_mcp_call)
-                    return self.typed_mcp_links.called(catalog.by_name, arguments, result)
+                    return await _off_loop(CUTTING, self.typed_mcp_links.called, catalog.by_name, arguments, result)
                 refused = catalog.refusal(params.name) or _error(
                     f"tool {params.name!r}: this server is in discovery mode: call it with {CALL_TOOL}"
                 )
@@ -220,7 +220,8 @@ class Server(LowLevelServer):
             if catalog.refusal(params.name):
                 return catalog.refusal(params.name)
             result = await self.typed_mcp_call(params.name, arguments)
-            return self.typed_mcp_links.answer(catalog.by_name.get(params.name), arguments, result)
+            tool = catalog.by_name.get(params.name)
+            return await _off_loop(CUTTING, self.typed_mcp_links.answer, tool, arguments, result)
         finally:
             FORWARDED_AUTHORIZATION.reset(token)
 
@@ -434,6 +435,7 @@ async def _off_loop(what: str, function: Any, *args: Any) -> Any:
         return _error(str(exc))
 
 
+CUTTING = "cutting a big answer to its inline budget"  # what `_off_loop` names when it takes too long
 # Set while the splice middleware handles a tools/list request (see `Server.typed_mcp_splice_tools`).
 _SPLICING = contextvars.ContextVar("typed_mcp_splicing", default=False)
 
