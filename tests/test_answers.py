@@ -19,8 +19,9 @@ from mcp.shared.exceptions import MCPError
 
 from harness import environment
 from harness.demo.process import free_port, running
+from harness.node_tools import TS1, TS2_MODERN, run_ts_client
 from harness.runtime_loader import runtime
-from support import DEMO
+from support import DEMO, REPO, generate
 
 pytestmark = pytest.mark.anyio
 
@@ -95,6 +96,20 @@ async def test_a_big_answer_is_a_valid_preview_and_a_link_that_reads_it_whole(de
         assert [block.type for block in small.content] == ["text"] and TRUNCATED not in (small.meta or {})
 
 
+@pytest.mark.parametrize("line", [TS1, TS2_MODERN], ids=["ts1", "ts2-modern"])
+def test_strict_typescript_clients_accept_the_preview_and_the_error(demo_url, line):
+    # Both lines validate structuredContent against the outputSchema (AJV): no -32600 or -32602.
+    env = {"PYTHONPATH": str(DEMO / "src"), "WEATHER_MCP_INLINE_BYTES": "2000"}
+    calls = [
+        {"name": "get_history", "arguments": {"city": "London", "hours": 500}},
+        {"name": "get_weather", "arguments": {"city": "Paris"}},
+    ]
+    command = [sys.executable, "-m", "weather_mcp", "--base-url", demo_url]
+    history, weather = run_ts_client(command, env, calls, client=line)["results"]
+    assert history["ok"] and not history["isError"] and 1 < len(history["structuredContent"]["result"]) < 500
+    assert weather["ok"] and not weather["isError"]  # within the budget: whole
+
+
 async def test_the_budget_comes_from_the_environment_and_an_answer_without_a_list_is_an_error_with_the_link(
     demo_url,
 ):
@@ -154,6 +169,26 @@ async def test_two_replicas_sharing_the_key_serve_each_others_links(demo_url):
         async with http, client:
             with pytest.raises(MCPError, match="LINK_KEY"):
                 await client.read_resource(uri)
+
+
+async def test_the_config_sets_the_budget_globally_and_per_operation(demo_url, tmp_path):
+    config = tmp_path / "typed-mcp.toml"
+    config.write_text('inline_bytes = 300\n[operations."GET /v1/history/{city}"]\ninline_bytes = 2000\n')
+    out = tmp_path / "weather-mcp"
+    generate(REPO / "specs" / "weather-api.json", out, "weather-mcp", "--config", str(config))
+    index = (out / "src" / "weather_mcp" / "tools" / "__init__.py").read_text()
+    assert "'get_history': 2000," in index and "'get_forecast': 300," in index
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("WEATHER_MCP_")}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "weather_mcp", "--base-url", demo_url],
+        env={**clean, "PYTHONPATH": str(out / "src")},
+    )
+    async with Client(params) as client:
+        history = await client.call_tool("get_history", {"city": "London", "hours": 100})
+        assert history.meta[TRUNCATED]["budget"] == 2000 and 1 < len(history.structured_content["result"]) < 100
+        forecast = await client.call_tool("get_forecast", {"city": "Tokyo", "days": 7})
+        assert forecast.meta[TRUNCATED]["budget"] == 300
 
 
 # -- discovery mode's fields ---------------------------------------------------------------------------
