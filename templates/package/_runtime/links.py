@@ -27,7 +27,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp.server.request_state import AESGCMRequestStateCodec, InvalidRequestState
@@ -43,6 +43,7 @@ from mcp.types import (
 
 from .arguments import LinearValidator
 from .contracts import INLINE_BYTES, OPERATION, TRUNCATED
+from .fields import select
 
 logger = logging.getLogger(__name__)
 
@@ -178,6 +179,18 @@ class Links:
         if not isinstance(call.get("e"), int) or call["e"] < time.time():
             raise MCPError(code=INVALID_PARAMS, message=f"{uri[:120]}: the link has expired: call the tool again")
         return call["t"], call["a"], call.get("f")
+
+    async def read(
+        self,
+        uri: str,
+        refusal: Callable[[str], CallToolResult | None],
+        call: Callable[[str, dict[str, Any]], Awaitable[CallToolResult]],
+    ) -> ReadResourceResult:
+        """resources/read of a link: the tool it names, unless `refusal` refuses it to this request,
+        `call`ed again with the same arguments (and `fields`), its answer whole."""
+        name, arguments, fields = self.call_of(uri)
+        refused = refusal(name)
+        return self.contents(uri, refused or select(await call(name, arguments), fields))
 
     @staticmethod
     def contents(uri: str, result: CallToolResult) -> ReadResourceResult:

@@ -59,7 +59,6 @@ from ._runtime import FORWARDED_AUTHORIZATION, ToolEntry, build_models, registry
 from ._runtime.arguments import ArgumentCheck
 from ._runtime.contracts import unpack_catalog
 from ._runtime.discovery import CALL_TOOL, DESCRIBE_TOOL, DISCOVERY_TOOLS, LIST_TOOLSETS, SEARCH_TOOLS, Discovery
-from ._runtime.fields import select as select_fields
 from ._runtime.hosting import BODY_SECONDS, HEADER_SECONDS, WILDCARD_HOSTS, Hosting, Origins, loopback_only
 from ._runtime.links import Links
 from ._runtime.narrowing import Narrowing
@@ -262,7 +261,11 @@ class Server(LowLevelServer):
         schemas (`schemas.py`), as the SDK derives them from its function."""
         address = str(params.uri)
         if self.typed_mcp_links.owns(address):  # a big answer's link: the call made again, whole
-            return await self.typed_mcp_read_link(ctx, address)
+            token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
+            try:
+                return await self.typed_mcp_links.read(address, self.typed_mcp_for(ctx).refusal, self.typed_mcp_call)
+            finally:
+                FORWARDED_AUTHORIZATION.reset(token)
         name = schemas.tool_named(PACKAGE, address)
         if name is not None and name in self.typed_mcp.by_name:
             self.typed_mcp.register(name)
@@ -275,18 +278,6 @@ class Server(LowLevelServer):
             raise MCPError(code=INVALID_PARAMS, message=message)
         content = TextResourceContents(uri=params.uri, mime_type=APP_MIME_TYPE, text=html)
         return ReadResourceResult(contents=[content])
-
-    async def typed_mcp_read_link(self, ctx: ServerRequestContext, address: str) -> ReadResourceResult:
-        """resources/read of a big answer's link (`_runtime/links.py`): the tool it names, if this
-        request may call it, called again with the same arguments (and `fields`), its answer whole."""
-        name, arguments, fields = self.typed_mcp_links.call_of(address)
-        refused = self.typed_mcp_for(ctx).refusal(name)
-        token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
-        try:
-            result = refused or select_fields(await self.typed_mcp_call(name, arguments), fields)
-        finally:
-            FORWARDED_AUTHORIZATION.reset(token)
-        return self.typed_mcp_links.contents(address, result)
 
     def typed_mcp_forwarded(self, ctx: ServerRequestContext) -> str | None:
         """The request's Authorization when the server forwards it (None on stdio: no HTTP request)."""
