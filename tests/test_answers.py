@@ -288,3 +288,17 @@ def test_the_preview_cuts_the_biggest_lists_keeps_the_rest_and_holds_to_the_sche
     at_least = {"type": "object", "properties": {"items": {"type": "array", "minItems": 800}}}
     assert preview(page, size, 1000, at_least) is None  # a cut the schema refuses is no preview
     assert preview({"text": "x" * 5000}, 5011, 1000, None) is None  # nothing to cut
+
+
+async def test_a_link_read_goes_upstream_with_the_readers_forwarded_credential(demo_url):
+    # The demo's GET tools take no credential, so the upstream's log shows what was forwarded.
+    port = free_port()
+    with serve(port, demo_url, "--auth", "forwarded", WEATHER_MCP_LINK_KEY=KEY):
+        http, client = http_client(port, {"Authorization": "Bearer first-caller"})
+        async with http, client:
+            uri = link_of(await client.call_tool("get_history", BIG))
+        http, client = http_client(port, {"Authorization": "Bearer reader"})
+        async with http, client:
+            assert whole(await client.read_resource(uri)) == {"result": expected_history(5000)}
+    seen = [r for r in httpx2.get(f"{demo_url}/_debug/requests").json() if r["raw_path"] == "/v1/history/London"]
+    assert [r["authorization"] for r in seen[-2:]] == ["Bearer first-caller", "Bearer reader"]
