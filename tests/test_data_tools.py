@@ -118,6 +118,19 @@ async def test_every_tool_registers_and_every_result_passes(data_package, weathe
     assert deleted.structured_content["data"] is None and "204" in deleted.content[0].text
 
 
+async def test_a_big_answer_is_a_preview_the_profile_and_its_schema_accept(data_package, demo_url):
+    async with Client(server(data_package, demo_url)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        result = await client.call_tool("get_history", {"city": "London", "hours": 5000})
+        assert not result.is_error, result.content
+        data_registry.accept("get_history", result.structured_content)  # the header row is kept
+        jsonschema.Draft202012Validator(tools["get_history"].output_schema).validate(result.structured_content)
+        assert 1 < len(result.structured_content["data"]) < 5000
+        link = next(block for block in result.content if block.type == "resource_link")
+        whole = json.loads((await client.read_resource(link.uri)).contents[0].text)
+        assert len(whole["data"]) == 5000 and len(whole["table"]) == 5001
+
+
 async def call_every_tool(package: Path, base_url: str) -> dict[str, Any]:
     async with Client(server(package, base_url)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -126,6 +139,7 @@ async def call_every_tool(package: Path, base_url: str) -> dict[str, Any]:
             "get_weather": {"city": "Paris"},
             "get_forecast": {"city": "Tokyo", "days": 2},
             "get_temperatures": {"cities": ["London", "Sydney"]},
+            "get_history": {"city": "London", "hours": 24},
             "create_report": {"body": WEATHER_REPORT},
         }
         results = {name: await client.call_tool(name, arguments) for name, arguments in calls.items()}

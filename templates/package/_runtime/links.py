@@ -232,15 +232,17 @@ def _preview(
             if not lists:
                 return None
             if len(lists) == 1:  # the answer is this list and what surrounds it (the usual page shape)
-                path, items = lists[0]
-                size = total - _size(_replace(value, path, [])) + 2
+                sizes = [total - _size(_replace(value, lists[0][0], [])) + 2]
             else:
-                size, path, items = max(((_size(items), path, items) for path, items in lists), key=lambda f: f[0])
-            # Keep the first items whose JSON leaves the whole within the budget, and at least one
-            # (a list the schema says is never empty stays valid more often).
-            kept = max(1, _fitting(items, budget - (total - size + 2)))
-            value = _replace(value, path, items[:kept])
-            cuts.append({"path": path, "kept": kept, "total": len(items)})
+                sizes = [_size(items) for _, items in lists]
+            # Each list keeps its share of the bytes left for lists, in proportion to its size (a
+            # `data` list and the `table` of the same rows are cut alike): its first items that fit,
+            # and at least one (a list the schema says is never empty stays valid more often).
+            share = (budget - (total - sum(sizes))) / sum(sizes)
+            for (path, items), size in zip(lists, sizes, strict=True):
+                kept = max(1, _fitting(items, int(size * share) - 2))
+                value = _replace(value, path, items[:kept])
+                cuts.append({"path": path, "kept": kept, "total": len(items)})
             total = _size(value)
         else:
             return None
