@@ -4,7 +4,8 @@ An answer whose JSON is over the tool's budget (`INLINE_BYTES` of the package, t
 `inline_bytes`; `<PREFIX>_INLINE_BYTES` overrides it for every tool) would fill an agent's context
 with data it rarely reads whole. Instead the result holds:
 
-- `structuredContent`: the answer with its biggest lists cut to their first items until it fits,
+- `structuredContent`: the answer with its lists cut to their first items until it fits (each
+  outermost list keeping a share of the budget in proportion to its size),
   checked against the tool's outputSchema (a strict client validates it); when no such cut fits
   the budget and the schema (a single huge string, a `minItems`), the result is an `isError` without
   structuredContent, which every client accepts, and the link below;
@@ -219,7 +220,7 @@ def _where(path: list[Any]) -> str:
 def _preview(
     value: Any, total: int, budget: int, schema: Mapping[str, Any] | None
 ) -> tuple[Any, list[dict[str, Any]]] | None:
-    """`value` (`total` bytes of JSON) with its biggest lists cut to their first items until its JSON
+    """`value` (`total` bytes of JSON) with its lists cut to their first items until its JSON
     fits `budget` bytes and it still validates against `schema` (when given), with the cuts made;
     None when none does."""
     cuts: list[dict[str, Any]] = []
@@ -282,9 +283,9 @@ def _fitting(items: list[Any], room: int) -> int:
 
 
 def _outer_lists(value: Any, path: list[Any], found: list[tuple[list[Any], list[Any]]]) -> None:
-    """Every list of two items or more in `value` that no such list holds, with its path: the
-    biggest list of an answer is among them, and nothing inside them needs walking (the JSON of the
-    items is measured by the C encoder, not here)."""
+    """Every list of two items or more in `value` that no such list holds, with its path: the lists
+    cut first, and nothing inside them needs walking (the JSON of the items is measured by the C
+    encoder, not here)."""
     if isinstance(value, list):
         if len(value) > 1:
             found.append((path, value))
