@@ -40,6 +40,7 @@ WEATHER_TOOLS = (
     "get_weather",
     "get_forecast",
     "get_temperatures",
+    "get_history",
     "create_report",
     "get_report",
     "delete_report",
@@ -50,6 +51,7 @@ DEMO = REPO / "generated" / "weather-mcp"
 # committed package passes it.
 DEMO_CONFIG = REPO / "specs" / "weather-mcp.toml"
 FORECAST_VIEW = "ui://weather-mcp/tables/get_forecast.html"
+HISTORY_VIEW = "ui://weather-mcp/tables/get_history.html"  # the demo's other list tool
 APPS_CLIENT = [advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})]  # a host that renders views says so
 # The station report the strict-client, serving-mode and end-to-end tests create (their assertions
 # read its values).

@@ -18,7 +18,7 @@ from mcp import Client
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.shared.exceptions import MCPError
 
-from support import APPS_CLIENT, DEMO, FORECAST_VIEW, generate, package_stdio
+from support import APPS_CLIENT, DEMO, FORECAST_VIEW, HISTORY_VIEW, generate, package_stdio
 
 pytestmark = pytest.mark.anyio
 
@@ -35,10 +35,13 @@ async def test_list_tool_points_at_its_view_and_the_server_serves_it(demo_url):
         assert client.server_capabilities.extensions == {EXTENSION_ID: {}}
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert tools["get_forecast"].meta["ui"] == {"resourceUri": FORECAST_VIEW}
-        assert [name for name, tool in tools.items() if "ui" in (tool.meta or {})] == ["get_forecast"]
+        assert [name for name, tool in tools.items() if "ui" in (tool.meta or {})] == ["get_forecast", "get_history"]
 
         resources = (await client.list_resources()).resources
-        assert [(r.uri, r.mime_type) for r in resources] == [(FORECAST_VIEW, APP_MIME_TYPE)]
+        assert [(r.uri, r.mime_type) for r in resources] == [
+            (FORECAST_VIEW, APP_MIME_TYPE),
+            (HISTORY_VIEW, APP_MIME_TYPE),
+        ]
         read = await client.read_resource(FORECAST_VIEW)
         (content,) = read.contents
         assert content.mime_type == APP_MIME_TYPE and str(content.uri) == FORECAST_VIEW
@@ -70,11 +73,17 @@ async def test_views_follow_discovery_mode_and_the_selection(demo_url):
         assert size < 4096
         described = await client.call_tool("describe_tool", {"name": "get_forecast"})
         assert described.structured_content["_meta"]["ui"] == {"resourceUri": FORECAST_VIEW}
-        assert [r.uri for r in (await client.list_resources()).resources] == [FORECAST_VIEW]
+        assert [r.uri for r in (await client.list_resources()).resources] == [FORECAST_VIEW, HISTORY_VIEW]
         called = await client.call_tool("call_tool", {"name": "get_forecast", "arguments": {"city": "Paris"}})
         assert len(called.structured_content["result"]) == 3
-    # A server whose selection serves no list tool has no views, no resources and no Apps extension.
+    # A server whose selection serves no list tool has no views and no Apps extension; it reads the
+    # links to big answers of its read tools (resources/read), and lists no resources.
     async with Client(package_stdio(DEMO, "weather_mcp", "--base-url", demo_url, "--tools", "get_weather")) as client:
+        assert client.server_capabilities.resources is not None and not client.server_capabilities.extensions
+        assert (await client.list_resources()).resources == []
+    # Without a read tool either: no resources at all.
+    args = ("--base-url", demo_url, "--tools", "create_report,delete_report")
+    async with Client(package_stdio(DEMO, "weather_mcp", *args)) as client:
         assert client.server_capabilities.resources is None and not client.server_capabilities.extensions
         with pytest.raises(MCPError):
             await client.list_resources()
@@ -187,5 +196,5 @@ def test_the_eager_server_serves_the_same_views_through_the_sdks_apps_extension(
     assert proc.returncode == 0, proc.stderr
     lazy, eager = json.loads(proc.stdout)
     assert lazy["read"] == eager["read"] and lazy["meta"] == eager["meta"] and lazy["extensions"] == eager["extensions"]
-    assert [r["uri"] for r in lazy["listed"]] == [r["uri"] for r in eager["listed"]] == [FORECAST_VIEW]
+    assert [r["uri"] for r in lazy["listed"]] == [r["uri"] for r in eager["listed"]] == [FORECAST_VIEW, HISTORY_VIEW]
     assert {r["mimeType"] for r in lazy["listed"] + eager["listed"]} == {APP_MIME_TYPE}

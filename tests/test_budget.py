@@ -359,7 +359,7 @@ def test_the_report_is_a_table_on_a_terminal_and_quiet_with_q(tmp_path, monkeypa
     )
     shown = screen.getvalue()
     assert "tokens (bytes/4)" in shown and "biggest tools" in shown and "create_report" in shown and "┃" in shown
-    assert "advice" not in shown  # 7 tools: far below what clients take
+    assert "advice" not in shown  # 8 tools: far below what clients take
     quiet = run_cli(
         "generate", str(REPO / "specs" / "weather-api.json"), "--out", str(tmp_path / "w"), "--no-snapshot", "-q"
     )

@@ -69,7 +69,7 @@ def server(package: Path, base_url: str) -> StdioServerParameters:
 def test_the_registry_refuses_the_default_profile(weather_package, demo_url):
     verdict = registry_check(weather_package, "weather_mcp")
     assert verdict["registered"] == []
-    assert len(verdict["refused"]) == 7 and all("sources" in why for why in verdict["refused"].values())
+    assert len(verdict["refused"]) == 8 and all("sources" in why for why in verdict["refused"].values())
     default_result = httpx.get(f"{demo_url}/v1/weather/Paris").json()  # what a default tool answers
     with pytest.raises(data_registry.Refused, match="no sources"):
         data_registry.accept("get_weather", default_result)
@@ -77,7 +77,7 @@ def test_the_registry_refuses_the_default_profile(weather_package, demo_url):
 
 async def test_every_tool_registers_and_every_result_passes(data_package, weather_package, demo_url):
     verdict = registry_check(data_package, MODULE)
-    assert verdict["refused"] == {} and len(verdict["registered"]) == 7
+    assert verdict["refused"] == {} and len(verdict["registered"]) == 8
     manifest = json.loads((data_package / "typed-mcp.json").read_text())
     assert manifest["profile"] == "data-tools"
 
@@ -118,6 +118,19 @@ async def test_every_tool_registers_and_every_result_passes(data_package, weathe
     assert deleted.structured_content["data"] is None and "204" in deleted.content[0].text
 
 
+async def test_a_big_answer_is_a_preview_the_profile_and_its_schema_accept(data_package, demo_url):
+    async with Client(server(data_package, demo_url)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        result = await client.call_tool("get_history", {"city": "London", "hours": 5000})
+        assert not result.is_error, result.content
+        data_registry.accept("get_history", result.structured_content)  # the header row is kept
+        jsonschema.Draft202012Validator(tools["get_history"].output_schema).validate(result.structured_content)
+        assert 1 < len(result.structured_content["data"]) < 5000
+        link = next(block for block in result.content if block.type == "resource_link")
+        whole = json.loads((await client.read_resource(link.uri)).contents[0].text)
+        assert len(whole["data"]) == 5000 and len(whole["table"]) == 5001
+
+
 async def call_every_tool(package: Path, base_url: str) -> dict[str, Any]:
     async with Client(server(package, base_url)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -126,6 +139,7 @@ async def call_every_tool(package: Path, base_url: str) -> dict[str, Any]:
             "get_weather": {"city": "Paris"},
             "get_forecast": {"city": "Tokyo", "days": 2},
             "get_temperatures": {"cities": ["London", "Sydney"]},
+            "get_history": {"city": "London", "hours": 24},
             "create_report": {"body": WEATHER_REPORT},
         }
         results = {name: await client.call_tool(name, arguments) for name, arguments in calls.items()}
@@ -170,7 +184,7 @@ def test_the_typescript_client_lists_and_calls_data_tools(data_package, demo_url
         {"name": "get_temperature", "arguments": {"city": "London"}},
     ]
     run = run_ts_client(command, {"PYTHONPATH": str(data_package / "src"), **TOKEN}, calls, compile_schemas=True)
-    assert run["tools"] == 7 and run["schemas"]["failures"] == []
+    assert run["tools"] == 8 and run["schemas"]["failures"] == []
     failed = [(r["name"], r["errorCode"], r["error"], r["text"]) for r in run["results"] if not r["ok"] or r["isError"]]
     assert failed == []
     for result in run["results"]:

@@ -39,7 +39,7 @@ def check_structured(tool, result) -> None:
     )
 
 
-async def test_lists_seven_typed_tools(weather_package, demo_url):
+async def test_lists_every_typed_tool(weather_package, demo_url):
     async with Client(stdio(weather_package, demo_url)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert sorted(tools) == sorted(WEATHER_TOOLS)
@@ -191,7 +191,7 @@ async def test_streamable_http_transport(weather_package, demo_url):
     with running(args, f"http://127.0.0.1:{port}/mcp", env):
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert len(tools) == 7
+            assert len(tools) == 8
             result = await client.call_tool("get_forecast", {"city": "Sydney", "days": 1})
             check_structured(tools["get_forecast"], result)
             assert result.structured_content["result"][0]["conditions"] == "rain"

@@ -211,6 +211,7 @@ def test_build_publish_to_a_real_index_and_install_fresh(tmp_path: Path):
             "create_report",
             "delete_report",
             "get_forecast",
+            "get_history",
             "get_report",
             "get_temperature",
             "get_temperatures",

@@ -256,4 +256,5 @@ def _operation(
         deprecated=op.get("deprecated") is True,
         hints=hints.infer(method, request_path, operation_id, summary),
         naive_datetimes=naive and response.kind == "json",
+        inline_bytes=curation.inline_bytes(key) if curation is not None else None,
     )

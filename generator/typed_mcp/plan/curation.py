@@ -110,6 +110,8 @@ class OperationConfig(_Strict):
     annotations: AnnotationsConfig = AnnotationsConfig()
     # "accept": the answer's date-times may come without a timezone (see Config.naive_datetimes)
     naive_datetimes: NaiveDatetimes | None = None
+    # the bytes of JSON the answer holds inline (see Config.inline_bytes)
+    inline_bytes: int | None = Field(None, ge=1)
 
 
 class SchemeConfig(_Strict):
@@ -171,6 +173,10 @@ class Config(_Strict):
     # "accept": every answer's `format: date-time` is published and checked as a pattern that admits
     # date-times with and without a timezone; [operations.X] naive_datetimes says it per operation
     naive_datetimes: NaiveDatetimes = "refuse"
+    # a read (GET) tool's answer over this many bytes of JSON comes as a preview (its lists cut to
+    # their first items) and a resource_link that reads it whole; None: 100,000 (about 25,000 tokens).
+    # [operations.X] inline_bytes says it per operation
+    inline_bytes: int | None = Field(None, ge=1)
     registry: RegistryConfig = RegistryConfig()
 
 
@@ -513,6 +519,12 @@ class Curation:
         if reference is not None and (own := self.config.operations[reference].naive_datetimes) is not None:
             return f"config operations.{_quoted(reference)}.naive_datetimes" if own == "accept" else None
         return "config naive_datetimes" if self.config.naive_datetimes == "accept" else None
+
+    def inline_bytes(self, key: str) -> int | None:
+        """The bytes of JSON the operation's answer holds inline, when the config says (its own wins)."""
+        reference = next((r for r in self.config.operations if self._resolve(r) == key), None)
+        own = self.config.operations[reference].inline_bytes if reference is not None else None
+        return own if own is not None else self.config.inline_bytes
 
     def named(self, key: str) -> bool:
         """The operation is named by x-mcp or the config, not by `names`."""

@@ -93,6 +93,8 @@ class Operation:
     # The config's naive_datetimes: the answer's `format: date-time` is published and checked as a
     # pattern admitting date-times with and without a timezone (plan/variants.py, the "naive" view)
     naive_datetimes: bool = False
+    # The config's inline_bytes for the operation (None: the runtime's default, contracts.INLINE_BYTES)
+    inline_bytes: int | None = None
 
     @property
     def has_output_schema(self) -> bool:

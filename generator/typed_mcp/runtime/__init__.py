@@ -14,7 +14,10 @@ package as `_runtime/` (no templating), so it is plain, tested Python, one modul
 - `introspection`: `--auth oauth`, an OAuth 2.1 resource server checking tokens by RFC 7662 introspection;
 - `arguments`: tool arguments checked against the published inputSchema before anything is sent;
 - `stdio`: stdin lines the SDK's stdio transport cannot read, answered with a JSON-RPC error;
-- `meta`: the `_meta` keys the server writes (reverse-DNS prefixed).
+- `meta`: the `_meta` keys the server writes (reverse-DNS prefixed);
+- `links`: a read tool's answer over its inline budget as a preview and a sealed `resource_link`;
+- `fields`: discovery mode's `call_tool` `fields` (JMESPath);
+- `narrowing`: the X-MCP-* headers that narrow a hosted request's tools.
 
 Guarantees:
 - the host, scheme and base path always come from the configured base URL; path parameters are

@@ -44,6 +44,11 @@ PREFIX = "io.github.typed-mcp/"
 OPERATION = PREFIX + "operation"  # in tools/list: the tool's REST operation, "METHOD /path" (drift reads it)
 SOURCE = PREFIX + "source"  # in a tool result: the upstream request's method, URL (no credentials), status
 TOOL = PREFIX + "tool"  # in discovery mode's call_tool results: the tool that was called
+TRUNCATED = PREFIX + "truncated"  # in a tool result cut to its inline budget: the whole size and the cuts
+FIELDS = PREFIX + "fields"  # in discovery mode's call_tool results: the `fields` expression applied
+# The bytes of JSON a read tool answers inline (about 25,000 tokens); past them, a preview and a
+# resource link to the whole answer (the config's `inline_bytes`, `_runtime/links.py`).
+INLINE_BYTES = 100_000
 OPERATION_META = OPERATION
 # Packages generated before the prefix wrote `typed-mcp/operation` and the like: readers of old
 # catalogs (the semantic diff) accept both.

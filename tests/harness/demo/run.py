@@ -26,6 +26,7 @@ CALLS = [
     ("get_weather", {"city": "Paris"}),
     ("get_forecast", {"city": "Tokyo", "days": 2}),
     ("get_temperatures", {"cities": ["London", "Sydney"]}),
+    ("get_history", {"city": "London", "hours": 3000}),  # over the inline budget: a preview and a link
     (
         "create_report",
         {
@@ -46,6 +47,7 @@ CALLS = [
 
 async def exercise(src: Path, base_url: str, console: Console) -> None:
     env = {**os.environ, "PYTHONPATH": str(src), "WEATHER_MCP_HTTP_BEARER_TOKEN": "demo-token"}
+    env["WEATHER_MCP_INLINE_BYTES"] = "600"  # a small inline budget, so that get_history shows its preview and link
     params = StdioServerParameters(command=sys.executable, args=["-m", "weather_mcp", "--base-url", base_url], env=env)
     async with Client(params) as client:
         tools = (await client.list_tools()).tools
@@ -66,6 +68,9 @@ async def exercise(src: Path, base_url: str, console: Console) -> None:
             status = "[red]isError[/]" if result.is_error else "[green]ok[/]"
             shown = result.structured_content if result.structured_content is not None else result.content[0].text
             console.print(f"{status} [bold]{name}[/]({json.dumps(arguments)})\n    -> {json.dumps(shown)}")
+            for link in [block for block in result.content if block.type == "resource_link"]:
+                whole = (await client.read_resource(link.uri)).contents[0].text
+                console.print(f"    a preview; resources/read of its resource_link gives all {len(whole)} bytes")
 
 
 def main() -> None:

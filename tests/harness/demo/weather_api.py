@@ -108,6 +108,13 @@ def _city(city: str) -> WeatherData:
     return found
 
 
+def _series(base: WeatherData, temperatures: list[float]) -> JSONResponse:
+    """Readings of one place, one per temperature (a forecast's days, a history's hours)."""
+    return JSONResponse(
+        [_drift({"temperature": t, "humidity": base.humidity, "conditions": base.conditions}) for t in temperatures]
+    )
+
+
 def _authorized(credentials: Annotated[HTTPAuthorizationCredentials, Depends(bearer)]) -> None:
     if credentials.credentials != os.environ.get(DEMO_TOKEN_ENV, "demo-token"):
         raise HTTPException(401, "invalid token")
@@ -148,12 +155,7 @@ def get_forecast(
     days: Annotated[int, Query(ge=1, le=7, description="Number of days")] = 3,
 ) -> JSONResponse:
     base = _city(city)
-    return JSONResponse(
-        [
-            _drift({"temperature": base.temperature + day, "humidity": base.humidity, "conditions": base.conditions})
-            for day in range(days)
-        ]
-    )
+    return _series(base, [base.temperature + day for day in range(days)])
 
 
 @app.get(
@@ -171,6 +173,23 @@ def get_temperatures(
         celsius = _city(city).temperature
         result[city] = celsius if units == "celsius" else round(celsius * 9 / 5 + 32, 2)
     return JSONResponse(result)
+
+
+@app.get(
+    "/v1/history/{city}",
+    response_model=list[WeatherData],
+    operation_id="get_history",
+    summary="Get the hourly weather history of a city",
+    responses=NOT_FOUND,
+)
+def get_history(
+    city: Annotated[str, Path(description="City name")],
+    hours: Annotated[int, Query(ge=1, le=100_000, description="Number of hours, the latest first")] = 24,
+) -> JSONResponse:
+    """One reading per hour: a big list when many hours are asked for (an answer over a tool's
+    inline budget)."""
+    base = _city(city)
+    return _series(base, [round(base.temperature - (hour % 24) / 4, 2) for hour in range(hours)])
 
 
 @app.post(

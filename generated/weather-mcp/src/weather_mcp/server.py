@@ -22,7 +22,7 @@ from ._about import (
 from ._runtime import server
 from ._runtime.contracts import unpack_catalog
 from ._runtime.server import Package, Server
-from .tools import INDEX, TOOLSETS, VIEWS
+from .tools import INDEX, INLINE_BYTES, TOOLSETS, VIEWS
 from .upstream import api
 
 __all__ = [
@@ -59,6 +59,7 @@ PACKAGE_INFO = Package(
     description=DESCRIPTION,
     website_url=WEBSITE_URL,
     icons=ICONS,
+    inline_bytes=INLINE_BYTES,
 )
 CATALOG = PACKAGE_INFO.catalog  # the tools/list result, written at generation time
 

@@ -23,7 +23,9 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from . import fields
 from .contracts import TOOL as TOOL_META  # in call_tool's results: the tool that was called
+from .fields import FIELDS_SCHEMA
 from .search import SearchIndex, load
 
 SEARCH_TOOLS = "search_tools"
@@ -161,13 +163,14 @@ DISCOVERY_TOOLS: list[dict[str, Any]] = [
         "title": "Call a tool",
         "description": (
             "Call a tool by name with its arguments (as its inputSchema from "
-            f"{DESCRIBE_TOOL} says); the result is the tool's own."
+            f"{DESCRIBE_TOOL} says); the result is the tool's own, or what `fields` (JMESPath) keeps of it."
         ),
         "inputSchema": {
             "type": "object",
             "properties": {
                 "name": _NAME,
                 "arguments": {"type": "object", "description": "the tool's arguments", "default": {}},
+                "fields": FIELDS_SCHEMA,
             },
             "required": ["name"],
         },
@@ -279,7 +282,10 @@ class Discovery:
             return found
         if not isinstance(tool_arguments, dict):
             return error(f"{CALL_TOOL}: `arguments` must be an object (the tool's arguments)")
-        result = await call(found["name"], tool_arguments)
+        refused = fields.refusal(arguments.get("fields"))
+        if refused:
+            return error(refused)
+        result = fields.select(await call(found["name"], tool_arguments), arguments.get("fields"))
         return result.model_copy(update={"meta": {**(result.meta or {}), TOOL_META: found["name"]}})
 
     def _tool(self, name: Any, refusal: Refusal, caller: str) -> Mapping[str, Any] | CallToolResult:

@@ -22,7 +22,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
@@ -57,7 +57,9 @@ from .arguments import ArgumentCheck
 from .config import FORWARDED_AUTHORIZATION
 from .contracts import unpack_catalog
 from .http import Api
+from .links import Links
 from .models import build_models
+from .narrowing import Narrowed, Narrowing
 from .registry import ToolEntry
 from .selection import Selection
 from .stdio import CheckedLines
@@ -109,6 +111,8 @@ class Package:
     description: str | None = None
     website_url: str | None = None
     icons: Sequence[Mapping[str, Any]] = ()
+    # tool name -> the bytes of JSON it answers inline, where the config changes the default (`links.py`)
+    inline_bytes: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def catalog(self) -> Path:
@@ -190,11 +194,14 @@ class Server(LowLevelServer):
         selection: Selection | None = None,
         discovery: bool = False,
     ) -> None:
-        catalog = _Catalog(package, self.PAGE_BYTES, forward_authorization_header, selection or Selection(), discovery)
+        selection = selection or Selection()
+        catalog = _Catalog(package, self.PAGE_BYTES, forward_authorization_header, selection, discovery)
         # The served tools that have a table view; without any, no resources capability and no Apps extension.
         viewed = [name for name in catalog.by_name if name in package.views]
-        # Resources: the table views, and the whole schemas of the tools the schema budget shortened.
-        resources = bool(viewed or catalog.shortened)
+        links = Links(package.name, package.env_prefix, package.inline_bytes)  # big answers: a preview and a link
+        # Resources: the table views, the whole schemas of the tools the schema budget shortened, and
+        # the links to big answers.
+        resources = bool(viewed or catalog.shortened or links.serves(catalog.tools))
         super().__init__(
             package.name,
             **package.server_info,
@@ -207,6 +214,13 @@ class Server(LowLevelServer):
         )
         self.typed_mcp = catalog
         self.typed_mcp_viewed = viewed
+        self.typed_mcp_links = links
+
+        def narrowed(selection: Narrowed) -> _Catalog:
+            return _Catalog(package, self.PAGE_BYTES, forward_authorization_header, selection, discovery)
+
+        # The catalog a hosted request sees, narrowed by its X-MCP-* headers (never widened).
+        self.typed_mcp_narrowing = Narrowing(catalog, selection, catalog.by_name, narrowed)
         if viewed:
             from mcp.server.apps import EXTENSION_ID
 
@@ -227,8 +241,8 @@ class Server(LowLevelServer):
         page's envelope only: the middleware puts the tools in."""
         cursor = params.cursor if params is not None else None
         if _SPLICING.get():
-            return self.typed_mcp.envelope(cursor)
-        return self.typed_mcp.page(cursor)
+            return self.typed_mcp_for(ctx).envelope(cursor)
+        return self.typed_mcp_for(ctx).page(cursor)
 
     async def typed_mcp_splice_tools(self, ctx: Any, call_next: Any) -> Any:
         """Middleware: a tools/list answer is the envelope the SDK shapes for the client's protocol
@@ -247,7 +261,7 @@ class Server(LowLevelServer):
             _SPLICING.reset(token)
         cursor = ctx.params.get("cursor") if isinstance(ctx.params, dict) else None
         if isinstance(result, dict) and result.get("tools") == []:
-            return {**result, "tools": self.typed_mcp.tools_of(cursor)}
+            return {**result, "tools": self.typed_mcp_for(ctx).tools_of(cursor)}
         return await call_next(ctx)
 
     async def typed_mcp_call_tool(self, ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
@@ -255,27 +269,28 @@ class Server(LowLevelServer):
         result with the SDK's message, as `MCPServer` answers it. A tool of the package that the
         server's selection leaves out is an `isError` result saying how to enable it. In discovery
         mode only the discovery tools are served: `call_tool` calls the others."""
-        headers = getattr(ctx.request, "headers", None)  # the HTTP request on streamable HTTP, None on stdio
-        forwarding = headers is not None and self.typed_mcp.forward_authorization
-        forwarded = headers.get("authorization") if forwarding and headers is not None else None
-        token = FORWARDED_AUTHORIZATION.set(forwarded)
+        token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
         try:
-            catalog = self.typed_mcp
+            catalog = self.typed_mcp_for(ctx)
             arguments = params.arguments or {}
             oversized = _oversized(catalog.info, params.name, arguments)
             if oversized:
                 return _error(oversized)
             if catalog.discovery is not None:
-                return await self.typed_mcp_discover(params.name, arguments)
-            return catalog.refusal(params.name) or await self.typed_mcp_call(params.name, arguments)
+                return await self.typed_mcp_discover(catalog, params.name, arguments)
+            refused = catalog.refusal(params.name)
+            if refused is not None:
+                return refused
+            result = await self.typed_mcp_call(params.name, arguments)
+            tool = catalog.by_name.get(params.name)
+            return await _off_loop(catalog.info, CUTTING, self.typed_mcp_links.answer, tool, arguments, result)
         finally:
             FORWARDED_AUTHORIZATION.reset(token)
 
-    async def typed_mcp_discover(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def typed_mcp_discover(self, catalog: _Catalog, name: str, arguments: dict[str, Any]) -> CallToolResult:
         """A call in discovery mode: one of the discovery tools, or the refusal of any other."""
         from . import discovery  # loaded with the mode (`_Catalog`)
 
-        catalog = self.typed_mcp
         found = catalog.discovery
         assert found is not None
         if name == discovery.SEARCH_TOOLS:
@@ -285,7 +300,9 @@ class Server(LowLevelServer):
         if name == discovery.DESCRIBE_TOOL:
             return found.describe_tool(arguments, catalog.refusal)
         if name == discovery.CALL_TOOL:
-            return await found.call_tool(arguments, catalog.refusal, self.typed_mcp_call)
+            result = await found.call_tool(arguments, catalog.refusal, self.typed_mcp_call)
+            links = self.typed_mcp_links
+            return await _off_loop(catalog.info, CUTTING, links.called, catalog.by_name, arguments, result)
         return catalog.refusal(name) or _error(
             f"tool {name!r}: this server is in discovery mode: call it with {discovery.CALL_TOOL}"
         )
@@ -328,6 +345,12 @@ class Server(LowLevelServer):
         """resources/read: a table view's HTML (`text/html;profile=mcp-app`), or a served tool's whole
         schemas (`schemas.py`), as the SDK derives them from its function."""
         address = str(params.uri)
+        if self.typed_mcp_links.owns(address):  # a big answer's link: the call made again, whole
+            token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
+            try:
+                return await self.typed_mcp_links.read(address, self.typed_mcp_for(ctx).refusal, self.typed_mcp_call)
+            finally:
+                FORWARDED_AUTHORIZATION.reset(token)
         name = schemas.tool_named(self.typed_mcp.info.name, address)
         if name is not None and name in self.typed_mcp.by_name:
             self.typed_mcp.register(name)
@@ -342,6 +365,15 @@ class Server(LowLevelServer):
 
         content = TextResourceContents(uri=params.uri, mime_type=APP_MIME_TYPE, text=html)
         return ReadResourceResult(contents=[content])
+
+    def typed_mcp_forwarded(self, ctx: ServerRequestContext) -> str | None:
+        """The request's Authorization when the server forwards it (None on stdio: no HTTP request)."""
+        headers = getattr(ctx.request, "headers", None)
+        return headers.get("authorization") if headers is not None and self.typed_mcp.forward_authorization else None
+
+    def typed_mcp_for(self, ctx: Any) -> _Catalog:
+        """The catalog a request sees: the server's, narrowed by its X-MCP-* headers (`narrowing.py`)."""
+        return self.typed_mcp_narrowing.catalog(getattr(getattr(ctx, "request", None), "headers", None))
 
     def typed_mcp_input_schema(self, name: str) -> dict[str, Any] | None:
         tool = self.typed_mcp.listed_by_name.get(name)
@@ -363,7 +395,12 @@ class _Catalog:
     (`listed`: those tools, or the discovery tools) cut into pages, and the `MCPServer` that calls them."""
 
     def __init__(
-        self, package: Package, page_bytes: int, forward_authorization: bool, selection: Selection, discovery: bool
+        self,
+        package: Package,
+        page_bytes: int,
+        forward_authorization: bool,
+        selection: Selection | Narrowed,
+        discovery: bool,
     ) -> None:
         self.info = package
         tools, sizes, trimmed = unpack_catalog(json.loads(package.catalog.read_bytes()))
@@ -484,6 +521,7 @@ async def _off_loop(package: Package, what: str, function: Callable[..., _T], *a
         return _error(str(exc))
 
 
+CUTTING = "cutting a big answer to its inline budget"  # what `_off_loop` names when it takes too long
 # Set while the splice middleware handles a tools/list request (see `Server.typed_mcp_splice_tools`).
 _SPLICING = contextvars.ContextVar("typed_mcp_splicing", default=False)
 

@@ -10,6 +10,7 @@ from typing import Any as _Any
 # Class -> its module here.
 _MODULE_OF = {
     "GetForecastResponse": "get_forecast_response",
+    "GetHistoryResponse": "get_history_response",
     "GetTemperatureResponse": "get_temperature_response",
     "GetTemperaturesResponse": "get_temperatures_response",
     "Report": "report",

@@ -11,6 +11,7 @@ INDEX = {
     "get_weather": "get_weather",
     "get_forecast": "get_forecast",
     "get_temperatures": "get_temperatures",
+    "get_history": "get_history",
     "create_report": "create_report",
     "get_report": "get_report",
     "delete_report": "delete_report",
@@ -23,4 +24,9 @@ TOOLSETS: dict[str, tuple[str, ...]] = {}
 # the rows, and the columns the spec declares for a row.
 VIEWS = {
     "get_forecast": (["result"], ["temperature", "humidity", "conditions"]),
+    "get_history": (["result"], ["temperature", "humidity", "conditions"]),
 }
+
+# Tool name -> the bytes of JSON its answer holds inline, where the config's `inline_bytes` changes
+# the default (`_runtime/links.py`): past them, a read tool answers with a preview and a resource link.
+INLINE_BYTES: dict[str, int] = {}
