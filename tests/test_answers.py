@@ -177,7 +177,7 @@ async def test_the_config_sets_the_budget_globally_and_per_operation(demo_url, t
     out = tmp_path / "weather-mcp"
     generate(REPO / "specs" / "weather-api.json", out, "weather-mcp", "--config", str(config))
     index = (out / "src" / "weather_mcp" / "tools" / "__init__.py").read_text()
-    assert "'get_history': 2000," in index and "'get_forecast': 300," in index
+    assert '"get_history": 2000,' in index and '"get_forecast": 300,' in index
     clean = {k: v for k, v in os.environ.items() if not k.startswith("WEATHER_MCP_")}
     params = StdioServerParameters(
         command=sys.executable,
