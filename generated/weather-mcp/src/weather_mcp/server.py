@@ -196,7 +196,8 @@ class Server(LowLevelServer):
         try:
             catalog = self.typed_mcp
             arguments = params.arguments or {}
-            oversized = _oversized(params.name, arguments)
+            size = _json_bytes(params.name, arguments)
+            oversized = _oversized(params.name, size)
             if oversized:
                 return _error(oversized)
             if catalog.discovery is not None:
@@ -212,17 +213,18 @@ class Server(LowLevelServer):
                     f"tool {params.name!r}: this server is in discovery mode: call it with {CALL_TOOL}"
                 )
                 return refused
-            return catalog.refusal(params.name) or await self.typed_mcp_call(params.name, arguments)
+            return catalog.refusal(params.name) or await self.typed_mcp_call(params.name, arguments, size)
         finally:
             FORWARDED_AUTHORIZATION.reset(token)
 
-    async def typed_mcp_call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def typed_mcp_call(self, name: str, arguments: dict[str, Any], size: int | None = None) -> CallToolResult:
         """A tool's result exactly as tools/call answers it in full mode. Arguments its inputSchema
-        refuses are an error result naming the fields; no request is sent."""
+        refuses are an error result naming the fields; no request is sent. `size`: the bytes of JSON of
+        the name and arguments, when known (a small check runs on the loop: `_runtime/work.py`)."""
         tool = self.typed_mcp.by_name.get(name)
         if tool is not None:
             what, check = f"checking the arguments of {name!r}", self.typed_mcp.arguments
-            refused = await _off_loop(what, _refused, check, name, tool["inputSchema"], arguments)
+            refused = await _off_loop(what, _refused, check, name, tool["inputSchema"], arguments, size=size)
             if refused is not None:
                 return refused
         try:
@@ -368,14 +370,18 @@ def _error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def _oversized(name: str, arguments: dict[str, Any]) -> str | None:
-    """The error for a call whose name and arguments hold more JSON than `…_MAX_ARGUMENT_BYTES`, said
-    before anything checks, searches or sends them; None for one within it."""
+def _json_bytes(name: str, arguments: dict[str, Any]) -> int:
+    """The UTF-8 bytes of JSON of a call's name and arguments."""
+    return len(json.dumps([name, arguments], ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def _oversized(name: str, size: int) -> str | None:
+    """The error for a call whose name and arguments hold more JSON (`size` bytes) than
+    `…_MAX_ARGUMENT_BYTES`, said before anything checks, searches or sends them; None for one within it."""
     try:
         limit = api.max_argument_bytes
     except ValueError as exc:  # a setting changed since the start to one the runtime cannot use
         return str(exc)
-    size = len(json.dumps([name, arguments], ensure_ascii=False, separators=(",", ":")).encode())
     if size <= limit:
         return None
     return (
@@ -390,15 +396,15 @@ def _refused(check: ArgumentCheck, name: str, schema: dict[str, Any], arguments:
     return _error(refused) if refused else None
 
 
-async def _off_loop(what: str, function: Any, *args: Any) -> Any:
-    """`function(*args)` in a worker thread within the call's timeout (`_runtime/work.py`); past it, an
-    error result naming `what`."""
+async def _off_loop(what: str, function: Any, *args: Any, size: int | None = None) -> Any:
+    """`function(*args)` in a worker thread within the call's timeout, or on the loop for a `size`
+    small enough (`_runtime/work.py`); past the timeout, an error result naming `what`."""
     try:
         seconds = api.timeout
     except ValueError as exc:  # the setting changed since the start to one the runtime cannot use
         return _error(str(exc))
     try:
-        return await off_loop(what, seconds, function, *args)
+        return await off_loop(what, seconds, function, *args, size=size)
     except Overtime as exc:
         return _error(str(exc))
 

@@ -11,6 +11,7 @@ Auth modes (`--auth`, or `<PREFIX>_AUTH`):
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import math
@@ -36,6 +37,7 @@ class HostingError(ValueError):
     """A hosting option the server cannot start with; the message is one line saying what to change."""
 
 
+@functools.lru_cache(maxsize=256)  # asked on every request, of the few addresses a server listens on
 def is_loopback_host(host: str | None) -> bool:
     """`localhost` or a loopback IP address (brackets allowed). Any other name may resolve anywhere."""
     host = (host or "").strip("[]")
