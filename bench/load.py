@@ -305,7 +305,7 @@ def measure(server: str, mix: str, workers: int, args: argparse.Namespace, upstr
         count_before, peers_before = upstream_get(upstream, "_count"), Counter(upstream_get(upstream, "_peers"))
         with Watch(pids, port, int(upstream.rsplit(":", 1)[1])) as watch:
             url = f"http://127.0.0.1:{port}/mcp"
-            results = run_clients(url, args.clients, args.calls, args.client_processes, MIXES[mix], server)
+            results = run_clients(url, args, MIXES[mix], server)
         count, peers = upstream_get(upstream, "_count"), Counter(upstream_get(upstream, "_peers"))
         cpu = [cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before, strict=True)]
         rss = [peak_rss_mib(pid) for pid in pids]
@@ -339,17 +339,18 @@ def measure(server: str, mix: str, workers: int, args: argparse.Namespace, upstr
     )
 
 
-def run_clients(url: str, clients: int, calls: int, processes: int, writes: float, server: str) -> list[dict]:
-    """`clients` sessions and `calls` calls, shared as evenly as possible by `processes` processes."""
+def run_clients(url: str, args: argparse.Namespace, writes: float, server: str) -> list[dict]:
+    """`args.clients` sessions and `args.calls` calls, shared as evenly as possible by the client processes."""
+    clients, calls, processes = args.clients, args.calls, args.client_processes
     procs = []
     for index in range(processes):
         share_clients = clients // processes + (1 if index < clients % processes else 0)
         share_calls = calls // processes + (1 if index < calls % processes else 0)
-        args = [sys.executable, str(BENCH / "load_clients.py"), "--url", url, "--writes", str(writes)]
-        args += ["--clients", str(share_clients), "--calls", str(share_calls)]
+        command = [sys.executable, str(BENCH / "load_clients.py"), "--url", url, "--writes", str(writes)]
+        command += ["--clients", str(share_clients), "--calls", str(share_calls), "--ramp", str(args.ramp)]
         if server == "FastMCP":
-            args.append("--flat-body")  # from_openapi makes the body's fields the arguments
-        procs.append(subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+            command.append("--flat-body")  # from_openapi makes the body's fields the arguments
+        procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
     results = []
     for proc in procs:
         out, _ = proc.communicate()
@@ -427,6 +428,12 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=100, help="concurrent MCP client sessions")
     parser.add_argument("--calls", type=int, default=5_000, help="tool calls in all, per row")
     parser.add_argument("--client-processes", type=int, default=2, help="processes the clients are spread over")
+    parser.add_argument(
+        "--ramp",
+        type=float,
+        default=5.0,
+        help="seconds over which the sessions open (0: all at once, which lands them on whichever worker wakes first)",
+    )
     parser.add_argument("--json-response", action="store_true", help="both servers answer JSON instead of SSE")
     parser.add_argument(
         "--no-wait-workers",

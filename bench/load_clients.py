@@ -16,7 +16,9 @@ flight at a moment.
 
     python bench/load_clients.py --url http://127.0.0.1:8000/mcp --clients 50 --calls 10000 [--writes 0.5]
 
-`--flat-body`: the report's fields are the write's arguments themselves (FastMCP `from_openapi`'s
+`--ramp SECONDS`: the sessions open one after another over that time rather than all at once (a
+burst of connections lands on whichever server worker wakes first: asyncio accepts every pending
+connection in one go). `--flat-body`: the report's fields are the write's arguments themselves (FastMCP `from_openapi`'s
 form), not one `body` argument (typed-mcp's).
 """
 
@@ -92,10 +94,13 @@ def expected(tool: str, arguments: dict, structured: dict | None) -> bool:
     return isinstance(structured, dict) and structured == report_answer(report, structured.get("id"))
 
 
-async def client(url: str, index: int, calls: int, writes: float, flat: bool, timeout: float, tally: Tally) -> None:
+async def client(
+    url: str, index: int, calls: int, writes: float, flat: bool, ramp: float, timeout: float, tally: Tally
+) -> None:
     """One session: its share of the calls, one after another (until `tally.until`, when set)."""
     done, settled = 0, False
     try:
+        await anyio.sleep(index * ramp)  # sessions opened one after another (`--ramp`), not in one burst
         async with Client(streamable_http_client(url)) as session:
             listed = {tool.name for tool in (await session.list_tools()).tools}
             if not EXPECTED_TOOLS <= listed:
@@ -137,13 +142,21 @@ async def client(url: str, index: int, calls: int, writes: float, flat: bool, ti
 
 
 async def run(
-    url: str, clients: int, calls: int, writes: float, timeout: float, record: bool, duration: float, flat: bool
+    url: str,
+    clients: int,
+    calls: int,
+    writes: float,
+    timeout: float,
+    record: bool,
+    duration: float,
+    flat: bool,
+    ramp: float,
 ) -> Tally:
     tally = Tally(clients, record)
     shares = [calls // clients + (1 if index < calls % clients else 0) for index in range(clients)]
     async with anyio.create_task_group() as group:
         for index, share in enumerate(shares):
-            group.start_soon(client, url, index, share, writes, flat, timeout, tally)
+            group.start_soon(client, url, index, share, writes, flat, ramp / clients, timeout, tally)
         await tally.opened.wait()
         tally.start = time.time()
         tally.until = tally.start + duration if duration else 0.0
@@ -165,8 +178,9 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=0.0, help="stop after this many seconds (calls: at most)")
     parser.add_argument("--record", action="store_true", help="also print every call's times and outcome")
     parser.add_argument("--flat-body", action="store_true", help="a write's arguments are the report's fields")
+    parser.add_argument("--ramp", type=float, default=0.0, help="seconds over which the sessions are opened")
     args = parser.parse_args()
-    options = (args.writes, args.timeout, args.record, args.duration, args.flat_body)
+    options = (args.writes, args.timeout, args.record, args.duration, args.flat_body, args.ramp)
     tally = anyio.run(run, args.url, args.clients, args.calls, *options)
     times = os.times()
     fields = ("latencies", "errors", "lost", "samples", "start", "end")
