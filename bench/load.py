@@ -12,8 +12,11 @@ latency, throughput, the servers' CPU per call, and per worker its peak RSS, CPU
 it made (the upstream counts requests per connection; the harness maps each connection to the worker
 that holds it, through /proc) and the client connections it accepted. Then the ratios of the two.
 
-    make load                      # = .venv/bin/python bench/load.py --markdown bench/LOAD.md
-    .venv/bin/python bench/load.py --workers 1,4 --clients 100 --calls 5000 --mixes read,write
+    make load                      # = .venv/bin/python bench/load.py (LOAD_ARGS=... adds options)
+    .venv/bin/python bench/load.py --workers 1,4 --clients 100 --calls 3000 --markdown bench/LOAD.md
+
+The sessions open over `--ramp` seconds: opened in one burst, they land on whichever worker wakes
+first (asyncio accepts every pending connection at once), which measures the burst, not the server.
 
 Linux only (workers, sockets, RSS and CPU come from /proc).
 """
@@ -426,7 +429,7 @@ def main() -> None:
     parser.add_argument("--mixes", default=",".join(MIXES), help="client mixes: read, write (comma-separated)")
     parser.add_argument("--workers", default="1,4", help="worker counts to measure, in order (comma-separated)")
     parser.add_argument("--clients", type=int, default=100, help="concurrent MCP client sessions")
-    parser.add_argument("--calls", type=int, default=5_000, help="tool calls in all, per row")
+    parser.add_argument("--calls", type=int, default=3_000, help="tool calls in all, per row")
     parser.add_argument("--client-processes", type=int, default=2, help="processes the clients are spread over")
     parser.add_argument(
         "--ramp",
