@@ -262,12 +262,13 @@ class Server(LowLevelServer):
         try:
             catalog = self.typed_mcp
             arguments = params.arguments or {}
-            oversized = _oversized(catalog.info, params.name, arguments)
+            size = _json_bytes(params.name, arguments)
+            oversized = _oversized(catalog.info, params.name, size)
             if oversized:
                 return _error(oversized)
             if catalog.discovery is not None:
                 return await self.typed_mcp_discover(params.name, arguments)
-            return catalog.refusal(params.name) or await self.typed_mcp_call(params.name, arguments)
+            return catalog.refusal(params.name) or await self.typed_mcp_call(params.name, arguments, size)
         finally:
             FORWARDED_AUTHORIZATION.reset(token)
 
@@ -290,14 +291,15 @@ class Server(LowLevelServer):
             f"tool {name!r}: this server is in discovery mode: call it with {discovery.CALL_TOOL}"
         )
 
-    async def typed_mcp_call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def typed_mcp_call(self, name: str, arguments: dict[str, Any], size: int | None = None) -> CallToolResult:
         """A tool's result exactly as tools/call answers it in full mode. Arguments its inputSchema
-        refuses are an error result naming the fields; no request is sent."""
+        refuses are an error result naming the fields; no request is sent. `size`: the bytes of JSON of
+        the name and arguments, when known (a small check runs on the loop: `work.py`)."""
         tool = self.typed_mcp.by_name.get(name)
         if tool is not None:
             what, check = f"checking the arguments of {name!r}", self.typed_mcp.arguments
             package = self.typed_mcp.info
-            refused = await _off_loop(package, what, _refused, check, name, tool["inputSchema"], arguments)
+            refused = await _off_loop(package, what, _refused, check, name, tool["inputSchema"], arguments, size=size)
             if refused is not None:
                 return refused
         try:
@@ -449,14 +451,18 @@ def _error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def _oversized(package: Package, name: str, arguments: dict[str, Any]) -> str | None:
-    """The error for a call whose name and arguments hold more JSON than `…_MAX_ARGUMENT_BYTES`, said
-    before anything checks, searches or sends them; None for one within it."""
+def _json_bytes(name: str, arguments: dict[str, Any]) -> int:
+    """The UTF-8 bytes of JSON of a call's name and arguments."""
+    return len(json.dumps([name, arguments], ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def _oversized(package: Package, name: str, size: int) -> str | None:
+    """The error for a call whose name and arguments hold more JSON (`size` bytes) than
+    `…_MAX_ARGUMENT_BYTES`, said before anything checks, searches or sends them; None for one within it."""
     try:
         limit = package.api.max_argument_bytes
     except ValueError as exc:  # a setting changed since the start to one the runtime cannot use
         return str(exc)
-    size = len(json.dumps([name, arguments], ensure_ascii=False, separators=(",", ":")).encode())
     if size <= limit:
         return None
     return (
@@ -471,15 +477,17 @@ def _refused(check: ArgumentCheck, name: str, schema: dict[str, Any], arguments:
     return _error(refused) if refused else None
 
 
-async def _off_loop(package: Package, what: str, function: Callable[..., _T], *args: Any) -> _T | CallToolResult:
-    """`function(*args)` in a worker thread within the call's timeout (`work.py`); past it, an error
-    result naming `what`."""
+async def _off_loop(
+    package: Package, what: str, function: Callable[..., _T], *args: Any, size: int | None = None
+) -> _T | CallToolResult:
+    """`function(*args)` in a worker thread within the call's timeout, or on the loop for a `size`
+    small enough (`work.py`); past the timeout, an error result naming `what`."""
     try:
         seconds = package.api.timeout
     except ValueError as exc:  # the setting changed since the start to one the runtime cannot use
         return _error(str(exc))
     try:
-        return await off_loop(what, seconds, function, *args)
+        return await off_loop(what, seconds, function, *args, size=size)
     except Overtime as exc:
         return _error(str(exc))
 
