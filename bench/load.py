@@ -385,16 +385,16 @@ def ratios(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def versions() -> str:
+def versions(servers: set[str]) -> str:
+    ours = importlib.metadata.version
+    text = f"Python {platform.python_version()}; typed-mcp: mcp {ours('mcp')}, uvicorn {ours('uvicorn')}"
+    if "FastMCP" not in servers:  # its environment is made only when it is measured
+        return text
     probe = "import importlib.metadata as m; print(m.version('fastmcp'), m.version('mcp'), m.version('uvicorn'))"
     fastmcp, fastmcp_sdk, fastmcp_uvicorn = subprocess.run(
         [str(FASTMCP_PYTHON), "-c", probe], capture_output=True, text=True, check=True
     ).stdout.split()
-    ours = importlib.metadata.version
-    return (
-        f"Python {platform.python_version()}; typed-mcp: mcp {ours('mcp')}, uvicorn {ours('uvicorn')}; "
-        f"FastMCP {fastmcp}: mcp {fastmcp_sdk}, uvicorn {fastmcp_uvicorn}"
-    )
+    return f"{text}; FastMCP {fastmcp}: mcp {fastmcp_sdk}, uvicorn {fastmcp_uvicorn}"
 
 
 def machine() -> str:
@@ -408,12 +408,13 @@ def machine() -> str:
 def report(rows: list[Row], argv: list[str], began: str) -> str:
     loads = [value for row in rows for value in row.loads]
     spread = f"{min(loads):.1f} / {statistics.median(loads):.1f} / {max(loads):.1f}" if loads else "n/a"
+    measured = versions({row.server for row in rows})
     return "\n".join(
         [
             f"Command: `.venv/bin/python bench/load.py {' '.join(argv)}`",
             "",
             f"Run: {began} to {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()};",
-            f"{versions()}. Load average (1 min) during the rows, min / median / max: {spread}.",
+            f"{measured}. Load average (1 min) during the rows, min / median / max: {spread}.",
             "",
             table(rows),
             "",
