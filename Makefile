@@ -194,7 +194,7 @@ REAL_SERVERS_DIR ?= /tmp/typed-mcp-real-servers
 real-servers: $(STAMP)
 	$(BIN)/python bench/real_servers.py --dir $(REAL_SERVERS_DIR) --install
 
-## load: the demo package under uvicorn with 1 and 4 workers, 100 MCP SDK clients, 20,000 calls each (bench/LOAD.md; ~15 min on 2 shared cores)
+## load: the demo package beside FastMCP from_openapi under uvicorn, 1 and 4 workers, read and write mixes, 100 MCP SDK clients, 3,000 calls a row (bench/LOAD.md; ~20 min on 2 shared cores)
 LOAD_ARGS ?=
 load: $(STAMP) $(NGINX)
 	TYPED_MCP_NGINX=$(NGINX) $(BIN)/python bench/load.py $(LOAD_ARGS)

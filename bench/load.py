@@ -1,26 +1,41 @@
-"""Load: the committed demo package served statelessly by uvicorn (`weather_mcp.asgi:create_app`)
-with 1 and then 4 worker processes, in one run, against a minimal fast upstream on 127.0.0.1
-(`load_upstream.py`); CLIENTS concurrent MCP Python SDK clients (`load_clients.py`, each its own
-session and connection, spread over client processes) make CALLS `get_weather` calls in all.
-Prints one table: errors, lost calls, the upstream's request count, p50/p99 latency, throughput,
-and per worker its peak RSS and CPU seconds; `--markdown FILE` writes it too.
+"""Load, side by side: the committed demo package (`weather_mcp.asgi:create_app`) and FastMCP
+`from_openapi` on the same spec (`bench/fastmcp_server.py:create_app`, from its own venv), each served
+statelessly over streamable HTTP by uvicorn with 1 and then N worker processes, in one run, against
+one minimal fast upstream on 127.0.0.1 (`load_upstream.py`). CLIENTS concurrent MCP Python SDK
+clients (`load_clients.py`, each its own session and connection, spread over client processes) list
+the tools and make CALLS calls in all, in two mixes: `read` (every call `get_weather`, a GET) and
+`write` (every call `create_report`, a POST whose station is unique to the call, counted at the
+upstream: none lost, none applied twice).
 
-    make load                      # = .venv/bin/python bench/load.py --markdown bench/LOAD.md
-    .venv/bin/python bench/load.py --workers 1,4 --clients 100 --calls 20000 --client-processes 2
+Per row: errors, lost calls, what the upstream counted (reads, writes, writes seen twice), p50/p99
+latency, throughput, the servers' CPU per call, and per worker its peak RSS, CPU seconds, the calls
+it made (the upstream counts requests per connection; the harness maps each connection to the worker
+that holds it, through /proc) and the client connections it accepted. Then the ratios of the two.
 
-Linux only (worker RSS and CPU come from /proc).
+    make load                      # = .venv/bin/python bench/load.py (LOAD_ARGS=... adds options)
+    .venv/bin/python bench/load.py --workers 1,4 --clients 100 --calls 3000 --markdown bench/LOAD.md
+
+The sessions open over `--ramp` seconds: opened in one burst, they land on whichever worker wakes
+first (asyncio accepts every pending connection at once), which measures the burst, not the server.
+
+Linux only (workers, sockets, RSS and CPU come from /proc).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import importlib.metadata
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
+import threading
+from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -31,31 +46,101 @@ from harness.demo.process import free_port, stop, wait_http  # noqa: E402 - the 
 
 BENCH = Path(__file__).resolve().parent
 PACKAGE = BENCH.parent / "generated" / "weather-mcp"
+SPEC = BENCH.parent / "specs" / "weather-api.json"
+FASTMCP_PYTHON = BENCH / ".venv-fastmcp" / "bin" / "python"
+FASTMCP_VERSION = "4.2.3"  # as bench.py pins it
+SERVERS = ("typed-mcp", "FastMCP")
+MIXES = {"read": 0.0, "write": 1.0}  # the fraction of calls that are writes
+POLL_SECONDS = 0.25  # how often the worker sockets are read during a row
 COLUMNS = (
+    "server",
+    "mix",
     "workers",
-    "clients",
     "calls",
     "errors",
     "lost",
-    "upstream requests",
+    "upstream reads / writes",
+    "writes twice",
     "p50 ms",
     "p99 ms",
     "calls/s",
+    "server CPU ms per call",
     "peak RSS per worker MiB",
     "CPU s per worker",
-    "client CPU s",
+    "calls per worker",
+    "connections per worker",
 )
 
 
+def server_command(name: str, port: int, workers: int, upstream: str, json_response: bool) -> tuple[list, dict]:
+    """The documented uvicorn command of each server, and its environment."""
+    common = ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers), "--no-access-log"]
+    # info: each worker says when its application has started (`Ready` waits for every one).
+    common += ["--log-level", "info"]
+    if name == "typed-mcp":
+        args = [sys.executable, "-m", "uvicorn", "--factory", "weather_mcp.asgi:create_app"]
+        args += ["--http", "weather_mcp._runtime.deadlines:DeadlineProtocol"]  # as docs/hosting.md runs it
+        env = {"PYTHONPATH": str(PACKAGE / "src"), "WEATHER_MCP_BASE_URL": upstream}
+        if json_response:
+            env["WEATHER_MCP_JSON_RESPONSE"] = "1"
+        return args + common, env
+    args = [str(FASTMCP_PYTHON), "-m", "uvicorn", "--app-dir", str(BENCH), "--factory", "fastmcp_server:create_app"]
+    env = {"FASTMCP_LOAD_SPEC": str(SPEC), "FASTMCP_LOAD_BASE_URL": upstream}
+    env |= {"FASTMCP_LOAD_JSON_RESPONSE": "1" if json_response else "0", "FASTMCP_SHOW_CLI_BANNER": "false"}
+    return args + common, env
+
+
+class Ready:
+    """Reads a uvicorn's stderr: counts its workers' "Application startup complete" lines and passes
+    on the warnings and errors (FastMCP logs every stateless request's transport at INFO)."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.started = 0
+        self.lock = threading.Condition()
+        self.thread = threading.Thread(target=self.read, args=(proc,), daemon=True)
+        self.thread.start()
+
+    def read(self, proc: subprocess.Popen) -> None:
+        for line in proc.stderr:
+            if "Application startup complete" in line:
+                with self.lock:
+                    self.started += 1
+                    self.lock.notify_all()
+            elif any(word in line for word in ("WARNING", "ERROR", "CRITICAL", "Traceback")):
+                sys.stderr.write(line)
+
+    def wait(self, workers: int, timeout: float) -> None:
+        with self.lock:
+            if not self.lock.wait_for(lambda: self.started >= workers, timeout):
+                raise SystemExit(f"{self.started} of {workers} workers started within {timeout:g} s")
+
+
 @contextmanager
-def process(args: list[str], ready_url: str, env: dict[str, str] | None = None):
-    # stderr is inherited, not a pipe: a pipe nobody reads during the run could block a chatty server.
-    proc = subprocess.Popen(args, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL)
+def server_process(args: list[str], port: int, workers: int, env: dict[str, str], wait_all: bool):
+    """A uvicorn with `workers` workers; ready when /health answers and, with `wait_all`, when every
+    worker has started its application (before that, the first workers up accept every connection)."""
+    proc = subprocess.Popen(
+        args, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    ready = Ready(proc)
     try:
-        wait_http(ready_url, proc, timeout=120)
+        wait_http(f"http://127.0.0.1:{port}/health", proc, timeout=180)
+        if wait_all:
+            ready.wait(workers, timeout=180)
         yield proc
     finally:
         stop(proc, grace=30)  # SIGTERM: uvicorn's supervisor stops its workers
+
+
+@contextmanager
+def upstream_process(port: int):
+    args = [sys.executable, str(BENCH / "load_upstream.py"), "--port", str(port)]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/_count", proc, timeout=60)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(proc)
 
 
 def workers_of(pid: int) -> list[int]:
@@ -87,88 +172,188 @@ def peak_rss_mib(pid: int) -> float:
     raise RuntimeError(f"no VmHWM for {pid}")
 
 
+def tcp_sockets() -> dict[str, tuple[int, int]]:
+    """Every IPv4 TCP socket of this network namespace: inode -> (local port, remote port)."""
+    sockets = {}
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        parts = line.split()
+        local, remote, inode = parts[1], parts[2], parts[9]
+        sockets[inode] = (int(local.rsplit(":", 1)[1], 16), int(remote.rsplit(":", 1)[1], 16))
+    return sockets
+
+
+def socket_inodes(pid: int) -> set[str]:
+    inodes = set()
+    try:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    except OSError:
+        pass
+    return inodes
+
+
+@dataclass
+class Watch:
+    """Polls, while a row runs, which worker holds which connection: the client connections each
+    worker accepted, the upstream client ports each one used, and the machine's load average."""
+
+    pids: list[int]
+    server_port: int
+    upstream_port: int
+    clients: dict[int, set[int]] = field(default_factory=dict)  # worker -> client ports
+    pools: dict[int, int] = field(default_factory=dict)  # upstream client port -> worker
+    loads: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.clients = {pid: set() for pid in self.pids}
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        while True:
+            self.poll()
+            if self.done.wait(POLL_SECONDS):
+                self.poll()
+                return
+
+    def poll(self) -> None:
+        sockets = tcp_sockets()
+        for pid in self.pids:
+            for inode in socket_inodes(pid):
+                local, remote = sockets.get(inode, (0, 0))
+                if local == self.server_port and remote:
+                    self.clients[pid].add(remote)
+                elif remote == self.upstream_port:
+                    self.pools[local] = pid
+        self.loads.append(os.getloadavg()[0])
+
+    def __enter__(self) -> Watch:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+
 @dataclass
 class Row:
+    server: str
+    mix: str
     workers: int
     clients: int
     calls: int
     errors: int
     lost: int
-    upstream: int
+    reads: int
+    writes: int
+    twice: int
     p50: float
     p99: float
     rate: float
     rss: list[float]
     cpu: list[float]
+    made: list[int]  # calls per worker, counted at the upstream
+    unplaced: int  # upstream requests on a connection no poll saw
+    connections: list[int]
     client_cpu: float
+    loads: list[float]
     samples: list[str]
 
+    @property
+    def answered(self) -> int:
+        return self.calls - self.errors - self.lost
+
     def cells(self) -> list[str]:
-        rss = " / ".join(f"{value:.0f}" for value in self.rss)
-        cpu = " / ".join(f"{value:.1f}" for value in self.cpu)
+        made = " / ".join(f"{value:,}" for value in self.made)
+        if self.unplaced:
+            made += f" (+{self.unplaced:,} unplaced)"
         return [
+            self.server,
+            self.mix,
             str(self.workers),
-            str(self.clients),
             f"{self.calls:,}",
             str(self.errors),
             str(self.lost),
-            f"{self.upstream:,}",
+            f"{self.reads:,} / {self.writes:,}",
+            str(self.twice),
             f"{self.p50 * 1000:.0f}",
             f"{self.p99 * 1000:.0f}",
             f"{self.rate:.0f}",
-            rss,
-            cpu,
-            f"{self.client_cpu:.0f}",
+            f"{sum(self.cpu) * 1000 / max(self.answered, 1):.2f}",
+            " / ".join(f"{value:.0f}" for value in self.rss),
+            " / ".join(f"{value:.1f}" for value in self.cpu),
+            made,
+            " / ".join(str(value) for value in self.connections),
         ]
 
 
-def upstream_count(url: str) -> int:
-    return httpx.get(f"{url}/_count").json()["count"]
+def upstream_get(url: str, what: str) -> dict:
+    return httpx.get(f"{url}/{what}", timeout=30).json()
 
 
-def measure(workers: int, clients: int, calls: int, client_processes: int, upstream: str) -> Row:
+def measure(server: str, mix: str, workers: int, args: argparse.Namespace, upstream: str) -> Row:
     port = free_port()
-    args = [sys.executable, "-m", "uvicorn", "--factory", "weather_mcp.asgi:create_app", "--host", "127.0.0.1"]
-    args += ["--port", str(port), "--workers", str(workers), "--no-access-log", "--log-level", "warning"]
-    env = {"PYTHONPATH": str(PACKAGE / "src"), "WEATHER_MCP_BASE_URL": upstream}
-    with process(args, f"http://127.0.0.1:{port}/health", env) as server:
-        pids = workers_of(server.pid)
+    command, env = server_command(server, port, workers, upstream, args.json_response)
+    with server_process(command, port, workers, env, wait_all=not args.no_wait_workers) as proc:
+        pids = workers_of(proc.pid)
         if len(pids) != workers:
             raise SystemExit(f"expected {workers} worker processes, found {len(pids)}")
         cpu_before = [cpu_seconds(pid) for pid in pids]
-        count_before = upstream_count(upstream)
-        results = run_clients(f"http://127.0.0.1:{port}/mcp", clients, calls, client_processes)
-        count = upstream_count(upstream) - count_before
+        count_before, peers_before = upstream_get(upstream, "_count"), Counter(upstream_get(upstream, "_peers"))
+        with Watch(pids, port, int(upstream.rsplit(":", 1)[1])) as watch:
+            url = f"http://127.0.0.1:{port}/mcp"
+            results = run_clients(url, args, MIXES[mix], server)
+        count, peers = upstream_get(upstream, "_count"), Counter(upstream_get(upstream, "_peers"))
         cpu = [cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before, strict=True)]
         rss = [peak_rss_mib(pid) for pid in pids]
+    made = Counter()
+    for peer, requests in (peers - peers_before).items():
+        made[watch.pools.get(int(peer))] += requests
     latencies = [value for result in results for value in result["latencies"]]
     wall = max(result["end"] for result in results) - min(result["start"] for result in results)
     return Row(
+        server=server,
+        mix=mix,
         workers=workers,
-        clients=clients,
-        calls=calls,
+        clients=args.clients,
+        calls=args.calls,
         errors=sum(result["errors"] for result in results),
         lost=sum(result["lost"] for result in results),
-        upstream=count,
+        reads=count["count"] - count_before["count"],
+        writes=count["writes"] - count_before["writes"],
+        twice=count["duplicates"] - count_before["duplicates"],
         p50=quantile(latencies, 0.50) if latencies else float("nan"),
         p99=quantile(latencies, 0.99) if latencies else float("nan"),
         rate=len(latencies) / wall if wall > 0 else 0.0,
         rss=rss,
         cpu=cpu,
+        made=[made[pid] for pid in pids],
+        unplaced=made[None],
+        connections=[len(watch.clients[pid]) for pid in pids],
         client_cpu=sum(result["cpu_seconds"] for result in results),
+        loads=watch.loads,
         samples=[sample for result in results for sample in result["samples"]][:5],
     )
 
 
-def run_clients(url: str, clients: int, calls: int, processes: int) -> list[dict]:
-    """`clients` sessions and `calls` calls, shared as evenly as possible by `processes` processes."""
+def run_clients(url: str, args: argparse.Namespace, writes: float, server: str) -> list[dict]:
+    """`args.clients` sessions and `args.calls` calls, shared as evenly as possible by the client processes."""
+    clients, calls, processes = args.clients, args.calls, args.client_processes
     procs = []
     for index in range(processes):
         share_clients = clients // processes + (1 if index < clients % processes else 0)
         share_calls = calls // processes + (1 if index < calls % processes else 0)
-        args = [sys.executable, str(BENCH / "load_clients.py"), "--url", url]
-        args += ["--clients", str(share_clients), "--calls", str(share_calls)]
-        procs.append(subprocess.Popen(args, stdout=subprocess.PIPE, text=True))
+        command = [sys.executable, str(BENCH / "load_clients.py"), "--url", url, "--writes", str(writes)]
+        command += ["--clients", str(share_clients), "--calls", str(share_calls), "--ramp", str(args.ramp)]
+        if server == "FastMCP":
+            command.append("--flat-body")  # from_openapi makes the body's fields the arguments
+        procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
     results = []
     for proc in procs:
         out, _ = proc.communicate()
@@ -184,35 +369,112 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def ratios(rows: list[Row]) -> str:
+    """typed-mcp against FastMCP, for each mix and worker count both were measured at."""
+    heads = ["mix", "workers", "calls/s", "p99", "server CPU per call"]
+    lines = ["| " + " | ".join(heads[:2] + [f"{head} typed-mcp / FastMCP" for head in heads[2:]]) + " |"]
+    lines.append("| --- | --- | --- | --- | --- |")
+    by_key = {(row.server, row.mix, row.workers): row for row in rows}
+    for (server, mix, workers), ours in by_key.items():
+        theirs = by_key.get(("FastMCP", mix, workers))
+        if server != "typed-mcp" or theirs is None:
+            continue
+        ours_cpu, theirs_cpu = sum(ours.cpu) / max(ours.answered, 1), sum(theirs.cpu) / max(theirs.answered, 1)
+        cells = [f"{ours.rate / theirs.rate:.2f}x", f"{ours.p99 / theirs.p99:.2f}x", f"{ours_cpu / theirs_cpu:.2f}x"]
+        lines.append(f"| {mix} | {workers} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def versions(servers: set[str]) -> str:
+    ours = importlib.metadata.version
+    text = f"Python {platform.python_version()}; typed-mcp: mcp {ours('mcp')}, uvicorn {ours('uvicorn')}"
+    if "FastMCP" not in servers:  # its environment is made only when it is measured
+        return text
+    probe = "import importlib.metadata as m; print(m.version('fastmcp'), m.version('mcp'), m.version('uvicorn'))"
+    fastmcp, fastmcp_sdk, fastmcp_uvicorn = subprocess.run(
+        [str(FASTMCP_PYTHON), "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return f"{text}; FastMCP {fastmcp}: mcp {fastmcp_sdk}, uvicorn {fastmcp_uvicorn}"
+
+
 def machine() -> str:
-    load = " ".join(f"{value:.1f}" for value in os.getloadavg())
-    return f"{platform.platform()}, {os.cpu_count()} CPUs, load average {load} (1, 5, 15 min) at the end"
+    names = [
+        line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line
+    ]
+    cpu = names[0] if names else "unknown CPU"
+    return f"{platform.platform()}, {os.cpu_count()} CPUs ({cpu})"
+
+
+def report(rows: list[Row], argv: list[str], began: str) -> str:
+    loads = [value for row in rows for value in row.loads]
+    spread = f"{min(loads):.1f} / {statistics.median(loads):.1f} / {max(loads):.1f}" if loads else "n/a"
+    measured = versions({row.server for row in rows})
+    return "\n".join(
+        [
+            f"Command: `.venv/bin/python bench/load.py {' '.join(argv)}`",
+            "",
+            f"Run: {began} to {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()};",
+            f"{measured}. Load average (1 min) during the rows, min / median / max: {spread}.",
+            "",
+            table(rows),
+            "",
+            ratios(rows),
+            "",
+        ]
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--servers", default=",".join(SERVERS), help="servers to measure (comma-separated)")
+    parser.add_argument("--mixes", default=",".join(MIXES), help="client mixes: read, write (comma-separated)")
     parser.add_argument("--workers", default="1,4", help="worker counts to measure, in order (comma-separated)")
     parser.add_argument("--clients", type=int, default=100, help="concurrent MCP client sessions")
-    parser.add_argument("--calls", type=int, default=20_000, help="tool calls in all, per worker count")
+    parser.add_argument("--calls", type=int, default=3_000, help="tool calls in all, per row")
     parser.add_argument("--client-processes", type=int, default=2, help="processes the clients are spread over")
-    parser.add_argument("--markdown", type=Path, help="also write the table (and the machine) to this file")
+    parser.add_argument(
+        "--ramp",
+        type=float,
+        default=5.0,
+        help="seconds over which the sessions open (0: all at once, which lands them on whichever worker wakes first)",
+    )
+    parser.add_argument("--json-response", action="store_true", help="both servers answer JSON instead of SSE")
+    parser.add_argument(
+        "--no-wait-workers",
+        action="store_true",
+        help="start the clients once /health answers, not once every worker has started (shows the uneven spread)",
+    )
+    parser.add_argument("--markdown", type=Path, help="also write the tables (and the run) to this file")
     args = parser.parse_args()
-    counts = [int(value) for value in args.workers.split(",")]
-    port = free_port()
-    upstream = f"http://127.0.0.1:{port}"
+    servers = args.servers.split(",")
+    if "FastMCP" in servers:
+        sys.path.insert(0, str(BENCH))
+        from bench import ensure_venv  # noqa: PLC0415 - only when FastMCP is measured
+
+        ensure_venv(BENCH / ".venv-fastmcp", "fastmcp", FASTMCP_VERSION)
+    began = f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"
     rows = []
-    with process([sys.executable, str(BENCH / "load_upstream.py"), "--port", str(port)], f"{upstream}/_count"):
-        for workers in counts:
-            print(f"{workers} worker(s): {args.clients} clients, {args.calls:,} calls ...", file=sys.stderr, flush=True)
-            row = measure(workers, args.clients, args.calls, args.client_processes, upstream)
-            rows.append(row)
-            for sample in row.samples:
-                print(f"  {sample}", file=sys.stderr)
-    text = f"{table(rows)}\n\nMachine: {machine()}.\n"
+    with upstream_process(free_port()) as upstream:
+        # Interleaved (each mix and worker count, both servers one after the other), so that the
+        # shared machine's changing load falls on both alike.
+        for mix in args.mixes.split(","):
+            for workers in [int(value) for value in args.workers.split(",")]:
+                for server in servers:
+                    print(
+                        f"{server}, {mix}, {workers} worker(s): {args.clients} clients, {args.calls:,} calls ...",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    row = measure(server, mix, workers, args, upstream)
+                    rows.append(row)
+                    print("  " + table([row]).splitlines()[-1], file=sys.stderr, flush=True)
+                    for sample in row.samples:
+                        print(f"  {sample}", file=sys.stderr)
+    text = report(rows, sys.argv[1:], began)
     print(text)
     if args.markdown:
         args.markdown.write_text(text)
-    if any(row.errors or row.lost or row.upstream != row.calls for row in rows):
+    if any(row.errors or row.lost or row.twice or row.reads + row.writes != row.calls for row in rows):
         raise SystemExit(1)
 
 

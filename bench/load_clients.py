@@ -15,6 +15,11 @@ With `--record`, also every call as `[start, end, outcome, station]` (wall-clock
 flight at a moment.
 
     python bench/load_clients.py --url http://127.0.0.1:8000/mcp --clients 50 --calls 10000 [--writes 0.5]
+
+`--ramp SECONDS`: the sessions open one after another over that time rather than all at once (a
+burst of connections lands on whichever server worker wakes first: asyncio accepts every pending
+connection in one go). `--flat-body`: the report's fields are the write's arguments themselves (FastMCP `from_openapi`'s
+form), not one `body` argument (typed-mcp's).
 """
 
 from __future__ import annotations
@@ -70,28 +75,32 @@ def is_write(index: int, call: int, writes: float) -> bool:
     return int((position + 1) * writes) > int(position * writes)
 
 
-def request(index: int, call: int, writes: float) -> tuple[str, dict, str | None]:
-    """The tool, arguments and (for a write) station of a client's call."""
+def request(index: int, call: int, writes: float, flat: bool = False) -> tuple[str, dict, str | None]:
+    """The tool, arguments and (for a write) station of a client's call; `flat`: the report's fields
+    as the arguments."""
     city = NAMES[(index + call) % len(NAMES)]
     if not is_write(index, call, writes):
         return "get_weather", {"city": city}, None
     station = f"{os.getpid()}-{index}-{call}"  # unique to this call, across client processes too
     report = {"city": city, "temperature": 20.5, "humidity": 50, "conditions": "clear"}
     report |= {"observed_at": "2026-12-01T10:00:00Z", "station": station}
-    return "create_report", {"body": report}, station
+    return "create_report", report if flat else {"body": report}, station
 
 
 def expected(tool: str, arguments: dict, structured: dict | None) -> bool:
     if tool == "get_weather":
         return structured == CITIES[arguments["city"]]
-    report = arguments["body"]
+    report = arguments.get("body", arguments)
     return isinstance(structured, dict) and structured == report_answer(report, structured.get("id"))
 
 
-async def client(url: str, index: int, calls: int, writes: float, timeout: float, tally: Tally) -> None:
+async def client(
+    url: str, index: int, calls: int, writes: float, flat: bool, ramp: float, timeout: float, tally: Tally
+) -> None:
     """One session: its share of the calls, one after another (until `tally.until`, when set)."""
     done, settled = 0, False
     try:
+        await anyio.sleep(index * ramp)  # sessions opened one after another (`--ramp`), not in one burst
         async with Client(streamable_http_client(url)) as session:
             listed = {tool.name for tool in (await session.list_tools()).tools}
             if not EXPECTED_TOOLS <= listed:
@@ -103,7 +112,7 @@ async def client(url: str, index: int, calls: int, writes: float, timeout: float
                 if tally.until and time.time() >= tally.until:
                     calls = done  # the run's time is up: the calls not made are not lost
                     break
-                tool, arguments, station = request(index, call, writes)
+                tool, arguments, station = request(index, call, writes, flat)
                 began, wall = time.perf_counter(), time.time()
                 try:
                     with anyio.fail_after(timeout):
@@ -133,13 +142,21 @@ async def client(url: str, index: int, calls: int, writes: float, timeout: float
 
 
 async def run(
-    url: str, clients: int, calls: int, writes: float, timeout: float, record: bool, duration: float
+    url: str,
+    clients: int,
+    calls: int,
+    writes: float,
+    timeout: float,
+    record: bool,
+    duration: float,
+    flat: bool,
+    ramp: float,
 ) -> Tally:
     tally = Tally(clients, record)
     shares = [calls // clients + (1 if index < calls % clients else 0) for index in range(clients)]
     async with anyio.create_task_group() as group:
         for index, share in enumerate(shares):
-            group.start_soon(client, url, index, share, writes, timeout, tally)
+            group.start_soon(client, url, index, share, writes, flat, ramp / clients, timeout, tally)
         await tally.opened.wait()
         tally.start = time.time()
         tally.until = tally.start + duration if duration else 0.0
@@ -160,8 +177,10 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds before a call counts as lost")
     parser.add_argument("--duration", type=float, default=0.0, help="stop after this many seconds (calls: at most)")
     parser.add_argument("--record", action="store_true", help="also print every call's times and outcome")
+    parser.add_argument("--flat-body", action="store_true", help="a write's arguments are the report's fields")
+    parser.add_argument("--ramp", type=float, default=0.0, help="seconds over which the sessions are opened")
     args = parser.parse_args()
-    options = (args.writes, args.timeout, args.record, args.duration)
+    options = (args.writes, args.timeout, args.record, args.duration, args.flat_body, args.ramp)
     tally = anyio.run(run, args.url, args.clients, args.calls, *options)
     times = os.times()
     fields = ("latencies", "errors", "lost", "samples", "start", "end")

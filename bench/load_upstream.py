@@ -4,7 +4,9 @@ server (keep-alive, no framework), so that a load measures the MCP server and no
 
 Writes are counted by their `station`, which a load client makes unique per call: `GET /_count` says
 how many weather reads and report writes it answered and how many stations it saw more than once (a
-write applied twice); `GET /_writes` gives the count of every station. `--delay-ms` holds every
+write applied twice); `GET /_writes` gives the count of every station, and `GET /_peers` the requests
+answered per client port (each a connection of an MCP server worker's pool: `load.py` maps the ports
+to worker processes, to count the calls each worker made). `--delay-ms` holds every
 answer that long, so that calls stay in flight (what a test that kills a replica needs).
 
     python bench/load_upstream.py --port 8011 [--delay-ms 50]
@@ -45,6 +47,7 @@ class Upstream:
     def __init__(self, delay: float) -> None:
         self.count = 0
         self.writes: Counter[str] = Counter()
+        self.peers: Counter[int] = Counter()
         self.delay = delay
 
     def counts(self) -> dict:
@@ -66,6 +69,8 @@ class Upstream:
             return response("201 Created", json.dumps(report_answer(report, len(self.writes))).encode())
         if path == "/_count":
             return response("200 OK", json.dumps(self.counts()).encode())
+        if path == "/_peers":
+            return response("200 OK", json.dumps(self.peers).encode())
         if path == "/_writes":
             return response("200 OK", json.dumps(dict(self.writes)).encode())
         return response("404 Not Found", b'{"detail": "not found"}')
@@ -75,6 +80,7 @@ class Upstream:
             await asyncio.sleep(self.delay)
 
     async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        port = writer.get_extra_info("peername")[1]
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -86,7 +92,10 @@ class Upstream:
                 for line in lines:
                     name, _, value = line.partition(":")
                     headers[name.strip().lower()] = value.strip()
-                writer.write(await self.answer(method, target.split("?", 1)[0], headers, reader))
+                path = target.split("?", 1)[0]
+                if not path.startswith("/_"):
+                    self.peers[port] += 1
+                writer.write(await self.answer(method, path, headers, reader))
                 await writer.drain()
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError):
             pass

@@ -12,8 +12,10 @@ import asyncio
 import base64
 import datetime
 import email.utils
+import importlib.util
 import json
 import logging
+import sys
 import urllib.request
 import zlib
 from dataclasses import dataclass, field
@@ -41,6 +43,12 @@ from .results import (
 from .work import off_loop
 
 logger = logging.getLogger(__name__)
+# httpcore imports sniffio inside the functions of every request; when it is not installed, each of
+# those imports searched the whole of sys.path again and failed (a tenth of a worker's CPU under
+# load). Recording its absence once makes the same import fail at once (a None in sys.modules is the
+# import system's documented mark of a module that is not there; typeshed types the values as modules).
+if importlib.util.find_spec("sniffio") is None:
+    sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
 # The request extension that carries query credentials past httpx's logging: httpx logs each request
 # URL at INFO, so an API key in the query is added only by the transport, on the wire. (The runtime
 # never touches the importing application's logging configuration.)
@@ -139,7 +147,8 @@ class Api(Settings, Credentials):
                 return _no_content(response.status_code, source)
             answer = response.content
             reading = (response, answer, returns, wrap, kind, source, on_mismatch, location, f"{method} {path}")
-            return await off_loop("reading the upstream's answer", self.timeout, _success, *reading)
+            what = "reading the upstream's answer"
+            return await off_loop(what, self.timeout, _success, *reading, size=len(answer))
         except UpstreamError as exc:
             # After a 2xx answer to a call that is not idempotent, the text says first that it was done.
             source.setdefault("status", exc.status)
@@ -381,6 +390,9 @@ class _SecretQueryTransport(httpx.AsyncBaseTransport):
 
     def __init__(self) -> None:
         self._transports: dict[str | None, httpx.AsyncHTTPTransport] = {}
+        # The proxy of each (scheme, host), read from the environment once, as httpx reads it once per
+        # client: reading it on every request was a scan of the whole environment per call.
+        self._proxies: dict[tuple[str, str], str | None] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         secret = request.extensions.get(SECRET_QUERY)
@@ -389,7 +401,10 @@ class _SecretQueryTransport(httpx.AsyncBaseTransport):
             request = httpx.Request(
                 request.method, url, headers=request.headers, stream=request.stream, extensions=request.extensions
             )
-        proxy = _environment_proxy(request.url)
+        key = (request.url.scheme, request.url.host)
+        if key not in self._proxies:
+            self._proxies[key] = _environment_proxy(request.url)
+        proxy = self._proxies[key]
         if proxy not in self._transports:
             self._transports[proxy] = httpx.AsyncHTTPTransport(proxy=proxy)
         return await self._transports[proxy].handle_async_request(request)

@@ -5,6 +5,7 @@ stdio refuses `--auth` at once without loading what serving HTTP needs (`hosting
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import math
 import os
@@ -16,6 +17,7 @@ class HostingError(ValueError):
     """A hosting option the server cannot start with; the message is one line saying what to change."""
 
 
+@functools.lru_cache(maxsize=256)  # asked on every request, of the few addresses a server listens on
 def is_loopback_host(host: str | None) -> bool:
     """`localhost` or a loopback IP address (brackets allowed). Any other name may resolve anywhere."""
     host = (host or "").strip("[]")

@@ -273,7 +273,8 @@ class Server(LowLevelServer):
         try:
             catalog = self.typed_mcp_for(ctx)
             arguments = params.arguments or {}
-            oversized = _oversized(catalog.info, params.name, arguments)
+            size = _json_bytes(params.name, arguments)
+            oversized = _oversized(catalog.info, params.name, size)
             if oversized:
                 return _error(oversized)
             if catalog.discovery is not None:
@@ -281,9 +282,10 @@ class Server(LowLevelServer):
             refused = catalog.refusal(params.name)
             if refused is not None:
                 return refused
-            result = await self.typed_mcp_call(params.name, arguments)
+            result = await self.typed_mcp_call(params.name, arguments, size)
             tool = catalog.by_name.get(params.name)
-            return await _off_loop(catalog.info, CUTTING, self.typed_mcp_links.answer, tool, arguments, result)
+            answer = self.typed_mcp_links.answer
+            return await _off_loop(catalog.info, CUTTING, answer, tool, arguments, result, size=_text_bytes(result))
         finally:
             FORWARDED_AUTHORIZATION.reset(token)
 
@@ -302,19 +304,21 @@ class Server(LowLevelServer):
         if name == discovery.CALL_TOOL:
             result = await found.call_tool(arguments, catalog.refusal, self.typed_mcp_call)
             links = self.typed_mcp_links
-            return await _off_loop(catalog.info, CUTTING, links.called, catalog.by_name, arguments, result)
+            size = _text_bytes(result)
+            return await _off_loop(catalog.info, CUTTING, links.called, catalog.by_name, arguments, result, size=size)
         return catalog.refusal(name) or _error(
             f"tool {name!r}: this server is in discovery mode: call it with {discovery.CALL_TOOL}"
         )
 
-    async def typed_mcp_call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def typed_mcp_call(self, name: str, arguments: dict[str, Any], size: int | None = None) -> CallToolResult:
         """A tool's result exactly as tools/call answers it in full mode. Arguments its inputSchema
-        refuses are an error result naming the fields; no request is sent."""
+        refuses are an error result naming the fields; no request is sent. `size`: the bytes of JSON of
+        the name and arguments, when known (a small check runs on the loop: `work.py`)."""
         tool = self.typed_mcp.by_name.get(name)
         if tool is not None:
             what, check = f"checking the arguments of {name!r}", self.typed_mcp.arguments
             package = self.typed_mcp.info
-            refused = await _off_loop(package, what, _refused, check, name, tool["inputSchema"], arguments)
+            refused = await _off_loop(package, what, _refused, check, name, tool["inputSchema"], arguments, size=size)
             if refused is not None:
                 return refused
         try:
@@ -486,14 +490,18 @@ def _error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def _oversized(package: Package, name: str, arguments: dict[str, Any]) -> str | None:
-    """The error for a call whose name and arguments hold more JSON than `…_MAX_ARGUMENT_BYTES`, said
-    before anything checks, searches or sends them; None for one within it."""
+def _json_bytes(name: str, arguments: dict[str, Any]) -> int:
+    """The UTF-8 bytes of JSON of a call's name and arguments."""
+    return len(json.dumps([name, arguments], ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def _oversized(package: Package, name: str, size: int) -> str | None:
+    """The error for a call whose name and arguments hold more JSON (`size` bytes) than
+    `…_MAX_ARGUMENT_BYTES`, said before anything checks, searches or sends them; None for one within it."""
     try:
         limit = package.api.max_argument_bytes
     except ValueError as exc:  # a setting changed since the start to one the runtime cannot use
         return str(exc)
-    size = len(json.dumps([name, arguments], ensure_ascii=False, separators=(",", ":")).encode())
     if size <= limit:
         return None
     return (
@@ -508,17 +516,25 @@ def _refused(check: ArgumentCheck, name: str, schema: dict[str, Any], arguments:
     return _error(refused) if refused else None
 
 
-async def _off_loop(package: Package, what: str, function: Callable[..., _T], *args: Any) -> _T | CallToolResult:
-    """`function(*args)` in a worker thread within the call's timeout (`work.py`); past it, an error
-    result naming `what`."""
+async def _off_loop(
+    package: Package, what: str, function: Callable[..., _T], *args: Any, size: int | None = None
+) -> _T | CallToolResult:
+    """`function(*args)` in a worker thread within the call's timeout, or on the loop for a `size`
+    small enough (`work.py`); past the timeout, an error result naming `what`."""
     try:
         seconds = package.api.timeout
     except ValueError as exc:  # the setting changed since the start to one the runtime cannot use
         return _error(str(exc))
     try:
-        return await off_loop(what, seconds, function, *args)
+        return await off_loop(what, seconds, function, *args, size=size)
     except Overtime as exc:
         return _error(str(exc))
+
+
+def _text_bytes(result: CallToolResult) -> int:
+    """About the bytes of JSON a result holds (its text blocks carry its structuredContent as JSON):
+    what decides whether measuring it against its inline budget may run on the event loop."""
+    return sum(len(block.text) for block in result.content if isinstance(block, TextContent))
 
 
 CUTTING = "cutting a big answer to its inline budget"  # what `_off_loop` names when it takes too long

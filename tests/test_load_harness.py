@@ -1,0 +1,40 @@
+"""`make load`'s harness (`bench/load.py`) counts what its table says: a tiny run of the committed
+demo package (one worker, two SDK clients, 20 calls a mix) reports every call answered, the upstream's
+own count of reads and of writes (none seen twice), and the calls made by the worker as the upstream
+counted them on the worker's connections, found through /proc. The load itself is `make load`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from support import REPO
+
+
+def rows(markdown: str) -> dict[str, dict[str, str]]:
+    """The rows of the run's first table, by mix: column -> cell."""
+    lines = [line for line in markdown.splitlines() if line.startswith("| ")]
+    head = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    table = {}
+    for line in lines[1:]:
+        cells = dict(zip(head, (cell.strip() for cell in line.strip("|").split("|")), strict=False))
+        if cells.get("server") == "typed-mcp":
+            table[cells["mix"]] = cells
+    return table
+
+
+def test_a_tiny_load_counts_every_call_once_and_at_its_worker(tmp_path: Path):
+    out = tmp_path / "load.md"
+    args = [sys.executable, str(REPO / "bench" / "load.py"), "--servers", "typed-mcp", "--workers", "1"]
+    args += ["--clients", "2", "--calls", "20", "--ramp", "0", "--markdown", str(out)]
+    run = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=600)  # a hang, not a speed
+    assert run.returncode == 0, run.stderr[-3000:]
+    table = rows(out.read_text())
+    assert set(table) == {"read", "write"}
+    for mix, (reads, writes) in {"read": (20, 0), "write": (0, 20)}.items():
+        row = table[mix]
+        assert (row["calls"], row["errors"], row["lost"], row["writes twice"]) == ("20", "0", "0", "0"), row
+        assert row["upstream reads / writes"] == f"{reads} / {writes}", row
+        assert row["calls per worker"] == "20", row  # every upstream request placed on the one worker
+        assert row["connections per worker"] == "2", row  # each client session its own connection
