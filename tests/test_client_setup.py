@@ -277,7 +277,7 @@ def test_the_stdio_setups_run_uvx_from_the_index_through_a_real_client(demo_url,
     assert version.returncode == 0, version.stderr[-2000:]
     # From the local index (a package of the same name elsewhere would not carry this spec's digest).
     about = (PACKAGE / "src" / "weather_mcp" / "_about.py").read_text()
-    digest = re.search(r"SPEC_SHA256 = '([0-9a-f]{64})'", about).group(1)
+    digest = re.search(r'SPEC_SHA256 = "([0-9a-f]{64})"', about).group(1)
     assert version.stdout.startswith(f"weather-mcp 1.2.0 (API 1.2.0; spec sha256 {digest}")
 
     async def session():

@@ -407,7 +407,7 @@ def test_hole_secrets_written_out_source_url_credentials_reach_no_output(tmp_pat
         out, snapshot = tmp_path / "out", tmp_path / "snap" / "spec.json"
         proc = run_cli("generate", url, "--out", str(out), "--snapshot", str(snapshot))
         assert proc.returncode == 0, proc.stderr
-        assert f"http://{host}/api/v3'" in (out / "src" / "mini_mcp" / "upstream.py").read_text()
+        assert f'"http://{host}/api/v3"' in (out / "src" / "mini_mcp" / "upstream.py").read_text()
         assert _leaks(proc, out, snapshot.parent) == []
         checked = run_cli("check", url, "--out", str(out), "--snapshot", str(snapshot))
         assert checked.returncode == 0 and "no drift" in checked.stderr and _leaks(checked) == []
