@@ -93,14 +93,17 @@ def test_diff_classifies_and_flags_a_missing_major_bump(tmp_path: Path, version:
     proc = run_cli("diff", str(WEATHER), str(spec), "--format", "json", "--fail-on", "breaking")
     assert proc.returncode == 1
     report = json.loads(proc.stdout)
-    assert report["summary"]["breaking"] == 2 and report["summary"]["compatible"] == 2
+    # The weather schema's change reaches the three tools that answer it (get_weather, and the lists
+    # get_forecast and get_history).
+    assert report["summary"]["breaking"] == 3 and report["summary"]["compatible"] == 3
     kinds = {(c["tool"], c["path"], c["kind"], c["breaking"]) for c in report["changes"]}
     assert ("get_weather", "conditions", "output_field_removed", True) in kinds
     assert ("get_weather", "wind", "output_field_added", False) in kinds
+    assert ("get_history", "result[].conditions", "output_field_removed", True) in kinds
     assert ("breaking changes without a major version change" in proc.stderr) is warned
     markdown = run_cli("diff", str(COMMITTED), str(spec), "--format", "markdown")
     assert markdown.returncode == 0  # --fail-on defaults to never
-    assert markdown.stdout.startswith("## MCP tool catalog changes") and "### Breaking (2)" in markdown.stdout
+    assert markdown.stdout.startswith("## MCP tool catalog changes") and "### Breaking (3)" in markdown.stdout
 
 
 @pytest.mark.long  # two 13 MB specs compared: about 100 s on 2 cores
