@@ -1,4 +1,4 @@
-"""`typed_mcp.runtime.work.off_loop`: work on at most `INLINE_BYTES` of JSON runs on the event loop's
+"""`typed_mcp.runtime.work.off_loop`: work on at most `ON_LOOP_BYTES` of JSON runs on the event loop's
 own thread (the hand-over to a thread cost more than such work); larger work, or work of unknown size,
 runs in a worker thread, where a deadline can still answer for it."""
 
@@ -8,7 +8,7 @@ import threading
 
 import anyio
 
-from typed_mcp.runtime.work import INLINE_BYTES, off_loop
+from typed_mcp.runtime.work import ON_LOOP_BYTES, off_loop
 
 
 def thread_of(size: int | None) -> bool:
@@ -24,9 +24,9 @@ def thread_of(size: int | None) -> bool:
 
 def test_small_work_runs_on_the_loop():
     assert thread_of(0)
-    assert thread_of(INLINE_BYTES)
+    assert thread_of(ON_LOOP_BYTES)
 
 
 def test_larger_or_unsized_work_runs_in_a_thread():
-    assert not thread_of(INLINE_BYTES + 1)
+    assert not thread_of(ON_LOOP_BYTES + 1)
     assert not thread_of(None)

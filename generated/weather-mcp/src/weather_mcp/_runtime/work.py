@@ -8,7 +8,7 @@ validating a 16 MiB answer of 200,000 small objects held it for 3 s in one stret
 Past the deadline the call is an error result at once; the thread cannot be stopped and finishes
 unobserved (the sizes it can be given are capped, and every regex it runs is linear in its text).
 
-Work on at most `INLINE_BYTES` of JSON runs on the loop itself: since its time follows its size, it
+Work on at most `ON_LOOP_BYTES` of JSON runs on the loop itself: since its time follows its size, it
 takes a fraction of a millisecond, less than the hand-over to a thread and back (a queue, a lock, a
 wake-up and the interpreter passed twice), which for a typical call cost the worker more CPU than the
 work itself."""
@@ -24,7 +24,7 @@ import anyio
 from .results import UpstreamError
 
 T = TypeVar("T")
-INLINE_BYTES = 8 * 1024
+ON_LOOP_BYTES = 8 * 1024
 
 
 class Overtime(UpstreamError):
@@ -33,8 +33,8 @@ class Overtime(UpstreamError):
 
 async def off_loop(what: str, seconds: float, function: Callable[..., T], *args: Any, size: int | None = None) -> T:
     """`function(*args)` in a worker thread; an `Overtime` error naming `what` after `seconds`. With
-    `size` (the bytes of JSON the work reads) at most `INLINE_BYTES`, on the loop, at once."""
-    if size is not None and size <= INLINE_BYTES:
+    `size` (the bytes of JSON the work reads) at most `ON_LOOP_BYTES`, on the loop, at once."""
+    if size is not None and size <= ON_LOOP_BYTES:
         return function(*args)
     try:
         with anyio.fail_after(seconds):
