@@ -226,6 +226,44 @@ async def test_discovery_call_tool_fields_trims_the_answer(demo_url):
         assert whole(await client.read_resource(link_of(full))) == {"result": expected_history(5000)}
 
 
+@pytest.mark.parametrize(
+    "fields",
+    [
+        "|".join(["[@,@][]"] * 60),  # doubles a list 60 times over: 2**60 items
+        "|".join(["[@,@]"] * 60),  # shares one list 2**60 times: tiny in memory, endless to write out
+        "|".join(["[@,@]"] * 60) + "|to_string(@)",  # ... or to print (or compare) inside the library
+        "result|" + "[*]|" * 50 + "[*].[@,@,@]|" * 3 + "@",  # a list walked over and over, then widened
+    ],
+    ids=["doubled", "shared", "printed", "walked"],
+)
+async def test_fields_that_multiply_an_answer_are_refused_quickly(demo_url, fields):
+    # A 500-character expression can ask for more than any memory holds, or walk one answer endlessly:
+    # the selection stops at a bound on what it builds and does, with an error, and the server answers
+    # the next call at once.
+    async with Client(stdio(demo_url, "--discovery")) as client:
+        start = time.monotonic()
+        call = {"name": "get_history", "arguments": {"city": "London", "hours": 2000}, "fields": fields}
+        refused = await client.call_tool("call_tool", call)
+        assert refused.is_error and "`fields`" in refused.content[0].text, refused
+        assert time.monotonic() - start < 60  # a hang, not a speed: unbounded, this never ends
+        fine = {"name": "get_weather", "arguments": {"city": "Paris"}, "fields": "{t: temperature}"}
+        assert (await client.call_tool("call_tool", fine)).structured_content == {"t": 19.0}
+
+
+def test_fields_stop_after_their_step_budget(monkeypatch):
+    # The steps are bounded too (a long expression walking a big answer many times): here with a small
+    # budget, on the runtime's own module.
+    from mcp.types import CallToolResult, TextContent
+
+    fields = runtime("fields")
+    answer = {"result": list(range(1000))}
+    result = CallToolResult(content=[TextContent(type="text", text="")], structured_content=answer)
+    assert fields.select(result, "result[*] | [*] | [*]").structured_content == answer
+    monkeypatch.setattr(fields, "MAX_STEPS", 2500)
+    stopped = fields.select(result, "result[*] | [*] | [*]")
+    assert stopped.is_error and "more than 2,500 steps" in stopped.content[0].text
+
+
 async def test_full_mode_tools_keep_their_exact_output_schema(demo_url):
     # No `fields` in full mode: every tool publishes the schema generated for it, unchanged.
     committed = json.loads((DEMO / "src" / "weather_mcp" / "catalog.json").read_text())

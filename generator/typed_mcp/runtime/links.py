@@ -45,7 +45,6 @@ from mcp.types import (
 
 from .arguments import LinearValidator
 from .contracts import INLINE_BYTES, OPERATION, TRUNCATED
-from .fields import select
 
 logger = logging.getLogger(__name__)
 
@@ -191,12 +190,13 @@ class Links:
         uri: str,
         refusal: Callable[[str], CallToolResult | None],
         call: Callable[[str, dict[str, Any]], Awaitable[CallToolResult]],
+        select: Callable[[CallToolResult, str | None], Awaitable[CallToolResult]],
     ) -> ReadResourceResult:
         """resources/read of a link: the tool it names, unless `refusal` refuses it to this request,
-        `call`ed again with the same arguments (and `fields`), its answer whole."""
+        `call`ed again with the same arguments (and trimmed by `select` to its `fields`), its answer whole."""
         name, arguments, fields = self.call_of(uri)
         refused = refusal(name)
-        return self.contents(uri, refused or select(await call(name, arguments), fields))
+        return self.contents(uri, refused or await select(await call(name, arguments), fields))
 
     @staticmethod
     def contents(uri: str, result: CallToolResult) -> ReadResourceResult:

@@ -275,7 +275,9 @@ class Discovery:
         arguments: Mapping[str, Any],
         refusal: Refusal,
         call: Callable[[str, dict[str, Any]], Awaitable[CallToolResult]],
+        select: Callable[[CallToolResult, str | None], Awaitable[CallToolResult]],
     ) -> CallToolResult:
+        """The tool `name` `call`ed with `arguments`, its answer trimmed by `select` to `fields`."""
         name, tool_arguments = arguments.get("name"), arguments.get("arguments", {})
         found = self._tool(name, refusal, CALL_TOOL)
         if isinstance(found, CallToolResult):
@@ -285,7 +287,7 @@ class Discovery:
         refused = fields.refusal(arguments.get("fields"))
         if refused:
             return error(refused)
-        result = fields.select(await call(found["name"], tool_arguments), arguments.get("fields"))
+        result = await select(await call(found["name"], tool_arguments), arguments.get("fields"))
         return result.model_copy(update={"meta": {**(result.meta or {}), TOOL_META: found["name"]}})
 
     def _tool(self, name: Any, refusal: Refusal, caller: str) -> Mapping[str, Any] | CallToolResult:

@@ -302,13 +302,23 @@ class Server(LowLevelServer):
         if name == discovery.DESCRIBE_TOOL:
             return found.describe_tool(arguments, catalog.refusal)
         if name == discovery.CALL_TOOL:
-            result = await found.call_tool(arguments, catalog.refusal, self.typed_mcp_call)
+            result = await found.call_tool(arguments, catalog.refusal, self.typed_mcp_call, self.typed_mcp_select)
             links = self.typed_mcp_links
             size = _text_bytes(result)
             return await _off_loop(catalog.info, CUTTING, links.called, catalog.by_name, arguments, result, size=size)
         return catalog.refusal(name) or _error(
             f"tool {name!r}: this server is in discovery mode: call it with {discovery.CALL_TOOL}"
         )
+
+    async def typed_mcp_select(self, result: CallToolResult, fields: str | None) -> CallToolResult:
+        """What discovery's `fields` (JMESPath) keeps of `result`, worked out in a worker thread within
+        the call's timeout (`fields.py` bounds its steps and what it builds)."""
+        if fields is None:
+            return result
+        from . import fields as selection  # only a call with `fields` loads it (and jmespath)
+
+        size = _text_bytes(result)
+        return await _off_loop(self.typed_mcp.info, SELECTING, selection.select, result, fields, size=size)
 
     async def typed_mcp_call(self, name: str, arguments: dict[str, Any], size: int | None = None) -> CallToolResult:
         """A tool's result exactly as tools/call answers it in full mode. Arguments its inputSchema
@@ -352,7 +362,8 @@ class Server(LowLevelServer):
         if self.typed_mcp_links.owns(address):  # a big answer's link: the call made again, whole
             token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
             try:
-                return await self.typed_mcp_links.read(address, self.typed_mcp_for(ctx).refusal, self.typed_mcp_call)
+                refusal = self.typed_mcp_for(ctx).refusal
+                return await self.typed_mcp_links.read(address, refusal, self.typed_mcp_call, self.typed_mcp_select)
             finally:
                 FORWARDED_AUTHORIZATION.reset(token)
         name = schemas.tool_named(self.typed_mcp.info.name, address)
@@ -538,6 +549,7 @@ def _text_bytes(result: CallToolResult) -> int:
 
 
 CUTTING = "cutting a big answer to its inline budget"  # what `_off_loop` names when it takes too long
+SELECTING = "selecting `fields` of the answer"
 # Set while the splice middleware handles a tools/list request (see `Server.typed_mcp_splice_tools`).
 _SPLICING = contextvars.ContextVar("typed_mcp_splicing", default=False)
 
