@@ -449,7 +449,7 @@ def main() -> None:
     servers = args.servers.split(",")
     if "FastMCP" in servers:
         sys.path.insert(0, str(BENCH))
-        from bench import ensure_venv  # noqa: PLC0415 - only when FastMCP is measured
+        from bench_env import ensure_venv  # noqa: PLC0415 - only when FastMCP is measured
 
         ensure_venv(BENCH / ".venv-fastmcp", "fastmcp", FASTMCP_VERSION)
     began = f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"
