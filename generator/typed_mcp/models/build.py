@@ -1,10 +1,13 @@
 """Step 4: Pydantic v2 models for every response and request body schema, via datamodel-code-generator.
 
 Every model is open to extra fields (`extra="allow"`), nested and inline ones too: an API that adds
-a field must never break a strict MCP client. Class names are chosen here, not by the code
-generator, so the tools can refer to them. Which classes are `RootModel`s (lists, scalars,
+a field must never break a strict MCP client. Class names are chosen by typed-mcp (naming), not by
+the code generator, so the tools can refer to them. Which classes are `RootModel`s (lists, scalars,
 unions, maps) is read back from the generated code with `ast`, never by importing it. A big API's
 schemas are generated in two parts at once (model_parts).
+
+This module drives the steps and caches the code generator's output: `reach` picks the schemas,
+`naming` their classes, `codegen` runs the code generator, `rewrite` makes its output the package's.
 """
 
 from __future__ import annotations
