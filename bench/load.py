@@ -39,16 +39,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from bench_env import ensure_venv
+from common import FASTMCP_VENV, FASTMCP_VERSION  # the peer as every benchmark pins it (and tests/ on sys.path)
 from inproc_calls import quantile
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from harness.demo.process import free_port, stop, wait_http  # noqa: E402 - the test harness, as bench.py uses it
+from harness.demo.process import free_port, stop, wait_http
 
 BENCH = Path(__file__).resolve().parent
 PACKAGE = BENCH.parent / "generated" / "weather-mcp"
 SPEC = BENCH.parent / "specs" / "weather-api.json"
-FASTMCP_PYTHON = BENCH / ".venv-fastmcp" / "bin" / "python"
-FASTMCP_VERSION = "4.2.3"  # as bench.py pins it
+FASTMCP_PYTHON = FASTMCP_VENV / "bin" / "python"
 SERVERS = ("typed-mcp", "FastMCP")
 MIXES = {"read": 0.0, "write": 1.0}  # the fraction of calls that are writes
 POLL_SECONDS = 0.25  # how often the worker sockets are read during a row
@@ -448,10 +448,7 @@ def main() -> None:
     args = parser.parse_args()
     servers = args.servers.split(",")
     if "FastMCP" in servers:
-        sys.path.insert(0, str(BENCH))
-        from bench import ensure_venv  # noqa: PLC0415 - only when FastMCP is measured
-
-        ensure_venv(BENCH / ".venv-fastmcp", "fastmcp", FASTMCP_VERSION)
+        ensure_venv(FASTMCP_VENV, "fastmcp", FASTMCP_VERSION)
     began = f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"
     rows = []
     with upstream_process(free_port()) as upstream:

@@ -20,14 +20,16 @@ import sys
 import time
 from pathlib import Path
 
+import bench_env
+import common  # the benchmark's paths, venvs and statistics (and tests/ on sys.path)
 import payments
+import sessions  # the benchmark's stdio sessions
 
-import bench  # the benchmark's stdio sessions, venvs and paths (and tests/ on sys.path)
 from harness.demo.process import HttpServer, Reply
 
 SPECS = {
-    "GitHub": bench.CORPUS / "github__api.github.com.json",
-    "Cloudflare": bench.CORPUS / "cloudflare__openapi.json",
+    "GitHub": common.CORPUS / "github__api.github.com.json",
+    "Cloudflare": common.CORPUS / "cloudflare__openapi.json",
 }
 
 
@@ -53,10 +55,10 @@ def largest_toolset(package: Path, module: str) -> tuple[str, int] | None:
     return name, len(toolsets[name])
 
 
-def listing(server: bench.ServerSpec) -> tuple[int, int, float]:
+def listing(server: sessions.ServerSpec) -> tuple[int, int, float]:
     """(tools, bytes on the wire, seconds from spawn to the last page)."""
     started = time.perf_counter()
-    raw = bench.raw_session(server)
+    raw = sessions.raw_session(server)
     return raw.tools, sum(raw.page_bytes), time.perf_counter() - started
 
 
@@ -71,31 +73,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", type=Path, help="write the table here")
     parser.add_argument("--no-fastmcp", action="store_true", help="only typed-mcp")
     args = parser.parse_args(argv)
-    bench.WORK.mkdir(parents=True, exist_ok=True)
+    common.WORK.mkdir(parents=True, exist_ok=True)
     specs = {**SPECS, "payments (synthetic, Stripe's shape)": payments.spec_file()}
-    fastmcp = None if args.no_fastmcp else bench.ensure_venv(bench.FASTMCP_VENV, "fastmcp", bench.FASTMCP_VERSION)
+    fastmcp = None if args.no_fastmcp else bench_env.ensure_venv(common.FASTMCP_VENV, "fastmcp", common.FASTMCP_VERSION)
     rows = []
     with HttpServer() as upstream:
         upstream.default = Reply(200, b"{}")
         for api, spec in specs.items():
-            package = bench.WORK / f"modes-{spec.stem}"
+            package = common.WORK / f"modes-{spec.stem}"
             module = generate(spec, package)["module"]
-            base = bench.typed_mcp_server(package, upstream.url)
+            base = sessions.typed_mcp_server(package, upstream.url)
             modes = {"full": []}
             if (largest := largest_toolset(package, module)) is not None:
                 modes[f"largest toolset ({largest[0]}, {largest[1]} tools)"] = ["--toolsets", largest[0]]
             modes.update({"read-only": ["--read-only"], "discovery": ["--discovery"]})
             for mode, flags in modes.items():
-                server = bench.ServerSpec(base.label, [*base.argv, *flags], base.env)
+                server = sessions.ServerSpec(base.label, [*base.argv, *flags], base.env)
                 rows.append(row(api, f"typed-mcp {mode}", *listing(server)))
-                bench.log(f"{api}: {rows[-1]}")
+                common.log(f"{api}: {rows[-1]}")
             if fastmcp is not None:
-                peer = bench.fastmcp_server(spec, upstream.url)
+                peer = sessions.fastmcp_server(spec, upstream.url)
                 try:
                     rows.append(row(api, f"FastMCP {fastmcp} from_openapi", *listing(peer)))
                 except (RuntimeError, TimeoutError) as exc:
                     rows.append(row(api, f"FastMCP {fastmcp} from_openapi: {exc}", "-", None, None))
-                bench.log(f"{api}: {rows[-1]}")
+                common.log(f"{api}: {rows[-1]}")
     header = ["API", "mode", "tools", "tools/list bytes", "~tokens (bytes/4)", "start to last page"]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)] + [
         "| " + " | ".join(r) + " |" for r in rows
@@ -113,5 +115,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    bench._reexec_with_repo_venv()
+    common.reexec_with_repo_venv()
     sys.exit(main())

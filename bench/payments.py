@@ -22,7 +22,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import bench
+import bench_env
+import common
+import sessions
+import tables
+
 from harness import synthetic
 
 PACKAGE = "payments-mcp"
@@ -32,8 +36,8 @@ GENERATION_SECONDS, GENERATION_MB = 30.0, 500  # the targets
 
 def spec_file() -> Path:
     """The payments spec, written where the benchmarks keep their inputs."""
-    bench.WORK.mkdir(parents=True, exist_ok=True)
-    path = bench.WORK / "payments-openapi.json"
+    common.WORK.mkdir(parents=True, exist_ok=True)
+    path = common.WORK / "payments-openapi.json"
     path.write_text(json.dumps(synthetic.payments_spec()))
     return path
 
@@ -42,24 +46,24 @@ def measure(runs: int) -> dict[str, Any]:
     """`runs` fresh generations (no cache), then one server session: list, call one tool."""
     from harness.demo.process import HttpServer, Reply
 
-    spec, out = spec_file(), bench.WORK / PACKAGE
+    spec, out = spec_file(), common.WORK / PACKAGE
     generated, cpu = [], []
     for run in range(runs):
-        bench.log(f"generate {spec.name} (run {run + 1}/{runs})")
+        common.log(f"generate {spec.name} (run {run + 1}/{runs})")
         before = _children_cpu()
-        generated.append(bench.generate(spec, out, PACKAGE, fresh=True))
+        generated.append(sessions.generate(spec, out, PACKAGE, fresh=True))
         cpu.append(_children_cpu() - before)
     with HttpServer() as upstream:
         # 200 `{}` for every request: the answer is validated with the full model (and refused:
         # required fields are missing), so the first call builds that model's validator.
         upstream.default = Reply(200, b"{}")
-        served = bench.session(bench.typed_mcp_server(out, upstream.url), call=[CALLED])
+        served = sessions.session(sessions.typed_mcp_server(out, upstream.url), call=[CALLED])
     return {
-        "seconds": bench.median([m.seconds for m in generated]),
-        "peak_rss_kb": bench.median([m.peak_rss_kb for m in generated]),
+        "seconds": common.median([m.seconds for m in generated]),
+        "peak_rss_kb": common.median([m.peak_rss_kb for m in generated]),
         "samples_s": [round(m.seconds, 2) for m in generated],
         "samples_mb": [round(m.peak_rss_kb / 1024) for m in generated],
-        "cpu_s": bench.median(cpu),
+        "cpu_s": common.median(cpu),
         "samples_cpu_s": [round(c, 2) for c in cpu],
         "tools": served.tools,
         "cold_s": served.cold_s,
@@ -84,13 +88,13 @@ def rows(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return [
         (
             "typed-mcp generate (fresh folder, no cache): wall time",
-            bench.fmt_s(seconds),
+            tables.fmt_s(seconds),
             ", ".join(f"{s:.2f}" for s in result["samples_s"]),
-            f"< {GENERATION_SECONDS:.0f} s: {bench.verdict(seconds < GENERATION_SECONDS)}",
+            f"< {GENERATION_SECONDS:.0f} s: {tables.verdict(seconds < GENERATION_SECONDS)}",
         ),
         (
             "typed-mcp generate: CPU time (user + sys, every process)",
-            bench.fmt_s(result["cpu_s"]),
+            tables.fmt_s(result["cpu_s"]),
             ", ".join(f"{s:.2f}" for s in result["samples_cpu_s"]),
             "",
         ),
@@ -98,18 +102,18 @@ def rows(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             "typed-mcp generate: peak RSS (largest process)",
             f"{mb:.0f} MiB",
             ", ".join(str(s) for s in result["samples_mb"]),
-            f"< {GENERATION_MB} MB: {bench.verdict(result['peak_rss_kb'] * 1024 < GENERATION_MB * 10**6)}",
+            f"< {GENERATION_MB} MB: {tables.verdict(result['peak_rss_kb'] * 1024 < GENERATION_MB * 10**6)}",
         ),
         (
             f"server: cold start to the complete tools/list ({result['tools']} tools, SDK client)",
-            bench.fmt_s(result["cold_s"]),
+            tables.fmt_s(result["cold_s"]),
             "1 run",
             "",
         ),
-        ("server: peak RSS after listing", bench.fmt_kb(result["hwm_after_list_kb"]), "1 run", ""),
+        ("server: peak RSS after listing", tables.fmt_kb(result["hwm_after_list_kb"]), "1 run", ""),
         (
-            f"server: peak RSS after then calling {CALLED} once ({bench.fmt_s(result['call_s'])})",
-            bench.fmt_kb(result["hwm_after_call_kb"]),
+            f"server: peak RSS after then calling {CALLED} once ({tables.fmt_s(result['call_s'])})",
+            tables.fmt_kb(result["hwm_after_call_kb"]),
             "1 run",
             "",
         ),
@@ -121,16 +125,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="generation runs (medians are reported)")
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown here")
     args = parser.parse_args(argv)
-    machine = bench.machine_info()
+    machine = bench_env.machine_info()
     table = ("Generation and serving of the synthetic payments API", HEADER, rows(measure(args.runs)))
     machine["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     title = f"typed-mcp on the synthetic payments API (medians of {args.runs} runs)"
-    bench.print_tables(title, [table], [])
+    tables.print_tables(title, [table], [])
     if args.markdown:
-        args.markdown.write_text(bench.markdown(title, machine, [table], []), encoding="utf-8")
+        args.markdown.write_text(tables.markdown(title, machine, [table], []), encoding="utf-8")
     return 0
 
 
 if __name__ == "__main__":
-    bench._reexec_with_repo_venv()
+    common.reexec_with_repo_venv()
     sys.exit(main())

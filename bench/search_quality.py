@@ -119,14 +119,15 @@ def browsed(tasks: list[dict], results: list[list[dict]], index: Any, operations
 def run_peer(spec: Path, tasks: list[dict]) -> dict:
     """The tasks ranked by FastMCP's BM25 search transform (in the benchmark's FastMCP venv)."""
     sys.path.insert(0, str(PEER_SCRIPT.parent))
-    import bench  # the venv and version the side-by-side benchmark uses
+    import bench_env
+    import common  # the venv and version the side-by-side benchmark uses
 
-    version = bench.ensure_venv(bench.FASTMCP_VENV, "fastmcp", bench.FASTMCP_VERSION)
+    version = bench_env.ensure_venv(common.FASTMCP_VENV, "fastmcp", common.FASTMCP_VERSION)
     with tempfile.NamedTemporaryFile("w", suffix=".json") as handle:
         json.dump(tasks, handle)
         handle.flush()
         done = subprocess.run(
-            [str(bench.FASTMCP_PYTHON), str(PEER_SCRIPT), str(spec), handle.name],
+            [str(common.FASTMCP_PYTHON), str(PEER_SCRIPT), str(spec), handle.name],
             capture_output=True,
             text=True,
             check=True,

@@ -461,13 +461,13 @@ def _listed(out: Path, module: str) -> dict[str, dict[str, Any]]:
 def test_a_schema_the_code_generator_made_several_models_of_keeps_its_name():
     # Cloudflare: a union member (`rulesets_BlockRule`) gives its own class and a variant of the
     # union's; read as one class per source, the name never settled ("in 3 passes").
-    from typed_mcp.models.build import _misnamed  # here: the old code had no such function
+    from typed_mcp.models.codegen import misnamed  # here: the old code had no such function
 
     block = "#/components/schemas/rulesets_BlockRule"
     given = [(block, "RulesetsBlockRule"), (block, "RulesetsResponseRule1"), ("#/components/schemas/x/items", "X")]
-    assert _misnamed({"rulesets_BlockRule": "RulesetsBlockRule", "Other": "Other"}, given) == []
+    assert misnamed({"rulesets_BlockRule": "RulesetsBlockRule", "Other": "Other"}, given) == []
     # Named otherwise, or not a model while another model holds the name: misnamed.
-    assert _misnamed({"rulesets_BlockRule": "Block", "x": "X"}, given) == ["rulesets_BlockRule", "x"]
+    assert misnamed({"rulesets_BlockRule": "Block", "x": "X"}, given) == ["rulesets_BlockRule", "x"]
 
 
 # enode.io: answers and properties that reuse another operation's schema through a pointer into

@@ -1,7 +1,8 @@
 """A server loads the runtime modules of the mode it serves, no others (issue 26): over stdio in full
 mode nothing of discovery, search, hosting, OAuth or table views; discovery mode its search; a hosted
 server its hosting, and the token introspection only with `--auth oauth`. Measured on the committed
-demo package in a process of its own, by the modules it holds once it has answered."""
+demo package in a process of its own, by the modules it holds once it has answered (over stdio, and
+served over streamable HTTP)."""
 
 from __future__ import annotations
 
@@ -14,18 +15,21 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
+from harness.demo.process import free_port, running
 from support import DEMO
 
 pytestmark = pytest.mark.anyio
 
 # What a server of each mode must not load (besides each other's).
-LAZY = {"discovery", "search", "hosting", "introspection", "views", "streamable", "deadlines"}
+LAZY = {"discovery", "search", "vocabulary", "hosting", "introspection", "views", "streamable", "deadlines"}
 
 # Runs the package's own command line, then writes the runtime modules it loaded to $LOADED at exit
-# (when the client closes stdin, the server returns and the process ends normally).
+# (when the client closes stdin, the server returns and the process ends normally; an HTTP server ends
+# on SIGTERM, which uvicorn passes on once it has shut down: made a normal exit here).
 LAUNCHER = """
-import atexit, json, os, runpy, sys
+import atexit, json, os, runpy, signal, sys
 
 def report():
     loaded = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("weather_mcp._runtime."))
@@ -33,6 +37,7 @@ def report():
         json.dump(loaded, out)
 
 atexit.register(report)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 sys.argv = ["weather_mcp", *json.loads(os.environ["FLAGS"])]
 runpy.run_module("weather_mcp", run_name="__main__")
 """
@@ -67,8 +72,24 @@ async def test_full_mode_over_stdio_loads_no_module_of_another_mode(tmp_path, de
 
 async def test_discovery_mode_loads_its_search_and_nothing_of_hosting(tmp_path, demo_url):
     loaded = await _served(tmp_path, demo_url, ["--discovery"], "search_tools", {"query": "weather"})
-    assert {"discovery", "search"} <= loaded
-    assert loaded & (LAZY - {"discovery", "search"}) == set(), loaded
+    assert {"discovery", "search", "vocabulary"} <= loaded
+    assert loaded & (LAZY - {"discovery", "search", "vocabulary"}) == set(), loaded
+
+
+async def test_a_server_hosted_over_http_loads_its_hosting_and_nothing_of_discovery_oauth_or_views(tmp_path, demo_url):
+    """Served by its own command line over streamable HTTP (no auth mode: loopback only), one call."""
+    launcher, loaded, port = tmp_path / "launch.py", tmp_path / "loaded.json", free_port()
+    launcher.write_text(LAUNCHER)
+    flags = ["--transport", "streamable-http", "--port", str(port)]
+    env = _env(LOADED=str(loaded), FLAGS=json.dumps(flags), WEATHER_MCP_BASE_URL=demo_url)
+    with running([sys.executable, str(launcher)], f"http://127.0.0.1:{port}/health", env, timeout=120):
+        with anyio.fail_after(120):  # a hang, not a speed
+            async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp")) as client:
+                result = await client.call_tool("get_weather", {"city": "Paris"})
+                assert not result.is_error, result.content
+    served = set(json.loads(loaded.read_text()))
+    assert {"server", "http", "hosting", "streamable", "deadlines"} <= served, served
+    assert served & {"discovery", "search", "vocabulary", "introspection", "views"} == set(), served
 
 
 def _asgi_modules(**env: str) -> set[str]:

@@ -20,7 +20,7 @@ from support import CORPUS, DEMO_CONFIG, REPO, build_wheel, generate, run_cli
 from typed_mcp import guard
 from typed_mcp.compare import CACHES
 from typed_mcp.errors import ToolchainError
-from typed_mcp.models import build as models
+from typed_mcp.models import rewrite
 from typed_mcp.pysource import PySource
 
 
@@ -123,7 +123,7 @@ def _edited(source: str, edit) -> tuple[str, list[str]]:
     """`source` with one of the models' edits (placed by the syntax tree) applied."""
     code, tree = PySource(source), ast.parse(source)
     imports = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
-    edits, names = edit(code, imports if edit is models._runtime_types else tree)
+    edits, names = edit(code, imports if edit is rewrite.runtime_types else tree)
     return code.edited(edits), names
 
 
@@ -131,7 +131,7 @@ def test_an_import_form_the_runtime_edit_does_not_know_fails_loudly():
     known = (
         "from pydantic import EmailStr, Field\nfrom .base import OpenModel\n\n\nclass A(OpenModel):\n    e: EmailStr\n"
     )
-    edited, moved = _edited(known, models._runtime_types)
+    edited, moved = _edited(known, rewrite.runtime_types)
     assert moved == ["EmailStr"] and "EmailStr" not in edited.split("\n\n")[0]
     # Another form would bring the library's type in past the edit: the models' guard refuses any import
     # but the code generator's known ones, so generation stops instead.
@@ -143,11 +143,11 @@ def test_an_import_form_the_runtime_edit_does_not_know_fails_loudly():
 def test_a_property_count_form_the_edit_does_not_know_fails_loudly():
     low = "typed-mcp-min-properties"
     known = f"class A(OpenModel):\n    model_config = ConfigDict(\n        json_schema_extra={{'{low}': 1}},\n    )\n"
-    edited, imported = _edited(known, models._property_counts)
+    edited, imported = _edited(known, rewrite.property_counts)
     assert low not in edited and "CountedModel" in edited and imported
     changed = f"class A(OpenModel):\n    model_config = ConfigDict(\n        json_schema_extra=dict(x={{'{low}': 1}}),\n    )\n"
     with pytest.raises(ToolchainError, match="property counts"):
-        _edited(changed, models._property_counts)
+        _edited(changed, rewrite.property_counts)
 
 
 @pytest.mark.parametrize("spec", ["apisguru__docker.com_engine.json", "oai__v3.0-petstore-expanded.yaml"])

@@ -396,7 +396,7 @@ def test_property_counts_are_published_and_checked(tmp_path, monkeypatch):
 def test_the_url_format_is_published_as_a_uri(tmp_path):
     """Box's `format: url` (outside JSON Schema) was published as a bare string, so nothing told a
     caller; Prism, whose formats know `url`, refused "abc". It is a `uri` now (published, like every
-    `uri`, as `uri-reference`, see generator/typed_mcp/models/build.py)."""
+    `uri`, as `uri-reference`, see generator/typed_mcp/models/rewrite.py)."""
     spec = {
         "openapi": "3.0.3",
         "info": {"title": "u", "version": "1"},

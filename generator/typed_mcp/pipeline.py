@@ -25,6 +25,7 @@ from typed_mcp.plan.build import plan as build_plan
 from typed_mcp.plan.curation import Curation, load_config
 from typed_mcp.plan.ir import ApiPlan
 from typed_mcp.plan.reading import mapping
+from typed_mcp.render.environment import package_environment
 from typed_mcp.render.package import MCP_REQUIREMENT, Package, render_package
 from typed_mcp.render.registry import SERVER_JSON, server_json
 from typed_mcp.render.tidy import tidy
@@ -193,7 +194,7 @@ def _package_files(
     files: dict[str, str | bytes] = dict(package.files)
     package.check(files)
     files[MANIFEST] = manifest(api, spec, spec_file, version)
-    listed = server_json(api, version, environment(api))  # the MCP Registry entry, with a [registry] name
+    listed = server_json(api, version, package_environment(api))  # the MCP Registry entry, with a [registry] name
     if listed is not None:
         files[SERVER_JSON] = listed
     lap("render")
@@ -259,28 +260,6 @@ def version_of(api: ApiPlan, options: GenerateOptions) -> str:
     return package_version(options.version or api.api_version)
 
 
-def environment(api: ApiPlan) -> list[dict[str, str | bool]]:
-    """The variables a user sets to run the package: the base URL (with the spec's default, if any;
-    `required` without one) and every credential, `secret` where it is one. Installers read it: the
-    MCPB bundle's user_config (from typed-mcp.json) and the MCP Registry's server.json."""
-    base: dict[str, str | bool] = {"name": f"{api.env_prefix}_BASE_URL", "about": "upstream API base URL"}
-    if api.default_base_url:
-        base["default"] = api.default_base_url
-    else:
-        base["required"] = True  # the spec names no server: nothing to call without it
-    found = [base]
-    for scheme in api.schemes.values():
-        about = f"{scheme.kind} credential for security scheme {scheme.key}"
-        for index, var in enumerate(scheme.env_vars):
-            part = ("username", "password")[index] if scheme.kind == "basic" else ""
-            # a username names an account: shown as typed; everything else is a secret
-            found.append({"name": var, "about": f"{about} ({part})" if part else about, "secret": part != "username"})
-        for index, var in enumerate(scheme.client_env):
-            part = "client secret" if index else "client id"
-            found.append({"name": var, "about": f"OAuth2 {part} for {scheme.key}", "secret": bool(index)})
-    return found
-
-
 def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catalog: str | bytes | None = None) -> str:
     """What was generated from what: read by the drift check and by people. No timestamps. With the
     `catalog`, the schema budget and the tools it trimmed (tool -> depth of references kept)."""
@@ -299,7 +278,7 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
         "annotations": {op.tool_name: hints.record(op.hints) for op in api.operations},
         # The tools whose answers may carry date-times without a timezone (the config's naive_datetimes)
         "naive_datetimes": {"accept": [op.tool_name for op in api.operations if op.naive_datetimes]},
-        "environment": environment(api),
+        "environment": package_environment(api),
     }
     derived = [op.tool_name for op in api.operations if op.title_from_description]
     if derived:  # operations without a summary: their title is their description's first sentence

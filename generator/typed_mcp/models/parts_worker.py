@@ -1,6 +1,6 @@
 """The model generator process (run as `python -m typed_mcp.models.parts_worker`): generates the
 models of the jobs it is sent, one at a time. Each line of stdin names a job file; each answer is
-one result (see `build.codegen_job`)."""
+one result (see `codegen.codegen_job`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 import datamodel_code_generator  # noqa: F401
 
 from typed_mcp.children import print_result
-from typed_mcp.models.build import codegen_job
+from typed_mcp.models.codegen import codegen_job
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ from typed_mcp.models.build import Models
 from typed_mcp.plan.ir import ApiPlan, Operation
 from typed_mcp.pysource import UNPRINTABLE, escape_unprintable
 from typed_mcp.render.clients import client_setups
+from typed_mcp.render.environment import package_environment
 from typed_mcp.render.registry import icons
 from typed_mcp.render.search import search_documents
 from typed_mcp.render.views import Table, table_views
@@ -289,7 +290,7 @@ class DeployView:
 
 
 def deploy_view(plan: ApiPlan, package_version: str, variables: list[dict[str, str | bool]]) -> DeployView:
-    """The Kubernetes view of the package: `variables` is what the package reads (pipeline.environment):
+    """The Kubernetes view of the package: `variables` is what the package reads (render.environment):
     the base URL with its default, and every credential, each from the Secret named like the package."""
     name = _K8S_NAME.sub("-", plan.package_name.lower()).strip("-")[:63].strip("-") or "mcp-server"
     version = _K8S_LABEL.sub("-", package_version).strip("-._")[:63].strip("-._") or "0"
@@ -343,14 +344,6 @@ class Package:
                 self.heads[path] = guard.import_head(text, tree)
 
 
-def _environment(plan: ApiPlan) -> list[dict[str, str | bool]]:
-    """The variables the package reads, as `typed-mcp.json` lists them (imported here: the pipeline
-    imports this module)."""
-    from typed_mcp.pipeline import environment
-
-    return environment(plan)
-
-
 def render_package(
     plan: ApiPlan,
     models: Models,
@@ -388,7 +381,7 @@ def render_package(
         "clients": client_setups(plan),
         "listing_icons": icons(plan.listing.icons),
         "meta": contracts,  # the _meta keys the README names
-        "deploy": deploy_view(plan, package_version, _environment(plan)),
+        "deploy": deploy_view(plan, package_version, package_environment(plan)),
     }
     src = f"src/{plan.module}"
     files = {

@@ -1,6 +1,6 @@
 """The vocabulary of one API for its search (`search.json`'s "vocabulary": an API word -> the words
 users say for it), so that the runtime every package ships holds only words that mean the same in
-any API (REST verbs, common English: `_runtime/search.py`).
+any API (REST verbs, common English: `_runtime/vocabulary.py`).
 
 Two sources, both read from the spec:
 

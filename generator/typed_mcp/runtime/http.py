@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from .config import Settings
 from .contracts import IDEMPOTENT_METHODS
-from .oauth import Credentials, Outgoing, _origin
+from .oauth import Credentials, Outgoing
 from .params import _jsonable, encode_query, encode_simple, expand_path
 from .results import (
     UpstreamError,
@@ -40,6 +40,7 @@ from .results import (
     _success,
     answer_failure,
 )
+from .urls import origin
 from .work import off_loop
 
 logger = logging.getLogger(__name__)
@@ -261,7 +262,7 @@ class Api(Settings, Credentials):
             raise UpstreamError(f"upstream {request.method} timed out after {timeout:g}s") from None
         except httpx.ConnectError:
             raise UpstreamError(
-                f"could not connect to the upstream API at {_origin(request.url)}", retryable=True
+                f"could not connect to the upstream API at {origin(request.url)}", retryable=True
             ) from None
         except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as exc:
             raise UpstreamError(
@@ -366,8 +367,8 @@ def _redirect_error(method: str, path: str, sent: httpx.URL, response: httpx.Res
         target = sent.join(location)
     except (httpx.InvalidURL, ValueError):
         return f"{message}: a redirect to an invalid Location, not followed"
-    if _origin(target) != _origin(sent):
-        where = f"{_origin(target)} (another origin)"
+    if origin(target) != origin(sent):
+        where = f"{origin(target)} (another origin)"
     else:
         where = target.path
     return f"{message}: a redirect to {where[:200]}, not followed (set the base URL to where the API answers)"

@@ -21,9 +21,9 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from pydantic import AnyHttpUrl
 
-from .oauth import _token_url_allowed
 from .options import HostingError
 from .results import UpstreamError, parse_json
+from .urls import token_url_allowed
 
 logger = logging.getLogger(__name__)
 TIMEOUT = 10.0  # seconds for one introspection request
@@ -52,7 +52,7 @@ class OAuthResource:
         if missing:
             raise HostingError(f"--auth oauth needs {', '.join(missing)} (or the matching --oauth-* options)")
         for key in ("resource", "issuer", "introspection_url"):
-            if not _token_url_allowed(values[key]):
+            if not token_url_allowed(values[key]):
                 raise HostingError(f"{env}_{_VARIABLES[key]} must be an https URL (http only on loopback)")
         scopes = tuple(dict.fromkeys(values.pop("scopes").replace(",", " ").split()))
         return cls(scopes=scopes, **values)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import ipaddress
 import os
 import time
 from collections.abc import Callable
@@ -16,6 +15,7 @@ import httpx
 
 from .config import FORWARDED_AUTHORIZATION, Scheme
 from .results import UpstreamError, parse_json
+from .urls import origin, token_url_allowed
 
 YEAR = 365 * 24 * 3600.0  # the longest token lifetime believed
 
@@ -151,7 +151,7 @@ class Credentials:
         url = os.environ.get(f"{scheme.env[0].removesuffix('_TOKEN')}_TOKEN_URL") or scheme.token_url or ""
         if "://" not in url:  # relative: from the API's base URL
             url = (self.effective_base_url or "").rstrip("/") + "/" + url.lstrip("/")
-        if not _token_url_allowed(url):
+        if not token_url_allowed(url):
             raise UpstreamError(f"the OAuth2 token URL for {name} must be https (http only on loopback)")
         try:
             response = await self.client().post(  # the secret goes to this URL only: no redirect is followed
@@ -163,7 +163,7 @@ class Credentials:
             )
             data = parse_json(response.content) if response.is_success else {}
         except (httpx.HTTPError, UpstreamError):
-            raise UpstreamError(f"could not get an OAuth2 token for {name} from {_origin(httpx.URL(url))}") from None
+            raise UpstreamError(f"could not get an OAuth2 token for {name} from {origin(httpx.URL(url))}") from None
         token = data.get("access_token") if isinstance(data, dict) else None
         if not isinstance(token, str) or not token:
             raise UpstreamError(
@@ -237,25 +237,3 @@ def _secret_forms(value: str) -> set[str]:
     for cookie in value.split(";"):
         forms.add(cookie.partition("=")[2].strip())
     return forms
-
-
-def _token_url_allowed(url: str) -> bool:
-    """https, or http to a loopback address (a local token service)."""
-    try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL:
-        return False
-    if parsed.scheme == "https" and parsed.host:
-        return True
-    if parsed.scheme != "http":
-        return False
-    if parsed.host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(parsed.host).is_loopback
-    except ValueError:
-        return False
-
-
-def _origin(url: httpx.URL) -> str:
-    return f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")

@@ -158,7 +158,7 @@ _DATA = ("example", "examples", "default", "enum", "const", "x-examples")
 
 # minProperties / maxProperties of an object with declared properties (e.g. minProperties 1) are
 # dropped by the code generator, so `{}` was published as valid. Carried under these keys, which it
-# writes into the class's config (models/build.py makes that the runtime's PropertyCount: published,
+# writes into the class's config (models/rewrite.py makes that the runtime's PropertyCount: published,
 # and checked).
 PROPERTY_COUNT = {"minProperties": "x-typed-mcp-min-properties", "maxProperties": "x-typed-mcp-max-properties"}
 _ANNOTATIONS = ("description", "title", "example", "examples", "deprecated", "readOnly", "writeOnly")
