@@ -23,6 +23,7 @@ from mcp.types import ElicitResult
 
 from harness import environment
 from harness.demo.process import free_port, running
+from harness.node_tools import TS1, run_ts_client
 from support import DEMO, REPO, generate
 
 pytestmark = pytest.mark.anyio
@@ -100,7 +101,7 @@ def text(result: Any) -> str:
 # -- the config --------------------------------------------------------------------------------------
 
 
-def test_the_config_marks_the_tools_to_confirm(confirming, tmp_path):
+async def test_the_config_marks_the_tools_to_confirm(confirming, demo_url, tmp_path):
     tools = (confirming / "weather_mcp" / "tools" / "__init__.py").read_text()
     assert 'CONFIRM: frozenset[str] = frozenset(\n    [\n        "delete_report",\n    ]\n)' in tools
     manifest = json.loads((confirming.parent / "typed-mcp.json").read_text())
@@ -114,13 +115,22 @@ def test_the_config_marks_the_tools_to_confirm(confirming, tmp_path):
     config = tmp_path / "typed-mcp.toml"
     config.write_text(
         "[confirm]\ndestructive = true\n[operations.delete_report]\nconfirm = false\n"
-        '[operations."POST /v1/reports"]\nconfirm = true\n'
+        '[operations."POST /v1/reports"]\nconfirm = true\n[operations.get_history]\nconfirm = true\n'
     )
     generate(REPO / "specs" / "weather-api.json", tmp_path / "pkg", "weather-mcp", "--config", str(config))
     manifest = json.loads((tmp_path / "pkg" / "typed-mcp.json").read_text())
-    assert manifest["confirm"] == ["create_report"]
+    assert manifest["confirm"] == ["get_history", "create_report"]
     # Without the setting (the committed demo package): nothing to confirm, nothing recorded.
     assert "confirm" not in json.loads((DEMO / "typed-mcp.json").read_text())
+    # A confirmed read tool's big answer links to the whole, but reading the link cannot ask the
+    # person: it is refused, never made unconfirmed.
+    params = stdio(tmp_path / "pkg" / "src", demo_url)
+    params.env["WEATHER_MCP_INLINE_BYTES"] = "2000"
+    async with Client(params, elicitation_callback=answering("accept")) as client:
+        preview = await client.call_tool("get_history", {"city": "London", "hours": 500})
+        (link,) = [block for block in preview.content if block.type == "resource_link"]
+        with pytest.raises(MCPError, match="sent only when the person confirms"):
+            await client.read_resource(str(link.uri))
 
 
 # -- stdio --------------------------------------------------------------------------------------------
@@ -207,6 +217,22 @@ async def test_discovery_mode_call_tool_asks_too(confirming, demo_url):
     async with Client(stdio(confirming, demo_url, "--discovery"), elicitation_callback=answering("accept")) as client:
         deleted = await client.call_tool("call_tool", {"name": "delete_report", "arguments": {"report_id": gone}})
         assert not deleted.is_error, deleted
+    assert deletes(demo_url, kept) == 0 and deletes(demo_url, gone) == 1
+
+
+def test_the_typescript_client_confirms_or_declines(confirming, demo_url):
+    # The 1.x TypeScript SDK (2025-11-25, initialize handshake) answers elicitation/create.
+    kept, gone = report(demo_url), report(demo_url)
+    env = {"PYTHONPATH": str(confirming), **TOKEN}
+    command = [sys.executable, "-m", "weather_mcp", "--base-url", demo_url]
+    (declined,) = run_ts_client(
+        command, env, [{"name": "delete_report", "arguments": {"report_id": kept}}], client=TS1, elicit="decline"
+    )["results"]
+    assert declined["ok"] and declined["isError"] and "declined" in declined["text"]
+    (deleted,) = run_ts_client(
+        command, env, [{"name": "delete_report", "arguments": {"report_id": gone}}], client=TS1, elicit="accept"
+    )["results"]
+    assert deleted["ok"] and not deleted["isError"], deleted
     assert deletes(demo_url, kept) == 0 and deletes(demo_url, gone) == 1
 
 

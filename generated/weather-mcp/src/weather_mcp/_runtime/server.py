@@ -349,7 +349,9 @@ class Server(LowLevelServer):
                 return refused
         confirm = self.typed_mcp_confirm
         if tool is not None and confirm is not None and confirm.needs(name):
-            stopped = await gate(tool, arguments) if gate is not None else _error(f"tool {name!r}: not confirmed")
+            # Without a gate (a link's read) nobody can be asked: such a call is never made.
+            unasked = _error(f"tool {name!r} is sent only when the person confirms it: call the tool itself")
+            stopped = await gate(tool, arguments) if gate is not None else unasked
             if stopped is not None:
                 return stopped
         try:
