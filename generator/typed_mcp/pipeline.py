@@ -283,6 +283,9 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
     derived = [op.tool_name for op in api.operations if op.title_from_description]
     if derived:  # operations without a summary: their title is their description's first sentence
         data["titles_from_description"] = derived
+    confirmed = [op.tool_name for op in api.operations if op.confirm]
+    if confirmed:  # the config's [confirm]: the tools whose calls the person confirms before they are sent
+        data["confirm"] = confirmed
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
         data["curation"] = api.curation
         data["curated_by"] = api.curation_sources

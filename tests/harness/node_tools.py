@@ -150,6 +150,7 @@ def run_ts_client(
     request_timeout_ms: int = 60000,
     headers: dict[str, str] | None = None,
     client: StrictClient = TS1,
+    elicit: str | None = None,
 ) -> dict[str, Any]:
     """Run the TypeScript SDK `client` against `server_cmd` (stdio; the server inherits this
     process's environment plus `env`) or against a streamable-HTTP `url`.
@@ -176,6 +177,8 @@ def run_ts_client(
             args.append("--compile-schemas")
         for name, value in (headers or {}).items():
             args += ["--header", f"{name}: {value}"]
+        if elicit is not None:  # line 1: answer every elicitation/create with this action
+            args += ["--elicit", elicit]
         args += ["--url", url] if url is not None else ["--stdio", "--", *server_cmd]
         try:
             proc = subprocess.run(

@@ -19,6 +19,8 @@
 //                     the run); adds "schemas": {"compiled": N, "failures": [{"name", "which", "error"}]}
 //   --timeout MS      per-request timeout in milliseconds (default 60000)
 //   --header "N: V"   extra HTTP header for --url (repeatable)
+//   --elicit ACTION   line 1 only: declare the elicitation capability and answer every
+//                     elicitation/create with ACTION (accept, with {"confirm": true}; decline; cancel)
 //
 // Lists ALL tools, then calls each tool with `client.callTool`, which validates `structuredContent`
 // against the tool's outputSchema with AJV: a mismatch throws error -32602 (McpError in line 1,
@@ -52,6 +54,7 @@ async function loadLine(line) {
             import('@modelcontextprotocol/sdk/validation/ajv')
         ]);
         return {
+            ElicitRequestSchema: types.ElicitRequestSchema,
             Client: client.Client,
             StdioClientTransport: stdio.StdioClientTransport,
             StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
@@ -83,7 +86,7 @@ function usage(message) {
 }
 
 function parseArgs(argv) {
-    const opts = { line: 1, protocol: null, calls: null, listOnly: false, dumpTools: false, compileSchemas: false, timeout: 60000, url: null, command: null, headers: {} };
+    const opts = { line: 1, protocol: null, calls: null, listOnly: false, dumpTools: false, compileSchemas: false, timeout: 60000, url: null, command: null, headers: {}, elicit: null };
     for (let i = 0; i < argv.length; i++) {
         const arg = argv[i];
         const value = () => {
@@ -103,6 +106,7 @@ function parseArgs(argv) {
         else if (arg === '--dump-tools') opts.dumpTools = true;
         else if (arg === '--compile-schemas') opts.compileSchemas = true;
         else if (arg === '--timeout') opts.timeout = Number(value());
+        else if (arg === '--elicit') opts.elicit = value();
         else if (arg === '--header') {
             const header = value();
             const colon = header.indexOf(':');
@@ -115,6 +119,7 @@ function parseArgs(argv) {
     if (opts.line !== 1 && opts.line !== 2) usage('--line must be 1 or 2');
     if (opts.protocol !== null && opts.line !== 2) usage('--protocol needs --line 2 (line 1 only has the initialize handshake)');
     if (opts.protocol !== null && opts.protocol !== LEGACY && opts.protocol !== MODERN) usage(`--protocol must be ${LEGACY} or ${MODERN}`);
+    if (opts.elicit !== null && (opts.line !== 1 || !['accept', 'decline', 'cancel'].includes(opts.elicit))) usage('--elicit takes accept, decline or cancel, with --line 1');
     if (!Number.isFinite(opts.timeout) || opts.timeout <= 0) usage('--timeout must be a positive number of milliseconds');
     return opts;
 }
@@ -190,8 +195,13 @@ async function main() {
         setProtocolVersion?.(version);
     };
     // Line 2 runs the initialize handshake unless asked for the modern revision (pinned: no fallback).
-    const options = opts.protocol === MODERN ? { versionNegotiation: { mode: { pin: MODERN } } } : undefined;
+    let options = opts.protocol === MODERN ? { versionNegotiation: { mode: { pin: MODERN } } } : undefined;
+    if (opts.elicit !== null) options = { capabilities: { elicitation: { form: {} } } };
     const client = new sdk.Client({ name: 'typed-mcp-ts-client', version: '0.0.0' }, options);
+    if (opts.elicit !== null) {
+        client.setRequestHandler(sdk.ElicitRequestSchema, async () =>
+            opts.elicit === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: opts.elicit });
+    }
     const requestOptions = { timeout: opts.timeout };
     let output;
     try {

@@ -112,6 +112,14 @@ class OperationConfig(_Strict):
     naive_datetimes: NaiveDatetimes | None = None
     # the bytes of JSON the answer holds inline (see Config.inline_bytes)
     inline_bytes: int | None = Field(None, ge=1)
+    # true: the person confirms each call before it is sent; false: never asked (see ConfirmConfig)
+    confirm: bool | None = None
+
+
+class ConfirmConfig(_Strict):
+    # true: a destructive tool (destructiveHint true, after curation's annotations) asks the person,
+    # through the client's elicitation, before its request is sent
+    destructive: bool = False
 
 
 class SchemeConfig(_Strict):
@@ -177,6 +185,7 @@ class Config(_Strict):
     # their first items) and a resource_link that reads it whole; None: 100,000 (about 25,000 tokens).
     # [operations.X] inline_bytes says it per operation
     inline_bytes: int | None = Field(None, ge=1)
+    confirm: ConfirmConfig = ConfirmConfig()  # [operations.X] confirm says it per operation
     registry: RegistryConfig = RegistryConfig()
 
 
@@ -640,6 +649,10 @@ class Curation:
             changes["keywords"] = tuple(dict.fromkeys(keywords))
         if annotated != op.hints:
             changes["hints"] = annotated
+        confirm = self._confirm(op.key, override, annotated)
+        if confirm is not None:
+            changes["confirm"] = True
+            self._record(op.key, "confirmed by the person before it is sent", confirm)
         if schemes:
             # Each config scheme is one more alternative, tried first; an operation that needed no
             # credentials still goes out without them unless [auth] says required = true.
@@ -650,6 +663,13 @@ class Curation:
             else:
                 changes["security"] = (*added, *(alt for alt in op.security if alt != ("<unsupported>",)))
         return replace(op, **changes) if changes else op
+
+    def _confirm(self, key: str, override: OperationConfig | None, annotated: Hints) -> str | None:
+        """The rule that makes the person confirm each call of the operation, or None: its own
+        `confirm` wins over [confirm] destructive."""
+        if override is not None and override.confirm is not None:
+            return f"config operations.{_quoted(self._reference(key))}.confirm" if override.confirm else None
+        return "config confirm.destructive" if self.config.confirm.destructive and annotated.destructive else None
 
     def _annotate(self, key: str, current: Hints, given: dict[str, bool | str], rule: str) -> Hints:
         said = ", ".join(f"{hint} {json.dumps(value)}" for hint, value in given.items())

@@ -95,6 +95,8 @@ class Operation:
     naive_datetimes: bool = False
     # The config's inline_bytes for the operation (None: the runtime's default, contracts.INLINE_BYTES)
     inline_bytes: int | None = None
+    # The config's confirm: the person confirms each call (elicitation) before it is sent (`_runtime/confirm.py`)
+    confirm: bool = False
 
     @property
     def has_output_schema(self) -> bool:

@@ -21,7 +21,7 @@ import contextvars
 import functools
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
@@ -38,6 +38,7 @@ from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
     Icon,
+    InputRequiredResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
@@ -66,6 +67,7 @@ from .stdio import CheckedLines
 from .work import Overtime, off_loop
 
 if TYPE_CHECKING:  # imported where a mode uses them (see the module's docstring)
+    from .confirm import Confirmation
     from .discovery import Discovery
     from .views import TableViews
 
@@ -113,6 +115,8 @@ class Package:
     icons: Sequence[Mapping[str, Any]] = ()
     # tool name -> the bytes of JSON it answers inline, where the config changes the default (`links.py`)
     inline_bytes: Mapping[str, int] = field(default_factory=dict)
+    # the tools whose calls the person confirms before they are sent (`confirm.py`)
+    confirm: frozenset[str] = frozenset()
 
     @property
     def catalog(self) -> Path:
@@ -215,6 +219,12 @@ class Server(LowLevelServer):
         self.typed_mcp = catalog
         self.typed_mcp_viewed = viewed
         self.typed_mcp_links = links
+        self.typed_mcp_confirm: Confirmation | None = None
+        if package.confirm:
+            from .confirm import Confirmation  # only a package with tools to confirm loads it
+
+            self.typed_mcp_confirm = Confirmation(package.name, package.env_prefix, package.confirm, links.secret)
+            self.middleware.append(self.typed_mcp_confirm.boundary)
 
         def narrowed(selection: Narrowed) -> _Catalog:
             return _Catalog(package, self.PAGE_BYTES, forward_authorization_header, selection, discovery)
@@ -264,32 +274,44 @@ class Server(LowLevelServer):
             return {**result, "tools": self.typed_mcp_for(ctx).tools_of(cursor)}
         return await call_next(ctx)
 
-    async def typed_mcp_call_tool(self, ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+    async def typed_mcp_call_tool(
+        self, ctx: ServerRequestContext, params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
         """tools/call: the tool's result; a failure (unknown tool, invalid arguments) is an `isError`
         result with the SDK's message, as `MCPServer` answers it. A tool of the package that the
         server's selection leaves out is an `isError` result saying how to enable it. In discovery
-        mode only the discovery tools are served: `call_tool` calls the others."""
+        mode only the discovery tools are served: `call_tool` calls the others. A tool the person
+        confirms first answers with the question (2026-07-28 clients: `confirm.py`)."""
         token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
         try:
-            catalog = self.typed_mcp_for(ctx)
-            arguments = params.arguments or {}
-            size = _json_bytes(params.name, arguments)
-            oversized = _oversized(catalog.info, params.name, size)
-            if oversized:
-                return _error(oversized)
-            if catalog.discovery is not None:
-                return await self.typed_mcp_discover(catalog, params.name, arguments)
-            refused = catalog.refusal(params.name)
-            if refused is not None:
-                return refused
-            result = await self.typed_mcp_call(params.name, arguments, size)
-            tool = catalog.by_name.get(params.name)
-            answer = self.typed_mcp_links.answer
-            return await _off_loop(catalog.info, CUTTING, answer, tool, arguments, result, size=_text_bytes(result))
+            return await self.typed_mcp_answer(ctx, params)
+        except _Asking as asking:
+            return asking.question
         finally:
             FORWARDED_AUTHORIZATION.reset(token)
 
-    async def typed_mcp_discover(self, catalog: _Catalog, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def typed_mcp_answer(self, ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+        """tools/call's result (see `typed_mcp_call_tool`)."""
+        catalog = self.typed_mcp_for(ctx)
+        arguments = params.arguments or {}
+        size = _json_bytes(params.name, arguments)
+        oversized = _oversized(catalog.info, params.name, size)
+        if oversized:
+            return _error(oversized)
+        gate = self.typed_mcp_gate(ctx, params)
+        if catalog.discovery is not None:
+            return await self.typed_mcp_discover(catalog, params.name, arguments, gate)
+        refused = catalog.refusal(params.name)
+        if refused is not None:
+            return refused
+        result = await self.typed_mcp_call(params.name, arguments, size, gate=gate)
+        tool = catalog.by_name.get(params.name)
+        answer = self.typed_mcp_links.answer
+        return await _off_loop(catalog.info, CUTTING, answer, tool, arguments, result, size=_text_bytes(result))
+
+    async def typed_mcp_discover(
+        self, catalog: _Catalog, name: str, arguments: dict[str, Any], gate: Gate
+    ) -> CallToolResult:
         """A call in discovery mode: one of the discovery tools, or the refusal of any other."""
         from . import discovery  # loaded with the mode (`_Catalog`)
 
@@ -302,7 +324,8 @@ class Server(LowLevelServer):
         if name == discovery.DESCRIBE_TOOL:
             return found.describe_tool(arguments, catalog.refusal)
         if name == discovery.CALL_TOOL:
-            result = await found.call_tool(arguments, catalog.refusal, self.typed_mcp_call, self.typed_mcp_select)
+            gated = functools.partial(self.typed_mcp_call, gate=gate)
+            result = await found.call_tool(arguments, catalog.refusal, gated, self.typed_mcp_select)
             links = self.typed_mcp_links
             size = _text_bytes(result)
             return await _off_loop(catalog.info, CUTTING, links.called, catalog.by_name, arguments, result, size=size)
@@ -320,10 +343,13 @@ class Server(LowLevelServer):
         size = _text_bytes(result)
         return await _off_loop(self.typed_mcp.info, SELECTING, selection.select, result, fields, size=size)
 
-    async def typed_mcp_call(self, name: str, arguments: dict[str, Any], size: int | None = None) -> CallToolResult:
+    async def typed_mcp_call(
+        self, name: str, arguments: dict[str, Any], size: int | None = None, gate: Gate | None = None
+    ) -> CallToolResult:
         """A tool's result exactly as tools/call answers it in full mode. Arguments its inputSchema
         refuses are an error result naming the fields; no request is sent. `size`: the bytes of JSON of
-        the name and arguments, when known (a small check runs on the loop: `work.py`)."""
+        the name and arguments, when known (a small check runs on the loop: `work.py`). `gate`: the
+        person's confirmation, for a tool that needs it (without one, such a tool is refused)."""
         tool = self.typed_mcp.by_name.get(name)
         if tool is not None:
             what, check = f"checking the arguments of {name!r}", self.typed_mcp.arguments
@@ -331,6 +357,13 @@ class Server(LowLevelServer):
             refused = await _off_loop(package, what, _refused, check, name, tool["inputSchema"], arguments, size=size)
             if refused is not None:
                 return refused
+        confirm = self.typed_mcp_confirm
+        if tool is not None and confirm is not None and confirm.needs(name):
+            # Without a gate (a link's read) nobody can be asked: such a call is never made.
+            unasked = _error(f"tool {name!r} is sent only when the person confirms it: call the tool itself")
+            stopped = await gate(tool, arguments) if gate is not None else unasked
+            if stopped is not None:
+                return stopped
         try:
             # The SDK's MCPServer.call_tool is typed as returning Any: it answers a CallToolResult here.
             return cast(CallToolResult, await self.call_tool(name, arguments))
@@ -380,6 +413,19 @@ class Server(LowLevelServer):
 
         content = TextResourceContents(uri=params.uri, mime_type=APP_MIME_TYPE, text=html)
         return ReadResourceResult(contents=[content])
+
+    def typed_mcp_gate(self, ctx: ServerRequestContext, params: CallToolRequestParams) -> Gate:
+        """The person's confirmation of a call this request makes (`confirm.py`): None when given;
+        the question escapes as `_Asking` (tools/call answers it); an error result when refused."""
+
+        async def gate(tool: Mapping[str, Any], arguments: dict[str, Any]) -> CallToolResult | None:
+            assert self.typed_mcp_confirm is not None
+            asked = await self.typed_mcp_confirm.ask(ctx, params, tool, arguments)
+            if isinstance(asked, InputRequiredResult):
+                raise _Asking(asked)
+            return asked
+
+        return gate
 
     def typed_mcp_forwarded(self, ctx: ServerRequestContext) -> str | None:
         """The request's Authorization when the server forwards it (None on stdio: no HTTP request)."""
@@ -471,9 +517,14 @@ class _Catalog:
         return tools
 
     def envelope(self, cursor: Any) -> ListToolsResult:
-        """The page's result without its tools."""
+        """The page's result without its tools. A page narrowed by a request's X-MCP-* headers is no
+        other client's, and a client's cache is keyed by its credentials, not its headers: it is
+        marked private and stale at once (asked again each time), never cached across clients."""
         start, end = self.bounds(cursor)
-        return ListToolsResult(tools=[], next_cursor=str(end) if end < len(self.listed) else None)
+        following = str(end) if end < len(self.listed) else None
+        if isinstance(self.selection, Narrowed):
+            return ListToolsResult(tools=[], next_cursor=following, ttl_ms=0, cache_scope="private")
+        return ListToolsResult(tools=[], next_cursor=following)
 
     def page(self, cursor: Any) -> ListToolsResult:
         """The page's whole result, validated by the SDK's model."""
@@ -490,6 +541,18 @@ class _Catalog:
         if name in self.package and name not in self.by_name:
             return _error(self.selection.not_enabled(name, self.package[name], self.info.toolsets))
         return None
+
+
+# The person's confirmation of a call of a tool (its definition) with arguments: None when given.
+Gate = Callable[[Mapping[str, Any], dict[str, Any]], Awaitable[CallToolResult | None]]
+
+
+class _Asking(Exception):  # noqa: N818 (not an error: the question travels up to tools/call)
+    """The question a 2026-07-28 client answers before the call is made (`Server.typed_mcp_gate`)."""
+
+    def __init__(self, question: InputRequiredResult) -> None:
+        super().__init__("the person's confirmation is asked")
+        self.question = question
 
 
 def _definition(tool: Mapping[str, Any]) -> dict[str, Any]:

@@ -73,6 +73,7 @@ class Links:
                 'randomness (python -c "import secrets; print(secrets.token_hex(32))")'
             )
         self.codec = AESGCMRequestStateCodec([key])
+        self.secret = key  # the confirmations' key is derived from it (`confirm.py`)
         self.prefix = f"{SCHEME}://{package}/"
 
     def budget(self, name: str) -> int:

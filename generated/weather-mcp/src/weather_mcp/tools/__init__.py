@@ -30,3 +30,7 @@ VIEWS = {
 # Tool name -> the bytes of JSON its answer holds inline, where the config's `inline_bytes` changes
 # the default (`_runtime/links.py`): past them, a read tool answers with a preview and a resource link.
 INLINE_BYTES: dict[str, int] = {}
+
+# The tools whose every call the person confirms before its request is sent, as the config's
+# `[confirm]` and `confirm` say (`_runtime/confirm.py`).
+CONFIRM: frozenset[str] = frozenset([])
