@@ -197,7 +197,7 @@ def source_documents(source: Path, ref_root: Path | None = None) -> tuple[Module
     api = plan(doc, package_name="known-item", module="known_item", curation=Curation(None, []))
     folder = Path(tempfile.mkdtemp(prefix="known-item-"))
     documents = folder / "search.json"
-    documents.write_text(search_documents(api, doc), encoding="utf-8")
+    documents.write_text(search_documents(api), encoding="utf-8")
     search = _module(runtime_dir() / "search.py", "generator")
     return search, documents, {op.tool_name: op.key for op in api.operations}, source.name
 

@@ -8,6 +8,7 @@ hosted command."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import re
@@ -331,7 +332,7 @@ def test_the_hosted_setups_reach_the_readmes_hosted_command(demo_url, uv_env):
 def test_the_spec_server_url_is_shown_only_when_plain(server: str, shown: str):
     doc = normalize(load(str(REPO / "specs" / "weather-api.json")))
     api = build_plan(doc, package_name="weather-mcp", module="weather_mcp", spec_url=None, curation=Curation(None, []))
-    api.default_base_url = server
+    api = dataclasses.replace(api, default_base_url=server)  # the plan is frozen: a new one, with that URL
     setups = client_setups(api)
     assert setups.env[0] == ("WEATHER_MCP_BASE_URL", shown, False)
     assert json.loads(setups.claude_desktop)["mcpServers"]["weather-mcp"]["env"]["WEATHER_MCP_BASE_URL"] == shown

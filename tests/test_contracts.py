@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 from support import DEMO
+from typed_mcp import config
 from typed_mcp.catalog import diff, pack
-from typed_mcp.plan import curation, hints, parameters
+from typed_mcp.plan import hints, parameters
 from typed_mcp.render import search, vocabulary
 from typed_mcp.runtime import contracts
 from typed_mcp.spec import load
@@ -30,13 +31,13 @@ def _runtime(name: str):
 
 def test_the_generator_reads_each_contract_from_the_runtime():
     """The generator holds no copy of a contract: each name is the contracts module's own object."""
-    assert parameters.HEADER_TOKEN is curation.HEADER_TOKEN is contracts.HEADER_TOKEN
-    assert parameters.client_owns_header is curation.client_owns_header is contracts.client_owns_header
+    assert parameters.HEADER_TOKEN is config.HEADER_TOKEN is contracts.HEADER_TOKEN
+    assert parameters.client_owns_header is config.client_owns_header is contracts.client_owns_header
     assert load.CREDENTIAL_NAME is contracts.CREDENTIAL_NAME
     assert hints.IDEMPOTENT_METHODS is contracts.IDEMPOTENT_METHODS
     assert diff.OPERATION_META is contracts.OPERATION_META
     assert search.SEARCH_FORMAT is contracts.SEARCH_FORMAT
-    assert search.SEARCH_WORD is vocabulary.SEARCH_WORD is curation.SEARCH_WORD is contracts.SEARCH_WORD
+    assert search.SEARCH_WORD is vocabulary.SEARCH_WORD is config.SEARCH_WORD is contracts.SEARCH_WORD
     assert search.DELETE.split() == list(contracts.REMOVAL_WORDS)
     assert pack.CATALOG_FORMAT is contracts.CATALOG_FORMAT
 

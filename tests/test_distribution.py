@@ -18,8 +18,8 @@ import pytest
 from mcp import Client
 
 from support import DEMO, DEMO_CONFIG, REPO, build_wheel, generate, package_stdio, run_cli, tree_digest
+from typed_mcp.config import load_config
 from typed_mcp.errors import ConfigError
-from typed_mcp.plan.curation import load_config
 
 SCHEMA = json.loads((REPO / "tests" / "data" / "server.schema.2025-12-11.json").read_text())
 WEATHER = REPO / "specs" / "weather-api.json"

@@ -14,7 +14,7 @@ import yaml
 
 from support import DEMO
 from support import REPO as ROOT
-from typed_mcp.plan.curation import load_config
+from typed_mcp.config import load_config
 from typed_mcp.spec.overlay import read_overlay
 
 # The generated package's README too: its users copy its snippets (tests/test_package_readme.py runs

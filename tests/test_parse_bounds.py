@@ -219,8 +219,8 @@ def test_what_real_specs_do_still_parses():
     ],
 )
 def test_a_config_that_cannot_be_read_in_bounds_is_one_line(tmp_path: Path, text: str, expected: str):
+    from typed_mcp.config import load_config
     from typed_mcp.errors import ConfigError
-    from typed_mcp.plan.curation import load_config
 
     path = tmp_path / "typed-mcp.toml"
     path.write_text(text)

@@ -1,7 +1,7 @@
 """MkDocs hook: the pages that are produced, not written, so that they cannot drift from what they describe.
 
 - reference/cli.md from the Typer app (typed_mcp.cli.app), the way `typer ... utils docs` writes it;
-- reference/config.md from the config model (typed_mcp.plan.curation.Config): every key with its type,
+- reference/config.md from the config model (typed_mcp.config.Config): every key with its type,
   default and the comment the model gives it;
 - reference/server.md from the demo package (generated/weather-mcp): its command line's own parser and
   the environment variables its README lists;
@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import enum
 import importlib
 import inspect
 import os
@@ -80,13 +81,13 @@ def cli_reference() -> str:
 
 
 def config_reference() -> str:
-    from typed_mcp.plan.curation import Config
+    from typed_mcp.config import Config
 
     lines = [
         "# Config reference",
         "",
         "Every key of `typed-mcp.toml` (or `[tool.typed-mcp]` in a `pyproject.toml`), generated from the "
-        "config model (`typed_mcp.plan.curation.Config`) when the site is built. An unknown key is an "
+        "config model (`typed_mcp.config.Config`) when the site is built. An unknown key is an "
         "error. See [Curation](../curation.md) for how the config combines with `x-mcp` and overlays.",
         "",
         "| key | type | default | meaning |",
@@ -170,7 +171,8 @@ def walk(model: type[BaseModel], prefix: str):
             yield key, annotation, "`{}`", comments.get(name, "")
             yield from walk(nested, key + ".NAME.")
         else:
-            default = "required" if field.is_required() else f"`{field.default!r}`"
+            value = field.default.value if isinstance(field.default, enum.Enum) else field.default
+            default = "required" if field.is_required() else f"`{value!r}`"
             yield key, annotation, default, comments.get(name, "")
 
 
@@ -200,8 +202,10 @@ def field_comments(model: type[BaseModel]) -> dict[str, str]:
 
 
 def type_name(annotation) -> str:
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):  # its values, as a Literal shows them
+        return "`" + repr(typing.Literal[tuple(member.value for member in annotation)]).removeprefix("typing.") + "`"
     text = getattr(annotation, "__name__", None) if typing.get_origin(annotation) is None else None
-    # Module paths say nothing to a config's author: `typed_mcp.plan.curation.OperationConfig` -> `OperationConfig`.
+    # Module paths say nothing to a config's author: `typed_mcp.config.OperationConfig` -> `OperationConfig`.
     return "`" + re.sub(r"\b(?:\w+\.)+(\w+)", r"\1", text or repr(annotation)) + "`"
 
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterator
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from typed_mcp import __version__
 from typed_mcp.errors import SpecError, TypedMcpError
-from typed_mcp.options import GenerateOptions
+from typed_mcp.profile import Profile
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -62,11 +61,6 @@ Overlays = Annotated[
 ]
 
 
-class Profile(str, Enum):
-    default = "default"
-    data_tools = "data-tools"
-
-
 ProfileOption = Annotated[
     Profile | None,
     typer.Option(
@@ -86,6 +80,25 @@ def _headers(values: list[str]) -> dict[str, str]:
             raise SpecError("--header must look like 'Name: value' (got a value without ':')")
         headers[name.strip()] = content.strip()
     return headers
+
+
+def _shared(
+    header: list[str],
+    package_version: str | None,
+    use_cache: bool,
+    tool_prefix: str,
+    overlay: list[Path],
+    profile: Profile | None,
+) -> dict[str, Any]:
+    """The options `generate` and `check` both take, under their GenerateOptions names."""
+    return {
+        "headers": _headers(header),
+        "version": package_version,
+        "cache": use_cache,
+        "tool_prefix": tool_prefix,
+        "overlays": tuple(overlay),
+        "profile": profile,
+    }
 
 
 def _fail(exc: TypedMcpError) -> None:
@@ -155,28 +168,16 @@ def generate(
     from typed_mcp.pipeline import generate as run
 
     try:
-        target = project.resolve(source, out, package_name, snapshot, config)
-        source, out, package_name, snapshot = target.source, target.out, target.package_name, target.snapshot
-        if no_snapshot:
-            snapshot = None
-        options = GenerateOptions(
-            source=source,
-            out=out,
-            package_name=package_name,
-            headers=_headers(header),
-            snapshot=_with_suffix(snapshot, source),
-            default_snapshot=not no_snapshot,
+        options = project.options(
+            config,
+            project.Asked(source, out, package_name, snapshot),
+            save_snapshot=not no_snapshot,
             strict=strict,
             verify=verify,
             allow_remote_refs=allow_remote_refs,
             allow_private_refs=allow_private_refs,
             ref_root=ref_root,
-            version=package_version,
-            cache=use_cache,
-            tool_prefix=tool_prefix,
-            config=config,
-            overlays=tuple(overlay),
-            profile=profile.value if profile is not None else None,
+            **_shared(header, package_version, use_cache, tool_prefix, overlay, profile),
         )
         with _progress(quiet) as step:
             result = run(options, step=step)
@@ -243,12 +244,6 @@ def _budget(result: Result) -> None:
         err.print(f"[bold yellow]advice:[/] {advice}", markup=True, soft_wrap=True)
 
 
-def _with_suffix(snapshot: Path | None, source: str) -> Path | None:
-    if snapshot is None or snapshot.suffix:
-        return snapshot
-    return snapshot.with_suffix(".yaml" if source.split("?")[0].endswith((".yaml", ".yml")) else ".json")
-
-
 @contextlib.contextmanager
 def _progress(quiet: bool) -> Iterator[Callable[[str], None]]:
     """A `step(text)` for the pipeline: on a terminal, one live line with the stage (and how far a
@@ -291,25 +286,14 @@ def check(
     from typed_mcp.spec.load import shown
 
     try:
-        target = project.resolve(source, out, package_name, snapshot, config)
-        source, out, package_name, snapshot = target.source, target.out, target.package_name, target.snapshot
-        options = GenerateOptions(
-            source=source,
-            out=out,
-            package_name=package_name,
-            headers=_headers(header),
-            snapshot=snapshot,
-            version=package_version,
-            cache=use_cache,
-            tool_prefix=tool_prefix,
-            config=config,
-            overlays=tuple(overlay),
-            profile=profile.value if profile is not None else None,
-        )
+        asked = project.Asked(source, out, package_name, snapshot)
+        shared = _shared(header, package_version, use_cache, tool_prefix, overlay, profile)
+        options = project.options(config, asked, **shared)
         drift = compare.check(options)
     except TypedMcpError as exc:
         _fail(exc)
         return
+    source, out, snapshot = options.source, options.out, options.snapshot
     if not drift.problems:
         print(f"no drift: {out} matches {shown(source)}", file=sys.stderr)
         return

@@ -33,7 +33,11 @@ def check(options: GenerateOptions) -> Drift:
     with tempfile.TemporaryDirectory(prefix="typed-mcp-check-") as temp:
         fresh = Path(temp) / (options.out.name or "package")
         fetched = Path(temp) / (options.snapshot.name if options.snapshot else "spec")
-        generate(dataclasses.replace(options, out=fresh, snapshot=fetched if options.snapshot else None, verify=False))
+        # Nothing is saved beside the committed files: the fetched spec goes to the temporary folder.
+        fresh_options = dataclasses.replace(
+            options, out=fresh, snapshot=fetched if options.snapshot else None, default_snapshot=False, verify=False
+        )
+        generate(fresh_options)
         snapshot = options.snapshot
         if snapshot is not None and (not snapshot.is_file() or snapshot.read_bytes() != fetched.read_bytes()):
             drift.problems.append(f"the spec differs from the snapshot {snapshot}")

@@ -16,9 +16,9 @@ from typing import Any
 import jinja2
 
 from typed_mcp import __version__
+from typed_mcp.config import load_config
 from typed_mcp.errors import TypedMcpError
 from typed_mcp.pipeline import package_names
-from typed_mcp.plan.curation import load_config
 from typed_mcp.render.package import environment, markdown
 from typed_mcp.repository import Use, path_problem
 from typed_mcp.spec.load import is_url, load, shown, url_credentials

@@ -6,6 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from typed_mcp.profile import Profile
+
+if TYPE_CHECKING:
+    from typed_mcp.config import LoadedConfig  # the config's schema loads the spec layer: not for `--help`
 
 
 @dataclass(frozen=True)
@@ -24,6 +30,13 @@ class GenerateOptions:
     version: str | None = None  # the package version; default: the API's info.version as PEP 440
     cache: bool = True  # reuse the models and catalog of an earlier run with the same inputs
     tool_prefix: str = ""  # starts every tool name (hosts that mix servers)
-    config: Path | None = None  # the curation config: typed-mcp.toml, or a pyproject.toml's [tool.typed-mcp]
+    config: LoadedConfig | None = None  # the curation config, read once (project.options reads it)
     overlays: tuple[Path, ...] = ()  # OpenAPI Overlay documents, applied in order before anything reads the spec
-    profile: str | None = None  # "default" or "data-tools"; None: the config's (default: "default")
+    profile: Profile | None = None  # None: the config's (default: Profile.DEFAULT)
+
+    @property
+    def chosen_profile(self) -> Profile:
+        """The profile asked for, else the config's: the one place the two are weighed."""
+        if self.profile is not None:
+            return self.profile
+        return self.config.config.profile if self.config is not None else Profile.DEFAULT

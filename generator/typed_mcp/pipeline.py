@@ -22,10 +22,10 @@ from typed_mcp.models.build import build_models
 from typed_mcp.options import GenerateOptions
 from typed_mcp.plan import hints
 from typed_mcp.plan.build import plan as build_plan
-from typed_mcp.plan.curation import Curation, load_config
+from typed_mcp.plan.curation import Curation
 from typed_mcp.plan.ir import ApiPlan
 from typed_mcp.plan.reading import mapping
-from typed_mcp.render.environment import package_environment
+from typed_mcp.profile import Profile
 from typed_mcp.render.package import MCP_REQUIREMENT, Package, render_package
 from typed_mcp.render.registry import SERVER_JSON, server_json
 from typed_mcp.render.tidy import tidy
@@ -110,8 +110,7 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
         timings[name] = round(now - started, 3)
         started = now
 
-    # The config is checked first: a bad one fails before any fetch, and the output stays untouched.
-    config = load_config(options.config) if options.config is not None else None
+    config = options.config  # read (and checked) when the options were made: before any fetch
     step("loading the spec")
     spec = load(options.source, headers=dict(options.headers))
     overlay_paths = (config.overlay_paths if config is not None else ()) + tuple(options.overlays)
@@ -123,16 +122,20 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
         allow_private_refs=options.allow_private_refs,
         ref_root=options.ref_root,
     )
-    curation = Curation(config, [(r.operation, r.rule) for r in removed])
+    curation = Curation(config, [(r.operation, r.rule) for r in removed], [(o.path.name, o.sha256) for o in overlays])
     curation.add_schemes(doc)
     info = mapping(doc.data.get("info"))
     name, module = package_names(options.package_name, str(info.get("title") or ""), doc.origin)
     step("planning tools")
     api = build_plan(
-        doc, package_name=name, module=module, spec_url=spec.url, tool_prefix=options.tool_prefix, curation=curation
+        doc,
+        package_name=name,
+        module=module,
+        spec_url=spec.url,
+        tool_prefix=options.tool_prefix,
+        curation=curation,
+        profile=options.chosen_profile,
     )
-    api.curation_sources += [{"overlay": o.path.name, "sha256": o.sha256} for o in overlays]
-    api.profile = options.profile or (config.config.profile if config is not None else "default")
     if options.strict and api.skipped:
         first = api.skipped[0]
         raise StrictModeError(
@@ -158,7 +161,8 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
             package.check({path: text for path, text in files.items() if text != before[path]})  # before any import
             path = f"src/{api.module}/catalog.json"
             files[path] = _catalog(api, files, staging / "src", workers, options.verify, step)
-            # The manifest records which tools the schema budget trimmed: known once they are listed.
+            # The manifest is written last, once: it records which tools the schema budget trimmed,
+            # known once they are listed.
             files[MANIFEST] = manifest(api, spec, spec_file, version_of(api, options), files[path])
             write_files(staging, {path: files[path], MANIFEST: files[MANIFEST]})
     if snapshot is not None:
@@ -183,18 +187,10 @@ def _package_files(
     lap("models")
     step(f"rendering {len(api.operations)} tools")
     version = version_of(api, options)
-    package = render_package(
-        api,
-        models,
-        spec_sha256=spec.sha256,
-        spec_filename=spec_file,
-        package_version=version,
-        doc=doc,
-    )
+    package = render_package(api, models, spec_sha256=spec.sha256, spec_filename=spec_file, package_version=version)
     files: dict[str, str | bytes] = dict(package.files)
     package.check(files)
-    files[MANIFEST] = manifest(api, spec, spec_file, version)
-    listed = server_json(api, version, package_environment(api))  # the MCP Registry entry, with a [registry] name
+    listed = server_json(api, version, api.environment())  # the MCP Registry entry, with a [registry] name
     if listed is not None:
         files[SERVER_JSON] = listed
     lap("render")
@@ -260,8 +256,8 @@ def version_of(api: ApiPlan, options: GenerateOptions) -> str:
     return package_version(options.version or api.api_version)
 
 
-def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catalog: str | bytes | None = None) -> str:
-    """What was generated from what: read by the drift check and by people. No timestamps. With the
+def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catalog: str | bytes) -> str:
+    """What was generated from what: read by the drift check and by people. No timestamps. From the
     `catalog`, the schema budget and the tools it trimmed (tool -> depth of references kept)."""
     data = {
         "generator": f"typed-mcp {__version__}",
@@ -278,7 +274,7 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
         "annotations": {op.tool_name: hints.record(op.hints) for op in api.operations},
         # The tools whose answers may carry date-times without a timezone (the config's naive_datetimes)
         "naive_datetimes": {"accept": [op.tool_name for op in api.operations if op.naive_datetimes]},
-        "environment": package_environment(api),
+        "environment": api.environment(),
     }
     derived = [op.tool_name for op in api.operations if op.title_from_description]
     if derived:  # operations without a summary: their title is their description's first sentence
@@ -289,8 +285,8 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
         data["curation"] = api.curation
         data["curated_by"] = api.curation_sources
-    if api.profile != "default":  # only for other profiles: default packages stay as they were
-        data["profile"] = api.profile
+    if api.profile is not Profile.DEFAULT:  # only for other profiles: default packages stay as they were
+        data["profile"] = api.profile.value
     if api.listing.registry_name is not None:  # the config's [registry]: server.json is written
         registry = {"name": api.listing.registry_name, "server_json": SERVER_JSON}
         if api.listing.remote_url:
@@ -298,7 +294,6 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
         data["registry"] = registry
     if api.warnings or api.degraded:  # inputs left out of a tool (a header never sent), malformed schemas
         data["notes"] = [*api.warnings, *api.degraded]
-    if catalog is not None:
-        trimmed = json.loads(catalog).get("budget", {}).get("trimmed", {})
-        data["schema_budget"] = {"bytes": BUDGET, "trimmed": trimmed}
+    trimmed = json.loads(catalog).get("budget", {}).get("trimmed", {})
+    data["schema_budget"] = {"bytes": BUDGET, "trimmed": trimmed}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

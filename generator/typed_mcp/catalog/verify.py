@@ -21,6 +21,7 @@ from typed_mcp.catalog.budget import BUDGET
 from typed_mcp.children import last_error, read_result, stop
 from typed_mcp.errors import TypedMcpError
 from typed_mcp.plan.ir import ApiPlan
+from typed_mcp.profile import Profile
 
 # Registering tools and generating their schemas allocates millions of short-lived containers: with
 # Python's default threshold (700) the cyclic collector runs thousands of times over a heap that only
@@ -171,7 +172,7 @@ def check_catalog(tools: list[dict[str, Any]], plan: ApiPlan) -> None:
     """The catalog lists every planned tool, and every tool with a JSON response has an outputSchema
     (in the data-tools profile, every tool: the `{sources, data}` envelope)."""
     listed = {tool["name"]: "outputSchema" in tool for tool in tools}
-    every = plan.profile == "data-tools"
+    every = plan.profile is Profile.DATA_TOOLS
     expected = {op.tool_name: every or op.has_output_schema for op in plan.operations}
     if set(listed) != set(expected):
         missing = sorted(set(expected) - set(listed))

@@ -11,7 +11,7 @@ from typing import Any
 
 from typed_mcp import names
 from typed_mcp.plan.content import is_json, media_map, schema_key
-from typed_mcp.plan.ir import ApiPlan, Body, BodyEncoding
+from typed_mcp.plan.ir import Body, BodyEncoding, Draft
 from typed_mcp.plan.parameters import declared_parameters
 from typed_mcp.plan.reading import Unsupported, nonblank
 from typed_mcp.plan.variants import Views
@@ -54,7 +54,7 @@ def request_body(
     path_item: dict[str, Any],
     op: dict[str, Any],
     tool: str,
-    result: ApiPlan,
+    result: Draft,
     taken: set[str],
     arg_names: set[str],
     views: Views,

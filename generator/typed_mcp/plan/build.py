@@ -17,13 +17,15 @@ from typed_mcp.errors import NoOperationsError, SpecError
 from typed_mcp.plan import hints, prose
 from typed_mcp.plan.bodies import request_body
 from typed_mcp.plan.curation import Curation, RawOp
-from typed_mcp.plan.ir import ApiPlan, Operation, Response, SecurityScheme, Skipped
+from typed_mcp.plan.ir import ApiPlan, Draft, Operation, Response, SecurityScheme, Skipped
 from typed_mcp.plan.listing import listing
 from typed_mcp.plan.parameters import operation_parameters
 from typed_mcp.plan.reading import Unsupported, mapping, nonblank
+from typed_mcp.plan.resolved import resolved, tags
 from typed_mcp.plan.responses import primary_response
 from typed_mcp.plan.security import security_requirements, security_schemes
 from typed_mcp.plan.variants import Views
+from typed_mcp.profile import Profile
 from typed_mcp.spec.load import redact_url
 from typed_mcp.spec.normalize import HTTP_METHODS, Document
 
@@ -36,30 +38,22 @@ def plan(
     spec_url: str | None = None,
     tool_prefix: str = "",
     curation: Curation | None = None,
+    profile: Profile = Profile.DEFAULT,
 ) -> ApiPlan:
-    """`tool_prefix` starts every tool name (see `names.tool_prefix`); it counts within the limits.
-    `curation` chooses the operations and their names, and finishes the plan (plan/curation.py)."""
+    """The finished plan, frozen: the one place it is made. `tool_prefix` starts every tool name (see
+    `names.tool_prefix`); it counts within the limits. `curation` chooses the operations and their
+    names, and finishes the operations (plan/curation.py)."""
     prefix = names.tool_prefix(tool_prefix)
     data = doc.data
     info = mapping(data.get("info"))
     schemes = security_schemes(doc, module.upper())
-    result = ApiPlan(
-        title=nonblank(info.get("title")) or module,
-        api_version=nonblank(info.get("version")) or "0",
-        description=nonblank(info.get("description")) or "",
-        openapi_version=doc.version,
-        default_base_url=_default_base_url(data, spec_url),
-        package_name=package_name,
-        module=module,
-        env_prefix=module.upper(),
-        operations=[],
-        schemes=schemes,
-    )
+    title = nonblank(info.get("title")) or module
+    draft = Draft()
     registry = curation.config.registry if curation is not None else None
-    result.listing = listing(data, result.title, registry, result.warnings)
+    presented = listing(data, title, registry, draft.warnings)
     unusable = dict(doc.unusable)  # "METHOD /path" -> why it cannot be generated
-    result.degraded = list(doc.degraded)
-    raw_ops = list(_iter_operations(doc, unusable, result.degraded))
+    draft.degraded = list(doc.degraded)
+    raw_ops = list(_iter_operations(doc, unusable, draft.degraded))
     if not raw_ops:
         webhooks = data.get("webhooks")
         extra = (
@@ -93,11 +87,11 @@ def plan(
     root_security = data.get("security")
     for key, path, method, path_item, op in raw_ops:
         tool = prefix + tool_names[key]
-        schemas, warnings = dict(result.schemas), len(result.warnings)
+        schemas, warnings = dict(draft.schemas), len(draft.warnings)
         try:
             if key in unusable:
                 raise Unsupported(unusable[key])
-            result.operations.append(
+            draft.operations.append(
                 _operation(
                     doc,
                     key,
@@ -108,7 +102,7 @@ def plan(
                     tool,
                     root_security,
                     schemes,
-                    result,
+                    draft,
                     taken_keys,
                     views,
                     curation,
@@ -116,16 +110,39 @@ def plan(
             )
         except (Unsupported, SpecError, *_MALFORMED) as exc:
             # The unit of failure is the operation: what it had added goes, the others stay.
-            result.schemas.clear()
-            result.schemas.update(schemas)
-            del result.warnings[warnings:]
-            result.skipped.append(Skipped(key, _reason(exc)))
+            draft.schemas.clear()
+            draft.schemas.update(schemas)
+            del draft.warnings[warnings:]
+            draft.skipped.append(Skipped(key, _reason(exc)))
     if curation is not None:
-        curation.finish(result)
-    if not result.operations:
-        reasons = "; ".join(f"{s.key}: {s.reason}" for s in result.skipped[:3])
+        curation.finish(draft, schemes)
+    if not draft.operations:
+        reasons = "; ".join(f"{s.key}: {s.reason}" for s in draft.skipped[:3])
         raise NoOperationsError(f"no operation could be generated ({reasons})", source=doc.origin)
-    return result
+    return ApiPlan(
+        title=title,
+        api_version=nonblank(info.get("version")) or "0",
+        description=nonblank(info.get("description")) or "",
+        openapi_version=doc.version,
+        default_base_url=_default_base_url(data, spec_url),
+        package_name=package_name,
+        module=module,
+        env_prefix=module.upper(),
+        operations=tuple(resolved(op, draft.schemas, doc) for op in draft.operations),
+        schemes=schemes,
+        schemas=draft.schemas,
+        skipped=tuple(draft.skipped),
+        warnings=tuple(draft.warnings),
+        degraded=tuple(draft.degraded),
+        extra_headers=draft.extra_headers,
+        toolsets=draft.toolsets,
+        search_synonyms=draft.search_synonyms,
+        curation=tuple(draft.curation),
+        curation_sources=tuple(draft.curation_sources),
+        profile=profile,
+        listing=presented,
+        tags=tags(doc),
+    )
 
 
 def _default_base_url(data: dict[str, Any], spec_url: str | None) -> str | None:
@@ -202,7 +219,7 @@ def _operation(
     tool: str,
     root_security: Any,
     schemes: dict[str, SecurityScheme],
-    result: ApiPlan,
+    result: Draft,
     taken_keys: set[str],
     views: Views,
     curation: Curation | None = None,

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from typed_mcp import names
-from typed_mcp.plan.ir import ApiPlan
+from typed_mcp.plan.ir import Draft
 from typed_mcp.plan.reading import Unsupported
 from typed_mcp.plan.variants import COMPONENT_SCHEMA
 from typed_mcp.spec.normalize import Document
@@ -21,7 +21,7 @@ def is_json(media_type: str) -> bool:
     return bool(_JSON.match(media_type.strip()))
 
 
-def schema_key(doc: Document, schema: Any, wanted: str, result: ApiPlan, taken: set[str]) -> str:
+def schema_key(doc: Document, schema: Any, wanted: str, result: Draft, taken: set[str]) -> str:
     """The models key for a schema: a component's own name, or a new key for an inline schema."""
     if isinstance(schema, dict) and set(schema) == {"$ref"} and isinstance(schema["$ref"], str):
         match = COMPONENT_SCHEMA.match(schema["$ref"])

@@ -6,10 +6,15 @@ plain strings that the templates only ever emit through escaping filters.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from typed_mcp.profile import Profile
+
 Location = Literal["path", "query", "header", "cookie"]
+# A table view (MCP Apps): (keys from the answer to its rows, the columns a row declares)
+Table = tuple[tuple[str, ...], tuple[str, ...]]
 ResponseKind = Literal["json", "text", "image", "binary", "empty"]
 
 
@@ -97,6 +102,10 @@ class Operation:
     inline_bytes: int | None = None
     # The config's confirm: the person confirms each call (elicitation) before it is sent (`_runtime/confirm.py`)
     confirm: bool = False
+    # Read from the schemas when the plan is finished (plan/resolved.py), so that rendering needs no spec:
+    body_words: tuple[str, ...] = ()  # the request body's property names and enumerated values (search)
+    returns_array: bool = False  # the JSON answer is an array (search: the tool lists)
+    table: Table | None = None  # the answer's table view, for a tool with an outputSchema (views)
 
     @property
     def has_output_schema(self) -> bool:
@@ -154,8 +163,19 @@ class Listing:
     remote_auth: Literal["forwarded", "oauth"] = "forwarded"
 
 
-@dataclass
+@dataclass(frozen=True)
+class Tag:
+    """A tag the spec describes (its top-level `tags`), for search: its name (None when it is not a
+    string) and its description."""
+
+    name: str | None
+    description: str
+
+
+@dataclass(frozen=True)
 class ApiPlan:
+    """The finished plan: built once, by `plan.build.plan`, and read by everything after it."""
+
     title: str
     api_version: str
     description: str
@@ -164,18 +184,58 @@ class ApiPlan:
     package_name: str  # distribution name
     module: str  # import name
     env_prefix: str
-    operations: list[Operation]
-    schemes: dict[str, SecurityScheme]
+    operations: tuple[Operation, ...]
+    schemes: Mapping[str, SecurityScheme]
     # schema_key -> (JSON pointer of an existing schema) or an inline schema to add under that key
+    schemas: Mapping[str, str | dict[str, Any]]
+    skipped: tuple[Skipped, ...]
+    warnings: tuple[str, ...]
+    degraded: tuple[str, ...]  # parts of the spec read in a degraded way (--strict refuses)
+    extra_headers: Mapping[str, str]  # sent with every request (config)
+    toolsets: Mapping[str, tuple[str, ...]]  # the config's toolsets: name -> tool names
+    # the config's search synonyms: an API word -> the words users say for it
+    search_synonyms: Mapping[str, tuple[str, ...]]
+    curation: tuple[Mapping[str, str], ...]  # {operation, action, rule}, for typed-mcp.json
+    curation_sources: tuple[Mapping[str, str], ...]  # the config and overlays used
+    profile: Profile  # DATA_TOOLS: every result is {sources, data, table} (render/package.py)
+    listing: Listing  # plan/listing.py
+    tags: tuple[Tag, ...]  # the spec's described tags, for search
+
+    def environment(self) -> list[dict[str, str | bool]]:
+        """The variables a user sets to run the package: the base URL (with the spec's default, if any;
+        `required` without one) and every credential, `secret` where it is one. Installers read it: the
+        MCPB bundle's user_config (from typed-mcp.json) and the MCP Registry's server.json."""
+        base: dict[str, str | bool] = {"name": f"{self.env_prefix}_BASE_URL", "about": "upstream API base URL"}
+        if self.default_base_url:
+            base["default"] = self.default_base_url
+        else:
+            base["required"] = True  # the spec names no server: nothing to call without it
+        found = [base]
+        for scheme in self.schemes.values():
+            about = f"{scheme.kind} credential for security scheme {scheme.key}"
+            for index, var in enumerate(scheme.env_vars):
+                part = ("username", "password")[index] if scheme.kind == "basic" else ""
+                # a username names an account: shown as typed; everything else is a secret
+                about_var = f"{about} ({part})" if part else about
+                found.append({"name": var, "about": about_var, "secret": part != "username"})
+            for index, var in enumerate(scheme.client_env):
+                part = "client secret" if index else "client id"
+                found.append({"name": var, "about": f"OAuth2 {part} for {scheme.key}", "secret": bool(index)})
+        return found
+
+
+@dataclass
+class Draft:
+    """The plan while `plan.build` makes it: what planning and curation add to, never seen outside
+    the plan layer; `plan.build.plan` turns it into the frozen `ApiPlan`."""
+
+    operations: list[Operation] = field(default_factory=list)
     schemas: dict[str, str | dict[str, Any]] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    degraded: list[str] = field(default_factory=list)  # parts of the spec read in a degraded way (--strict refuses)
-    extra_headers: dict[str, str] = field(default_factory=dict)  # sent with every request (config)
-    toolsets: dict[str, list[str]] = field(default_factory=dict)  # the config's toolsets: name -> tool names
-    # the config's search synonyms: an API word -> the words users say for it
-    search_synonyms: dict[str, list[str]] = field(default_factory=dict)
-    curation: list[dict[str, str]] = field(default_factory=list)  # {operation, action, rule}, for typed-mcp.json
-    curation_sources: list[dict[str, str]] = field(default_factory=list)  # the config and overlays used
-    profile: str = "default"  # "data-tools": every result is {sources, data, table} (render/package.py)
-    listing: Listing = Listing(title="", description="")  # set by plan.build (plan/listing.py)
+    degraded: list[str] = field(default_factory=list)
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    toolsets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    search_synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    curation: list[dict[str, str]] = field(default_factory=list)
+    curation_sources: list[dict[str, str]] = field(default_factory=list)

@@ -11,24 +11,15 @@ plain text, short enough for the registry and for the server info stamped on eve
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
+from typed_mcp.config import RegistryConfig
 from typed_mcp.plan import prose
 from typed_mcp.plan.ir import Icon, Listing
 from typed_mcp.plan.reading import mapping
+from typed_mcp.published import CONTROL, DESCRIPTION_CHARS, ICON_URL_CHARS, url_problem
 
-if TYPE_CHECKING:
-    from typed_mcp.plan.curation import RegistryConfig
-
-DESCRIPTION_CHARS = 100  # server.json's maxLength for description (and title)
-ICON_URL_CHARS = 255  # server.json's maxLength for an icon's src
-URL_CHARS = 2000
-_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-# The registry's pattern (`^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$`, 3 to 200 characters), with the namespace
-# read as reverse DNS (two labels at least, as io.github.OWNER or com.example) the way it authenticates it.
-_REGISTRY_NAME = re.compile(rf"^(?=.{{3,200}}$){_LABEL}(?:\.{_LABEL})+/[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _ICON_TYPES = {
     ".png": "image/png",
     ".jpg": "image/jpeg",
@@ -38,48 +29,9 @@ _ICON_TYPES = {
 }
 
 
-def registry_name_problem(name: str) -> str | None:
-    if _REGISTRY_NAME.match(name):
-        return None
-    return (
-        f"{name!r} is not an MCP Registry name: use the reverse-DNS form io.github.OWNER/NAME"
-        " (or com.example/NAME for a domain you own)"
-    )
-
-
-def url_problem(url: str, *, https_only: bool, limit: int = URL_CHARS) -> str | None:
-    """Why `url` cannot be published (None when it can): an absolute http(s) URL with a host, no user
-    info and no whitespace or control characters, at most `limit` characters."""
-    if len(url) > limit:
-        return f"longer than {limit} characters"
-    if _CONTROL.search(url) or any(c.isspace() for c in url):
-        return "holds whitespace or control characters"
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-    except ValueError:
-        return "not a URL"
-    schemes = ("https",) if https_only else ("http", "https")
-    if parts.scheme not in schemes or not host:
-        return f"not an absolute {' or '.join(schemes)} URL"
-    if parts.username is not None or parts.password is not None:
-        return "holds user info (a credential would be published)"
-    return None
-
-
-def description_problem(text: str) -> str | None:
-    if not text.strip():
-        return "empty"
-    if _CONTROL.search(text):
-        return "holds control characters"
-    if len(text.strip()) > DESCRIPTION_CHARS:
-        return f"longer than {DESCRIPTION_CHARS} characters (the MCP Registry's limit)"
-    return None
-
-
 def shorten(text: str, limit: int = DESCRIPTION_CHARS) -> str:
     """`text` on one line without control characters, cut at a word's end to at most `limit` characters."""
-    return prose.clip(" ".join(_CONTROL.sub(" ", text).split()), limit)
+    return prose.clip(" ".join(CONTROL.sub(" ", text).split()), limit)
 
 
 # An ATX heading line: a description that opens with `# Introduction` is introduced, not described.

@@ -8,7 +8,7 @@ from typing import Any
 
 from typed_mcp import names
 from typed_mcp.plan.content import is_json, media_map, schema_key
-from typed_mcp.plan.ir import ApiPlan, Response, ResponseKind
+from typed_mcp.plan.ir import Draft, Response, ResponseKind
 from typed_mcp.plan.reading import Unsupported
 from typed_mcp.plan.variants import Views
 from typed_mcp.spec.normalize import Document
@@ -18,7 +18,7 @@ _NO_BODY = ("204", "205")
 
 
 def primary_response(
-    doc: Document, op: dict[str, Any], tool: str, result: ApiPlan, taken: set[str], views: Views, naive: bool = False
+    doc: Document, op: dict[str, Any], tool: str, result: Draft, taken: set[str], views: Views, naive: bool = False
 ) -> Response:
     """The operation's primary response (a success with a body if one has one); the schema it answers
     with, under its response view, is added to `result.schemas`. `naive`: its date-times may come

@@ -14,7 +14,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,16 +24,15 @@ from typed_mcp import __version__, guard, names
 from typed_mcp.errors import OutputError, SpecError
 from typed_mcp.models import literals
 from typed_mcp.models.build import Models
-from typed_mcp.plan.ir import ApiPlan, Operation
+from typed_mcp.plan.ir import ApiPlan, Operation, Table
+from typed_mcp.profile import Profile
 from typed_mcp.pysource import UNPRINTABLE, escape_unprintable
 from typed_mcp.render.clients import client_setups
-from typed_mcp.render.environment import package_environment
 from typed_mcp.render.registry import icons
 from typed_mcp.render.search import search_documents
-from typed_mcp.render.views import Table, table_views
+from typed_mcp.render.views import table_views
 from typed_mcp.resources import runtime_dir, templates_dir
 from typed_mcp.runtime import contracts
-from typed_mcp.spec.normalize import Document
 
 # The MCP SDK minor the generated server is tested with (it uses only the SDK's public API, but a
 # new minor may still change behaviour): generated packages pin it, `~=` allowing patch releases.
@@ -255,7 +254,7 @@ def tool_imports(view: ToolView, models: Models) -> dict[str, list[str]]:
     return {"typing_imports": typing_names, "pydantic_imports": pydantic_names, "model_imports": model_names}
 
 
-def toolsets(plan: ApiPlan) -> dict[str, list[str]]:
+def toolsets(plan: ApiPlan) -> dict[str, Sequence[str]]:
     """Toolset name -> its tools, in the order of the spec: the operations' tags in snake_case (two
     tags with one snake_case name are one toolset), and the config's toolsets (which replace a tag's
     toolset of the same name). Toolsets are sorted by name."""
@@ -265,7 +264,8 @@ def toolsets(plan: ApiPlan) -> dict[str, list[str]]:
             name = names.snake_case(tag)
             if name and op.tool_name not in found.setdefault(name, []):
                 found[name].append(op.tool_name)
-    return dict(sorted({**found, **plan.toolsets}.items()))
+    merged: dict[str, Sequence[str]] = {**found, **plan.toolsets}
+    return dict(sorted(merged.items()))
 
 
 # --- deployment descriptions (deploy/) ----------------------------------------------------------------
@@ -290,7 +290,7 @@ class DeployView:
 
 
 def deploy_view(plan: ApiPlan, package_version: str, variables: list[dict[str, str | bool]]) -> DeployView:
-    """The Kubernetes view of the package: `variables` is what the package reads (render.environment):
+    """The Kubernetes view of the package: `variables` is what the package reads (`ApiPlan.environment`):
     the base URL with its default, and every credential, each from the Secret named like the package."""
     name = _K8S_NAME.sub("-", plan.package_name.lower()).strip("-")[:63].strip("-") or "mcp-server"
     version = _K8S_LABEL.sub("-", package_version).strip("-._")[:63].strip("-._") or "0"
@@ -351,18 +351,17 @@ def render_package(
     spec_sha256: str,
     spec_filename: str,
     package_version: str,
-    doc: Document | None = None,
 ) -> Package:
     """The complete project, and the guard of each of its Python files."""
     env = environment()
-    data_tools = plan.profile == "data-tools"
+    data_tools = plan.profile is Profile.DATA_TOOLS
     if data_tools:  # every answer is under `data` of the structuredContent
-        views = table_views(plan, doc, {op.tool_name for op in plan.operations}, root=("data",))
+        views = table_views(plan, {op.tool_name for op in plan.operations}, root=("data",))
         tables = {name: (rows[1:], columns) for name, (rows, columns) in views.items()}
         tools = [tool_view(op, models, tables.get(op.tool_name), True) for op in plan.operations]
     else:
         tools = [tool_view(op, models) for op in plan.operations]
-        views = table_views(plan, doc, {view.op.tool_name for view in tools if view.wrapped})
+        views = table_views(plan, {view.op.tool_name for view in tools if view.wrapped})
     context = {
         "plan": plan,
         "tools": tools,
@@ -381,7 +380,7 @@ def render_package(
         "clients": client_setups(plan),
         "listing_icons": icons(plan.listing.icons),
         "meta": contracts,  # the _meta keys the README names
-        "deploy": deploy_view(plan, package_version, package_environment(plan)),
+        "deploy": deploy_view(plan, package_version, plan.environment()),
     }
     src = f"src/{plan.module}"
     files = {
@@ -391,7 +390,7 @@ def render_package(
         "deploy/nginx.conf": env.get_template("deploy/nginx.conf.j2").render(context),
         "deploy/kubernetes.yaml": env.get_template("deploy/kubernetes.yaml.j2").render(context),
         f"{src}/py.typed": "",
-        f"{src}/search.json": search_documents(plan, doc),
+        f"{src}/search.json": search_documents(plan),
     }
     guards: dict[str, Callable[[str], ast.Module | None]] = {}
     counter = itertools.count()

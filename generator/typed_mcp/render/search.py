@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from typed_mcp import names
@@ -30,7 +29,6 @@ from typed_mcp.plan import prose
 from typed_mcp.plan.ir import ApiPlan, Operation
 from typed_mcp.render.vocabulary import vocabulary
 from typed_mcp.runtime.contracts import REMOVAL_WORDS, SEARCH_FORMAT, SEARCH_WORD
-from typed_mcp.spec.normalize import Document
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _VERSION = re.compile(r"v\d+([a-z]+\d*)?|\d+(\.\d+)*|api", re.IGNORECASE)
@@ -64,69 +62,11 @@ def _is_parameter(segment: str) -> bool:
     return "{" in segment
 
 
-def _schema(plan: ApiPlan, doc: Document | None, key: str | None) -> Any:
-    if key is None:
-        return None
-    schema = plan.schemas.get(key)
-    if isinstance(schema, str) and doc is not None:
-        try:
-            schema = doc.resolve_pointer(schema)
-        except Exception:  # a schema that does not resolve has no words to give
-            return None
-    return schema if isinstance(schema, dict) else None
-
-
-def _properties(doc: Document | None, schema: Any, depth: int = 0) -> Iterator[str]:
-    """The property names of an object schema (through `$ref`, allOf/anyOf/oneOf and an array's items)."""
-    if depth > 3 or not isinstance(schema, dict):
-        return
-    if doc is not None and isinstance(schema.get("$ref"), str):
-        try:
-            schema, _ = doc.deref(schema, "#")
-        except Exception:
-            return
-        if not isinstance(schema, dict):
-            return
-    properties = schema.get("properties")
-    if isinstance(properties, dict):
-        for name, prop in properties.items():
-            if isinstance(name, str):
-                yield name
-                yield from _enum_words(doc, prop)
-    for combined in ("allOf", "anyOf", "oneOf"):
-        for part in schema.get(combined) or ():
-            yield from _properties(doc, part, depth + 1)
-    if schema.get("type") == "array":
-        yield from _properties(doc, schema.get("items"), depth + 1)
-
-
-def _enum_words(doc: Document | None, schema: Any) -> Iterator[str]:
-    """A property's enumerated values ("squash", "closed"): the words of what a request may set."""
-    if doc is not None and isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
-        try:
-            schema, _ = doc.deref(schema, "#")
-        except Exception:
-            return
-    values = schema.get("enum") if isinstance(schema, dict) else None
-    if isinstance(values, list) and len(values) <= 20:
-        yield from (value for value in values if isinstance(value, str) and len(value) <= 30)
-
-
-def _returns_array(plan: ApiPlan, doc: Document | None, op: Operation) -> bool:
-    schema = _schema(plan, doc, op.response.schema_key)
-    if doc is not None and isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
-        try:
-            schema, _ = doc.deref(schema, "#")
-        except Exception:
-            return False
-    return isinstance(schema, dict) and schema.get("type") == "array"
-
-
-def intent(plan: ApiPlan, doc: Document | None, op: Operation) -> str:
+def intent(op: Operation) -> str:
     """The words for what `op` does, from its method and path shape (and whether it pages)."""
     if op.method in ("GET", "HEAD"):
         pages = any(p.wire_name.lower() in PAGINATION for p in op.parameters)
-        return LIST if pages or _returns_array(plan, doc, op) else GET
+        return LIST if pages or op.returns_array else GET
     if op.method == "POST":
         return CREATE
     if op.method == "PATCH":
@@ -148,13 +88,8 @@ def details(op: Operation) -> str:
     return "" if text == op.key else text
 
 
-def tag_descriptions(doc: Document | None) -> dict[str, str]:
-    tags = doc.data.get("tags") if doc is not None else None
-    found = {}
-    for tag in tags if isinstance(tags, list) else ():
-        if isinstance(tag, dict) and isinstance(tag.get("name"), str) and isinstance(tag.get("description"), str):
-            found[tag["name"]] = prose.first_sentence(tag["description"])
-    return found
+def tag_descriptions(plan: ApiPlan) -> dict[str, str]:
+    return {tag.name: prose.first_sentence(tag.description) for tag in plan.tags if tag.name is not None}
 
 
 def distinctions(plan: ApiPlan) -> dict[str, str]:
@@ -237,14 +172,14 @@ def _split(name: str, ops: list[Operation], anchor: list[str], depth: int = 0) -
     return parts
 
 
-def browse_toolsets(plan: ApiPlan, doc: Document | None) -> tuple[dict[str, str], list[dict[str, str]]]:
+def browse_toolsets(plan: ApiPlan) -> tuple[dict[str, str], list[dict[str, str]]]:
     """Tool -> its toolset for browsing, and the toolsets (name, one-line description), in order.
 
     A toolset is an operation's first tag in snake_case (the name `--toolsets` takes); the untagged
     operations are one more. One that holds more than TOOLSET_SIZE tools is split by path resource
     into `tag.resource` toolsets, so each one can be listed whole; the tag's name still holds all
     of them."""
-    described = tag_descriptions(doc)
+    described = tag_descriptions(plan)
     tagged: dict[str, list[Operation]] = {}
     tag_of: dict[str, str] = {}
     for op in plan.operations:
@@ -274,16 +209,16 @@ def _titles(ops: list[Operation]) -> str:
     return "; ".join(dict.fromkeys(op.title or op.tool_name for op in ops))
 
 
-def search_documents(plan: ApiPlan, doc: Document | None = None) -> str:
+def search_documents(plan: ApiPlan) -> str:
     """`search.json`, one document a line."""
-    described = tag_descriptions(doc)
+    described = tag_descriptions(plan)
     distinct = distinctions(plan)
-    toolset_of, toolsets = browse_toolsets(plan, doc)
+    toolset_of, toolsets = browse_toolsets(plan)
     docs = []
     for op in plan.operations:
         params = [p.arg_name for p in op.parameters]
         if op.body is not None:
-            params += [op.body.arg_name, *_properties(doc, _schema(plan, doc, op.body.schema_key))]
+            params += [op.body.arg_name, *op.body_words]
         beyond = details(op)
         entry: dict[str, Any] = {
             "tool": op.tool_name,
@@ -291,7 +226,7 @@ def search_documents(plan: ApiPlan, doc: Document | None = None) -> str:
             "name": _words(op.tool_name),
             "keywords": _words(*op.keywords),
             "title": op.title or "",
-            "intent": intent(plan, doc, op),
+            "intent": intent(op),
             "tags": " ".join([_words(*op.tags), *(described[tag] for tag in op.tags if tag in described)]),
             "path": _words(op.path),
             "params": " ".join(dict.fromkeys(_words(*params).split())),
@@ -308,7 +243,7 @@ def search_documents(plan: ApiPlan, doc: Document | None = None) -> str:
     head = {
         "format": SEARCH_FORMAT,
         "synonyms": plan.search_synonyms,
-        "vocabulary": vocabulary(plan, doc),
+        "vocabulary": vocabulary(plan),
         "toolsets": toolsets,
     }
     opening = json.dumps(head, ensure_ascii=False, separators=(",", ":"))[:-1]

@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from typed_mcp.plan import prose
 from typed_mcp.plan.ir import ApiPlan
 from typed_mcp.runtime.contracts import SEARCH_WORD
-from typed_mcp.spec.normalize import Document
 
 # The things products name, as users say them: the API's word -> what users say.
 THINGS: dict[str, str] = {
@@ -139,17 +138,14 @@ def _spells(words: list[str], letters: str) -> bool:
     )
 
 
-def vocabulary(plan: ApiPlan, doc: Document | None) -> dict[str, list[str]]:
+def vocabulary(plan: ApiPlan) -> dict[str, list[str]]:
     """This API's search vocabulary: an API word -> the words users say for it, sorted."""
     named: set[str] = set()
     texts = []
     for op in plan.operations:
         named.update(_stem(w) for w in _words(" ".join([op.tool_name, op.title or "", op.path, *op.tags])))
         texts += [op.title or "", prose.first_paragraph(op.description)]
-    tags = doc.data.get("tags") if doc is not None else None
-    for tag in tags if isinstance(tags, list) else ():
-        if isinstance(tag, dict) and isinstance(tag.get("description"), str):
-            texts.append(prose.first_paragraph(tag["description"]))
+    texts += [prose.first_paragraph(tag.description) for tag in plan.tags]
     found: dict[str, set[str]] = {}
     for thing, said in THINGS.items():
         if all(_stem(word) in named for word in _words(thing)):
