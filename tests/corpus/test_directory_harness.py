@@ -57,7 +57,7 @@ def test_a_resumed_run_keeps_the_rows_it_has_and_runs_only_the_others(tmp_path):
     kept = [{"spec": "a.json", "operations": 7, "tools": 7, "seconds": 1.5}, {"spec": "c.json", "error": "exit 3: x"}]
     report.with_suffix(".json").write_text(json.dumps(kept))
     report.with_suffix(".md").write_text("# t\n\n`python -m harness.directory x`: 2 of 3 specs, 2.0 minutes wall.\n")
-    tests = Path(__file__).parent
+    tests = Path(__file__).resolve().parent.parent  # tests/, where `harness` is a package
     done = subprocess.run(
         [sys.executable, "-m", "harness.directory", str(folder), "--sample", "0", "--no-ts", "--jobs", "1"]
         + ["--report", str(report), "--resume"],

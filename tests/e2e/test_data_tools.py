@@ -24,7 +24,7 @@ from support import REPO, WEATHER_REPORT, HttpServer, Reply, generate, run_cli
 
 pytestmark = pytest.mark.anyio
 
-HARNESS = Path(__file__).resolve().parent
+HARNESS = Path(__file__).resolve().parent.parent  # tests/, where `harness` is a package
 MODULE = "weather_data_mcp"
 TOKEN = {"WEATHER_DATA_MCP_HTTP_BEARER_TOKEN": "demo-token"}
 FORECAST_COLUMNS = ["temperature", "humidity", "conditions"]
