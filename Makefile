@@ -20,7 +20,7 @@ PACKAGE := weather-mcp
 CONFIG := specs/weather-mcp.toml
 SPEC_URL ?=
 
-.PHONY: live-venv generate test test-long lint docs demo corpus directory bench load check build bundle publish clean venv lock fuzz real-servers
+.PHONY: live-venv generate golden test test-fast test-long lint docs demo corpus directory bench load check build bundle publish clean venv lock fuzz real-servers
 
 venv: $(STAMP)
 
@@ -86,6 +86,11 @@ else
 	$(BIN)/typed-mcp generate '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --config $(CONFIG) --snapshot $(SPEC)
 endif
 
+## golden: rewrite the golden records, the complete packages under tests/golden/ that tests/golden/test_golden.py
+## compares byte for byte with fresh output (after an intended change of output; review their diff with it)
+golden: $(STAMP)
+	cd tests && ../$(BIN)/python -m harness.golden
+
 ## lint: ruff on the generator, the tests and the committed generated package, mypy on the generator
 ## (strict) and on the generated package (its own configuration: mypy's defaults), and the documentation
 ## site built strictly (a broken link or a missing page fails; CI runs it before the tests)
@@ -102,9 +107,14 @@ lint: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
-## test: the test suite, without the long tests (those are test-long's)
+## test: the test suite, without the long tests (those are test-long's): test-fast's and the slow ones
 test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP) $(CHROMIUM) $(NGINX) $(BWRAP)
 	TYPED_MCP_CHROMIUM=$(CHROMIUM) TYPED_MCP_NGINX=$(NGINX) TYPED_MCP_BWRAP=$(BWRAP) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not long" --durations=20
+
+## test-fast: the tests that are neither slow nor long (tests/unit/ in-process: no CLI, server, client or
+## browser process; a guard fails a test there that starts one without the `slow` marker), under 3 minutes on 2 cores
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow and not long" --durations=10
 
 ## test-long: the search's floors measured over the corpus's biggest APIs (about 15 minutes on 2 cores),
 ## checkov on the Kubernetes manifest and the server run as its pod spec says, mypy and ruff format on three

@@ -14,6 +14,9 @@ import yaml
 
 from support import DEMO_CONFIG, REPO, run_cli, tree_digest
 
+# Each test runs `typed-mcp generate` (the CLI, a process of its own).
+pytestmark = pytest.mark.slow
+
 WEATHER = REPO / "specs" / "weather-api.json"
 
 

@@ -16,6 +16,9 @@ from support import REPO
 from typed_mcp.catalog import verify
 from typed_mcp.catalog.verify import CatalogWorkers, VerifyError
 
+# The catalog workers are processes.
+pytestmark = pytest.mark.slow
+
 WEATHER = REPO / "generated" / "weather-mcp"
 
 

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import DEMO
 from typed_mcp.catalog import diff, pack
 from typed_mcp.plan import curation, hints, parameters
@@ -55,6 +57,7 @@ def test_the_runtime_reads_each_contract_from_its_copy_of_the_same_file():
     assert "unpack_catalog" in server and '"shared"' not in server  # the catalog layout is read in one place
 
 
+@pytest.mark.slow  # imports in a fresh interpreter
 def test_the_contracts_import_nothing_outside_the_standard_library():
     """The generator reads them without loading the MCP SDK, and a package's copy stands alone."""
     tree = ast.parse(SOURCE.read_text())

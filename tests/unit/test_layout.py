@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import REPO, generate
 from typed_mcp.models.modules import _strongly_connected, split
 
@@ -160,6 +162,7 @@ anyio.run(main)
 """
 
 
+@pytest.mark.slow  # generates with the CLI (a process)
 def test_a_first_call_imports_only_its_tool_and_the_models_it_uses(tmp_path: Path):
     out = tmp_path / "tree"
     generate(RECURSIVE, out, "tree-mcp")
@@ -252,6 +255,7 @@ ENUMS = {
 }
 
 
+@pytest.mark.slow  # generates with the CLI (a process)
 def test_same_enum_in_two_orders_publishes_one_order(tmp_path: Path):
     """`typing` caches Literal[...] by its set of values: without one order, which schema a process
     publishes would depend on which module it imported first."""

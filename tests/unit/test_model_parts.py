@@ -165,6 +165,7 @@ def resolved(schema, depth=0, defs=None):
 
 
 @pytest.mark.parametrize("name", ["apisguru__zoom.us.json"])
+@pytest.mark.slow  # the parts are generated in helper processes
 def test_models_generated_in_parts_publish_the_same_tools(name, tmp_path, monkeypatch):
     """Zoom's parts name hundreds of inline models alike (`Settings1`...): generated in two parts, every
     tool's schemas accept exactly what the one-run package's accept."""
@@ -200,6 +201,7 @@ def petstore_plan():
     return doc, plan(doc, package_name="petstore-mcp", module="petstore_mcp", spec_url=None)
 
 
+@pytest.mark.slow  # the parts are generated in helper processes
 def test_parts_that_cannot_be_merged_are_generated_in_one_run(monkeypatch):
     monkeypatch.setenv("TYPED_MCP_NO_CACHE", "1")
     doc, api = petstore_plan()
@@ -214,6 +216,7 @@ def test_parts_that_cannot_be_merged_are_generated_in_one_run(monkeypatch):
     assert freed  # the catalog workers may start (called again before the one run: starting is idempotent)
 
 
+@pytest.mark.slow  # the parts are generated in helper processes
 def test_a_helper_process_that_dies_is_a_clear_error(monkeypatch):
     from typed_mcp.errors import SpecError
 

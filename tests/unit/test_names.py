@@ -237,6 +237,7 @@ def test_tool_prefix():
             names.tool_prefix(bad)
 
 
+@pytest.mark.slow  # runs the CLI
 def test_generate_and_init_refuse_a_framework_default_title_in_one_line(tmp_path):
     """dstack's spec is titled `FastAPI`: the default package would have been `fastapi-mcp`, an
     unrelated PyPI project its README would tell users to run. Refused before anything is written;

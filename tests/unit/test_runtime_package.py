@@ -8,6 +8,8 @@ import importlib
 import subprocess
 import sys
 
+import pytest
+
 from support import DEMO
 from typed_mcp import runtime
 from typed_mcp.resources import runtime_dir
@@ -41,6 +43,7 @@ def test_the_runtimes_exports_are_the_names_of_its_modules():
         assert getattr(runtime, name) is getattr(importlib.import_module(source, "typed_mcp.runtime"), name)
 
 
+@pytest.mark.slow  # imports in a fresh interpreter
 def test_importing_the_runtime_imports_none_of_its_modules():
     """A package's models and tools import from `_runtime`; the package (and the generator, reading its
     contracts) loads only the modules whose names are used."""

@@ -48,6 +48,7 @@ def test_lazy_catalog_is_the_sdks_own_listing(monkeypatch):
         ("kubernetes__swagger-1.13.json", 1014),
     ],
 )
+@pytest.mark.slow  # generates with the CLI (a process)
 def test_big_catalog_lists_in_pages_under_the_client_cap(spec, tools, tmp_path):
     path = CORPUS / spec
     if not path.is_file():
@@ -130,6 +131,7 @@ def raw_stdio_listing(
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+@pytest.mark.slow  # generates with the CLI (a process)
 def test_spliced_pages_are_what_the_sdk_would_send(version):
     """Each page the server sends is exactly what the SDK's per-version result model makes of it, for
     every protocol version a client may ask for, and holds the tools the eager SDK server lists."""
@@ -145,6 +147,7 @@ def test_spliced_pages_are_what_the_sdk_would_send(version):
     assert results[0]["tools"] == eager[0]
 
 
+@pytest.mark.slow  # generates with the CLI (a process)
 def test_an_unknown_cursor_is_an_invalid_params_error():
     first, bad = raw_stdio_listing(WEATHER_STDIO, WEATHER_ENV, "2025-06-18", cursor_override="12345")
     assert len(first["tools"]) == 8

@@ -280,6 +280,7 @@ def operations(found: dict[str, Any]) -> list[str]:
     return [hit["operation"] for hit in found["tools"]]
 
 
+@pytest.mark.slow  # a generated discovery server (the CLI, a process)
 async def test_html_descriptions_read_as_plain_text_and_give_titles(payments):
     out, tool = payments
     manifest = json.loads((out / "typed-mcp.json").read_text())
@@ -293,6 +294,7 @@ async def test_html_descriptions_read_as_plain_text_and_give_titles(payments):
     assert all("<" not in (t.title or "") and "<" not in t.description.splitlines()[0] for t in listed.values())
 
 
+@pytest.mark.slow  # a generated discovery server (the CLI, a process)
 async def test_search_results_read_cleanly_through_the_sdk_client(payments):
     out, tool = payments
     async with Client(package_stdio(out, "payments_mcp", "--discovery")) as client:
@@ -317,6 +319,7 @@ async def test_search_results_read_cleanly_through_the_sdk_client(payments):
         assert operations(sso)[0] == "GET /sso", sso
 
 
+@pytest.mark.slow  # a generated discovery server (the CLI, a process)
 async def test_list_toolsets_and_search_within_one_through_the_sdk_client(payments):
     out, _ = payments
     async with Client(package_stdio(out, "payments_mcp", "--discovery")) as client:

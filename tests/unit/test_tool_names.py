@@ -94,6 +94,7 @@ def assert_targets(operations, limit: int = 64):  # the limits of the issue
     ), [op.tool_name for op in hashed]
 
 
+@pytest.mark.slow  # starts the app / runs the CLI
 def test_a_fastapi_app_with_default_operation_ids(tmp_path):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -209,7 +210,17 @@ def test_zenml_server():
 def corpus_specs():
     if not CORPUS.is_dir():
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"no corpus at {CORPUS}"))]
-    return [pytest.param(path, id=meta["file"]) for path, meta in corpus.discover(CORPUS) if meta["operations"] != "0"]
+    return [
+        pytest.param(path, id=meta["file"], marks=big_spec(meta))
+        for path, meta in corpus.discover(CORPUS)
+        if meta["operations"] != "0"
+    ]
+
+
+def big_spec(meta: dict[str, str]) -> list[pytest.MarkDecorator]:
+    """`slow` for a spec over 1 MB: tens of seconds each on a loaded machine (make test runs them, make
+    test-fast does not)."""
+    return [pytest.mark.slow] if int(meta["size_bytes"].split()[0]) > 1_000_000 else []
 
 
 @pytest.mark.parametrize("path", corpus_specs())
@@ -217,7 +228,14 @@ def test_corpus_names_meet_the_targets(path):
     assert_targets(planned(path))
 
 
-@pytest.mark.parametrize("name", ["prefect", "kubernetes__swagger-1.13.json", "cloudflare__openapi.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "prefect",
+        pytest.param("kubernetes__swagger-1.13.json", marks=pytest.mark.slow),  # 4 MB, planned three times
+        pytest.param("cloudflare__openapi.json", marks=pytest.mark.slow),
+    ],
+)
 def test_names_do_not_depend_on_spec_order(name, tmp_path):
     path = PREFECT if name == "prefect" else CORPUS / name
     if not path.is_file():
@@ -247,6 +265,7 @@ def test_prefix_starts_every_name_within_the_limits():
         tool_names(PREFECT, tool_prefix="9lives")
 
 
+@pytest.mark.slow  # starts the app / runs the CLI
 def test_the_command_line_prefix_starts_every_tool_name(tmp_path: Path):
     out = tmp_path / "wx"
     proc = run_cli(

@@ -10,6 +10,9 @@ from mcp import Client
 
 from support import REPO, generate, import_server
 
+# Each test generates its package with the CLI (a process).
+pytestmark = pytest.mark.slow
+
 
 def listed_tools(out, module: str) -> dict:
     """The tools a generated package's server lists to a real client, by name."""

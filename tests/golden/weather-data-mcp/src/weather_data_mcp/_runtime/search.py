@@ -1,0 +1,469 @@
+"""Full-text search over the package's tools: SQLite FTS5 ranked with bm25.
+
+The documents (`search.json`) are written when the package is generated: per tool, its name's words,
+the keywords curation gives it, title, the intent words of its method and path shape, tags, path
+words, parameter and body property names, description, and for the results its operation, the first
+sentence of its description beyond the title, what tells it from tools of the same title, its
+toolset and whether it is deprecated (generator/typed_mcp/render/search.py), and apart, what its
+description says beyond the title (searched only for the words no tool's name holds); beside them,
+the toolsets to browse, the API's own vocabulary and the synonyms the config adds to the thesaurus.
+The index is built in memory from them when a discovery-mode server starts (about 50 ms for a
+thousand tools), not shipped as an SQLite file: a database file's bytes depend on the SQLite library
+of the machine that generated it, and the package is compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .contracts import REMOVAL_WORDS, SEARCH_FORMAT, SEARCH_WORD
+
+# Indexed, in this order: the tool's name words, the keywords curation gives it, its summary, the
+# intent words of its method and path shape ("list show all", "delete remove revoke"), tags (and their
+# descriptions), path words, parameter and body property names, the description's first paragraph.
+COLUMNS = ("name", "keywords", "title", "intent", "tags", "path", "params", "description")
+# bm25 weight of each column, as measured on the tuning half of bench/search_tasks (the tags' weight
+# is 0: a tag's words are in most tools' names already; they still count in how rare a word is, as
+# bm25's IDF is counted over whole documents, and that measured better than leaving them out).
+WEIGHTS = (8.0, 8.0, 4.0, 0.5, 0.0, 2.0, 1.0, 0.5)
+# The columns that say what a tool is and does (for ranking by the query's concepts they hold), and
+# how many of bm25's best are ranked that way.
+STRONG = ("name", "keywords", "title", "path", "intent")
+CANDIDATES = 200
+NEAR = 3  # adjacent query words count again where at most this many words part them in a column
+EXACT = ("title", "name", "sentence")  # what a query may be exactly, in this order of precedence
+LEVELS = 3  # word for word, without stop words, without word endings (`_said`)
+DESCRIBED = 30  # the best described tools added to them for a word no tool's name holds
+# Words that say nothing about which tool (English stop words): left out of a query, unless the query
+# has nothing else.
+STOPWORDS = frozenset(
+    """a about above after again against am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers him his how i if in into is it its itself just let like me more most must my
+    myself need no nor not now of off on once only or other our ours out over own please same she should
+    so some someone something such than that the their theirs them then there these they this those
+    through to too tool tools under until up us use using very want was way we were what when where which
+    while who whom why will with would you your yours s t ll re ve d m""".split()
+)
+# A thesaurus of REST API vocabulary, API-neutral: query word -> the words APIs use for it (added to
+# the query, so bm25 still ranks). Users say "show", "new", "remove", "org", "cert"; operation names
+# and summaries say "list", "create", "delete", "organization", "certificate". A word in REPLACED is
+# only searched as its synonyms ("logged in" is not about logs).
+SYNONYMS: dict[str, tuple[str, ...]] = {}
+for _target, _words in {
+    # what is done
+    "create": (
+        "new add make publish post submit leave write register generate setup open file start provision "
+        "launch spin host compose draft book schedule onboard"
+    ),
+    "list": "show all see view browse recent every enumerate who which what many",
+    "get": "show fetch read view see detail details info retrieve look check what inspect describe lookup",
+    "update": (
+        "edit change modify rename set close reopen switch toggle mark turn adjust tweak configure "
+        "reconfigure promote demote"
+    ),
+    "dispatch": "trigger",
+    "delete": (
+        "remove drop erase destroy wipe purge revoke uninstall unset clear kick offboard evict unlink "
+        "disconnect detach unregister discard trash terminate decommission retire nuke"
+    ),
+    "cancel": "kill abort halt stop",
+    "disable": "pause stop deactivate suspend",
+    "enable": "resume activate unpause",
+    "rerun": "retry restart redo",
+    "search": "find lookup query where locate",
+    "upload": "attach",
+    "download": "fetch export",
+    "transfer": "move hand",
+    "compare": "diff difference changed between",
+    "review": "approve reject lgtm",
+    "comment": "reply respond note remark discuss discussion",
+    "rollback": "revert undo restore",
+    "run": "execute exec invoke ran running",
+    "latest": "newest last current",
+    "limit": "quota remaining left",
+    # who and what it is done to
+    "authenticated": "logged signed whoami me myself",
+    "user": "logged signed whoami me myself account profile person people",
+    "organization": "org orgs company",
+    "org": "organization organizations",
+    "certificate": "cert certs ssl tls https",
+    "credentials": "creds password passwords",
+    "token": "creds credentials",
+    "key": "keys secret",
+    "configuration": "config settings options",
+    "settings": "config configuration preferences options",
+    "invitation": "invite invites invited",
+    "label": "tag",
+    "member": "people person employee employees teammate colleague staff offboard onboard seat seats",
+    "statistics": "stats analytics metrics usage",
+    "logs": "log history output console stdout stderr trace",
+    "audit": "history",
+    "schedule": "cron recurring periodically every hourly daily weekly nightly",
+    "archive": "download zip tarball",
+    "hook": "webhook callback",
+    "database": "db",
+    "image": "photo picture",
+    "notification": "notify alert alerts page paging",
+    "subscription": "subscribe watch plan recurring mute unwatch unsubscribe",
+    "status": "succeeded success successful failed failure pending state",
+    "secret": "key keys password passwords credential credentials token",
+    "permission": "access rights privileges allowed",
+    "add": "put",
+    "site": "website websites homepage",
+    "health": "ping uptime healthz",
+    # more actions, and the things most APIs have, as users say them (the names of one product's
+    # things are that API's own vocabulary, in its search.json: generator/typed_mcp/render/vocabulary.py)
+    "lock": "freeze",
+    "unlock": "unfreeze",
+    "accept": "join",
+    "reject": "decline refuse deny",
+    "block": "ban banned blacklist blocklist",
+    "unblock": "unban",
+    "follow": "following follower followers",
+    "assign": "assignee assignees",
+    "export": "backup dump",
+    "import": "restore migrate load",
+    "verify": "validate valid",
+    "copy": "duplicate clone",
+    "send": "email mail message",
+    "resend": "retry",
+    "count": "total number",
+    "role": "admin administrator",
+    "group": "team",
+    "team": "group squad",
+    "folder": "directory dir",
+    "file": "document doc",
+    "event": "activity",
+    "usage": "consumption spend",
+    "billing": "invoice invoices bill cost costs charges",
+    "environment": "env envs staging production prod",
+    "variable": "var vars",
+    "domain": "hostname hostnames",
+    "hostname": "domain subdomain",
+    "record": "entry entries",
+    "address": "ip",
+    "webhook": "callback notify ping",
+    "policy": "rule rules",
+    "rule": "policy policies",
+    "report": "summary dashboard",
+    "metrics": "dashboard performance latency",
+    "message": "text sms dm chat",
+}.items():
+    for _word in _words.split():
+        SYNONYMS[_word] = (*SYNONYMS.get(_word, ()), _target)
+# Phrases that mean one word (looked up before the words): "turn off", "get rid of", "set up".
+PHRASES = {
+    "turn off": "disable",
+    "switch off": "disable",
+    "turn on": "enable",
+    "switch on": "enable",
+    "get rid of": "delete",
+    "set up": "create",
+    "sign up": "create",
+    "take a look": "review",
+    "how many": "count",
+    "who am i": "authenticated",
+}
+# Values in a query stand for what they are: "block 198.51.100.4" is about an IP, "api.example.com" a
+# host name, "v1.2.0" a version, "9fceb02" a commit SHA, not about the words "example" or "com".
+VALUES = (
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?\b"), "ip address"),
+    (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "email address"),
+    (re.compile(r"\bv?\d+(?:\.\d+){1,3}\b"), "version"),
+    (
+        re.compile(r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|co|uk|de|fr|info|biz|xyz)\b", re.IGNORECASE),
+        "domain",
+    ),
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"), "sha commit"),
+    (re.compile(r"\b[\w-]+\.(?:json|ya?ml|md|txt|js|ts|py|log|csv|xml|html|toml|lock|zip|gz|tgz)\b", re.I), "file"),
+    (re.compile(r"#\d+\b"), "number"),
+    # A path, a branch or an `owner/name` ("feature/login", "/admin", "octo/widgets") and quoted text
+    # are arguments: their words are not what the request does.
+    (re.compile(r"\S*\w/\S*|(?<!\w)/\S+"), " "),
+    (re.compile(r"(?<!\w)(['\"\u2018\u201c])[^'\"\u2019\u201d]{1,60}['\"\u2019\u201d](?!\w)"), " "),
+)
+# The words of a request to remove (a tool of that kind is only first when one of them is asked for),
+# and the first words of a question.
+REMOVAL = frozenset(REMOVAL_WORDS)
+QUESTION = frozenset(
+    "who whom whose what which when where why how is are am was were do does did can could has have had".split()
+)
+REPLACED = frozenset({"logged", "signed", "whoami", "me", "myself", "pr", "prs"})
+
+
+@dataclass(frozen=True)
+class Thesaurus:
+    """What a query's words and phrases mean in API words: SYNONYMS and PHRASES, and those the
+    package's config adds (`search.json`'s "synonyms": an API word -> the words users say for it)."""
+
+    words: Mapping[str, tuple[str, ...]]
+    phrases: Mapping[str, tuple[str, ...]]
+
+    def extended(self, added: Mapping[str, Iterable[str]]) -> Thesaurus:
+        table, phrases = dict(self.words), dict(self.phrases)
+        for target, said in added.items():
+            meaning = " ".join(words(target))
+            for text in said:
+                found = words(text)
+                into = table if len(found) == 1 else phrases
+                key = " ".join(found)
+                if found and meaning not in into.get(key, ()):
+                    into[key] = (*into.get(key, ()), meaning)
+        return Thesaurus(table, phrases)
+
+    def synonyms(self, token: str) -> tuple[str, ...]:
+        for form in _forms(token):
+            if form in self.words:
+                return self.words[form]
+        return ()
+
+
+THESAURUS = Thesaurus(SYNONYMS, {phrase: (target,) for phrase, target in PHRASES.items()})
+
+
+class SearchUnavailable(RuntimeError):
+    pass
+
+
+class Loaded(NamedTuple):
+    """A package's `search.json`: its documents, the thesaurus with this API's vocabulary and the
+    config's synonyms, and the toolsets to browse ({name, description}, in order)."""
+
+    tools: list[dict[str, Any]]
+    thesaurus: Thesaurus
+    toolsets: list[dict[str, str]]
+
+
+def load(path: Path) -> Loaded:
+    data = json.loads(path.read_bytes())
+    if data.get("format") != SEARCH_FORMAT:
+        raise SearchUnavailable(f"{path.name}: not a {SEARCH_FORMAT} file (regenerate the package)")
+    thesaurus = THESAURUS.extended(data["vocabulary"]).extended(data["synonyms"])
+    return Loaded(data["tools"], thesaurus, data["toolsets"])
+
+
+class SearchIndex:
+    """An in-memory FTS5 index of `documents` (those named in `only`, when given)."""
+
+    def __init__(
+        self, documents: Iterable[Mapping[str, Any]], only: set[str] | None = None, thesaurus: Thesaurus = THESAURUS
+    ) -> None:
+        self.thesaurus = thesaurus
+        self.db = sqlite3.connect(":memory:", check_same_thread=False)  # searched from worker threads
+        self.lock = threading.Lock()  # one search at a time on the one connection
+        try:
+            self.db.execute(f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(COLUMNS)}, tokenize='porter unicode61')")
+        except sqlite3.OperationalError as exc:  # an SQLite built without FTS5
+            raise SearchUnavailable(f"discovery mode needs SQLite with FTS5: {exc}") from None
+        self.docs = [doc for doc in documents if only is None or doc["tool"] in only]
+        self.db.executemany(
+            f"INSERT INTO docs (rowid, {', '.join(COLUMNS)}) VALUES (?, {', '.join('?' for _ in COLUMNS)})",
+            [(number, *(doc[column] for column in COLUMNS)) for number, doc in enumerate(self.docs)],
+        )
+        self.db.execute("CREATE VIRTUAL TABLE notes USING fts5(about, tokenize='porter unicode61')")
+        self.db.executemany(
+            "INSERT INTO notes (rowid, about) VALUES (?, ?)", [(n, doc["about"]) for n, doc in enumerate(self.docs)]
+        )
+        self.db.commit()
+        # What a tool says it is, as a query would say it: its title, its name, its description's
+        # first sentence. A query that is one of them word for word finds that tool first; then one
+        # that is one of them give or take stop words and word endings ("Get Dag Runs" is exactly one
+        # tool and nearly another, "Get Dag Run").
+        self.exact: dict[tuple[str, ...], dict[int, int]] = {}
+        for number, doc in enumerate(self.docs):
+            for field, text in enumerate(doc.get(field, "") for field in EXACT):
+                for level, said in enumerate(_said(text)):
+                    found = self.exact.setdefault(said, {})
+                    found[number] = min(found.get(number, level * len(EXACT) + field), level * len(EXACT) + field)
+        self.toolset_of = [doc.get("toolset", "") for doc in self.docs]
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        self._query = f"SELECT rowid, bm25(docs, {weights}) FROM docs WHERE docs MATCH ? ORDER BY 2, rowid LIMIT ?"
+        self._matching = "SELECT rowid FROM docs WHERE docs MATCH ?"
+        self._notes = "SELECT rowid FROM notes WHERE notes MATCH ?"
+        self._described = "SELECT rowid FROM notes WHERE notes MATCH ? ORDER BY bm25(notes), rowid LIMIT ?"
+
+    def search(self, query: str, limit: int = 10, within: set[int] | None = None) -> list[dict[str, Any]]:
+        """The best `limit` tools for `query` (among the documents numbered `within`, when given), best
+        first: [{"name", "title", "operation", "description", "toolset"}, "deprecated" when it is]; an
+        empty query lists those `within`, in order.
+
+        A tool whose title, name or description's first sentence is the query comes first, word for
+        word before give or take stop words and word endings: nothing below can push it down. The
+        others are candidates of bm25 over the query's words and their synonyms (each column
+        weighted; each pair of adjacent words searched again as a pair near each other, so a tool
+        that says "pull request" beats one that says "pull" and "request" apart), ranked by how many
+        of the query's concepts (a word with its synonyms) their name, title, path or intent hold
+        (coordination level: measured better than bm25 alone, on user requests and on known items),
+        then by whether they do the kind of thing asked (`_unlike`), then by that bm25."""
+        with self.lock:
+            return self._search(query, limit, within)
+
+    def _search(self, query: str, limit: int, within: set[int] | None) -> list[dict[str, Any]]:
+        if limit < 1:
+            return []
+        exact: dict[int, int] = {}
+        for said in _said(query):
+            for row, rank in self.exact.get(said, {}).items():
+                if (within is None or row in within) and rank < exact.get(row, LEVELS * len(EXACT)):
+                    exact[row] = rank
+        groups = concepts(query, self.thesaurus)
+        if not groups:
+            rows = sorted(exact, key=lambda row: (exact[row], row)) or sorted(within or ())
+            return [self.result(self.docs[row]) for row in rows[:limit]]
+        terms = _any(term for group in groups for term in group)
+        expression = " OR ".join([terms, *_nearby(query)])
+        candidates = len(self.docs) if within is not None else CANDIDATES
+        scored = [
+            row for row in self.db.execute(self._query, (expression, candidates)) if within is None or row[0] in within
+        ]
+        score = dict(scored)
+        # The tools holding each concept in the columns that say what a tool is and does. A word no
+        # tool holds there is looked for in the descriptions: the best described tools join the
+        # candidates, and a description holding it counts as holding it.
+        holders = [{rowid for (rowid,) in self.db.execute(self._matching, (_strong(group),))} for group in groups]
+        unnamed = [group for group, found in zip(groups, holders, strict=True) if not found]
+        if unnamed:
+            described = self.db.execute(self._described, (terms, DESCRIBED if within is None else len(self.docs)))
+            for (rowid,) in described:
+                if rowid not in score and (within is None or rowid in within):
+                    score[rowid] = 0.0
+            holders += [{rowid for (rowid,) in self.db.execute(self._notes, (_any(group),))} for group in unnamed]
+        for row in exact:
+            score.setdefault(row, 0.0)
+        held = {row: sum(row in found for found in holders) for row in score}
+        unlike = self._unlike(query, groups)
+        ranked = sorted(
+            score,
+            key=lambda row: (exact.get(row, LEVELS * len(EXACT)), -held[row], unlike(self.docs[row]), score[row], row),
+        )
+        return [self.result(self.docs[row]) for row in ranked[:limit]]
+
+    def toolset(self, name: str) -> set[int]:
+        """The documents of the toolset `name` and of the toolsets under it (`repos` holds `repos.branches`)."""
+        return {number for number, found in enumerate(self.toolset_of) if found == name or found.startswith(name + ".")}
+
+    @staticmethod
+    def _unlike(query: str, groups: list[list[str]]) -> Callable[[Mapping[str, str]], int]:
+        """How far a tool is from the kind of thing the query asks (the first word of a tool's intent
+        is its kind): among tools that hold as many of the query's concepts, one that removes comes
+        last unless the query asks to remove, and one that writes comes after the reads when the
+        query is a question."""
+        removes = any(term in REMOVAL for group in groups for term in group)
+        asks = is_question(query)
+
+        def unlike(doc: Mapping[str, str]) -> int:
+            kind = doc["intent"].partition(" ")[0]
+            if kind == "delete" and not removes:
+                return 2
+            return int(asks and kind not in ("list", "get"))
+
+        return unlike
+
+    @staticmethod
+    def result(doc: Mapping[str, Any]) -> dict[str, Any]:
+        """A result line: the tool, its title (with what tells it from tools of the same title), its
+        operation, what its description says beyond the title, its toolset, and whether it is deprecated."""
+        title = doc["title"] or None
+        if title and doc.get("distinct"):
+            title = f"{title} ({doc['distinct']})"
+        found = {
+            "name": doc["tool"],
+            "title": title,
+            "operation": doc.get("operation", ""),
+            "description": doc.get("sentence", ""),
+            "toolset": doc.get("toolset", ""),
+        }
+        if doc.get("deprecated"):
+            found["deprecated"] = True
+        return found
+
+
+def is_question(query: str) -> bool:
+    """A question ("who follows octocat?", "which sites are down"): what it asks for is read."""
+    found = words(query)
+    return query.rstrip().endswith("?") or bool(found) and found[0] in QUESTION
+
+
+def words(text: str) -> list[str]:
+    return [word.lower() for word in SEARCH_WORD.findall(text)]
+
+
+def _forms(token: str) -> list[str]:
+    """`token` and its forms without an English ending (`tickets`, `starred`, `bookmarking`), for the
+    thesaurus look-up (bm25 matches with the porter stemmer anyway)."""
+    forms = [token]
+    for ending in ("ing", "ed", "es", "s", "d"):
+        if token.endswith(ending) and len(token) - len(ending) >= 3:
+            stem = token[: -len(ending)]
+            forms += [stem, stem[:-1]] if len(stem) > 3 and stem[-1] == stem[-2] else [stem]
+    return forms
+
+
+def concepts(query: str, thesaurus: Thesaurus = THESAURUS) -> list[list[str]]:
+    """The query's concepts, each a list of FTS5 terms: a word (or a phrase's meaning) and its synonyms,
+    without the stop words when other words remain."""
+    for pattern, meaning in VALUES:
+        query = pattern.sub(f" {meaning} ", query)
+    text = f" {' '.join(words(query))} "
+    groups = []
+    for phrase, targets in thesaurus.phrases.items():  # a phrase's words are searched as its meaning only
+        if f" {phrase} " in text:
+            groups.append(list(targets))
+            text = text.replace(f" {phrase} ", " ")
+    tokens = [token for token in dict.fromkeys(words(text)) if len(token) > 1 or token.isdigit()]
+    found = {token: thesaurus.synonyms(token) for token in tokens}
+    meaningful = [token for token in tokens if token not in STOPWORDS or found[token]] or tokens
+    for token in meaningful:
+        group = [token] if token not in STOPWORDS and token not in REPLACED or not found[token] else []
+        groups.append(list(dict.fromkeys([*group, *found[token]])))
+    return groups
+
+
+def _strong(group: list[str]) -> str:
+    """An FTS5 expression: any of `group`'s terms in the columns that say what a tool is and does."""
+    return f"{{{' '.join(STRONG)}}} : ({_any(group)})"
+
+
+def _any(terms: Iterable[str]) -> str:
+    """An FTS5 expression matching any of `terms`, each quoted, so nothing in them is FTS5 syntax."""
+    return " OR ".join(f'"{term}"' for term in dict.fromkeys(terms))
+
+
+@lru_cache(maxsize=1 << 16)  # bounded: a query's words are added too
+def _stem(word: str) -> str:
+    """`word` without its English ending: the last of its `_forms` (cached: tools share most words)."""
+    return _forms(word)[-1]
+
+
+def _said(text: str) -> list[tuple[str, ...]]:
+    """What `text` says, word for word (case and punctuation aside), then without its stop words,
+    then without its words' endings too: the keys of an exact match and of two near-exact ones."""
+    found = words(text)
+    content = [word for word in found if word not in STOPWORDS]
+    keys = [("=", *found), ("-", *content), ("~", *map(_stem, content))]
+    return [said for said in keys if len(said) > 1]
+
+
+def _nearby(query: str) -> list[str]:
+    """FTS5 expressions for each pair of adjacent words of the query: the pair as a phrase when no
+    stop word parts them in the query ("pull request"), and a NEAR group (at most NEAR words apart,
+    either order) for every pair; bm25 counts the words again where a column has them so."""
+    for pattern, meaning in VALUES:
+        query = pattern.sub(f" {meaning} ", query)
+    found = words(query)
+    pairs: dict[tuple[str, str], bool] = {}
+    content = [(position, word) for position, word in enumerate(found) if word not in STOPWORDS]
+    for (at, first), (then, second) in zip(content, content[1:], strict=False):
+        if first != second:
+            pairs[first, second] = pairs.get((first, second), False) or then == at + 1
+    phrases = [f'"{a} {b}"' for (a, b), adjacent in pairs.items() if adjacent]
+    return [*phrases, *(f'NEAR("{a}" "{b}", {NEAR})' for a, b in pairs)]
