@@ -448,7 +448,7 @@ def test_an_overlay_target_that_multiplies_the_nodes_it_visits_stops_at_its_dead
     started = time.monotonic()
     with pytest.raises(SpecError, match=r"slow.json: actions\[0\]: target .* took more than 2 s to evaluate"):
         overlays.apply_overlays(load(str(spec_file)), (overlay,))
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 120  # a hang, not speed: the old evaluation ran for hours
 
 
 def test_check_regenerates_with_the_same_curation(curated: Path, tmp_path: Path):

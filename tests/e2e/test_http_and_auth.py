@@ -202,7 +202,7 @@ async def test_retry_after_is_honoured_and_bounded(resilient, upstream, monkeypa
         started = time.monotonic()
         result = await client.call_tool("get_item", {})
     assert result.is_error and "HTTP 429" in result.content[0].text
-    assert len(calls) == 1 and time.monotonic() - started < 5  # would wait past the budget: gives up at once
+    assert len(calls) == 1 and time.monotonic() - started < 20  # honouring Retry-After would wait 30 s
 
 
 async def test_non_idempotent_calls_are_not_retried(resilient, upstream):

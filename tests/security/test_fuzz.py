@@ -135,7 +135,7 @@ async def test_a_message_too_deep_for_the_sdk_parser_is_answered_over_stdio():
             started = time.monotonic()
             with pytest.raises(MCPError, match="the server cannot read this message: Invalid JSON: recursion limit"):
                 await client.call_tool("get_weather", {"city": "x", "deep": fuzz._nest(250, "dict")})
-            assert time.monotonic() - started < 5 and upstream.seen == []
+            assert time.monotonic() - started < 15 and upstream.seen == []  # not the client's 20 s wait
             assert not (await client.call_tool("get_weather", {"city": "ok"})).is_error
 
 

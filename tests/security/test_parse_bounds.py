@@ -21,8 +21,7 @@ from support import tree_digest
 from typed_mcp.errors import SpecError
 from typed_mcp.spec.load import MAX_ALIAS_NODES, MAX_DEPTH, parse
 
-DEADLINE = 60  # seconds before a run counts as a hang (the old code ran for minutes)
-SECONDS = 30  # generous for a loaded 2-core machine: each refusal takes 3-12 s there, mostly startup
+DEADLINE = 120  # seconds before a run counts as a hang (the old code ran for minutes; a refusal takes 3-12 s)
 MAX_RSS_MB = 300  # the CLI alone peaks near 50 MB; the alias bomb took over 1 GB in 40 s
 
 SPEC_HEAD = "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths: {}\n"
@@ -84,8 +83,9 @@ def run_bounded(*args: str, cwd: Path) -> Run:
 
 def assert_refused(run: Run, *expected: str) -> None:
     lines = run.stderr.strip().splitlines()
-    assert run.seconds < SECONDS, f"took {run.seconds:.1f}s (killed at {DEADLINE}s): {lines[-1:]}"
-    assert run.returncode == 1, run.stderr[-2000:]
+    assert run.returncode == 1, (
+        f"exit {run.returncode} after {run.seconds:.1f}s (killed at {DEADLINE}s): {run.stderr[-2000:]}"
+    )
     assert len(lines) == 1 and lines[0].startswith("error: "), run.stderr[-2000:]
     for text in expected:
         assert text in lines[0], lines[0]
@@ -194,7 +194,7 @@ def test_parse_refuses_what_cannot_be_bounded(fmt: str, text: str, expected: str
         parse(text.encode(), origin="spec", fmt=fmt)
     assert expected in str(caught.value), str(caught.value)
     assert "\n" not in str(caught.value)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 60  # a hang, not speed
 
 
 def test_what_real_specs_do_still_parses():

@@ -111,7 +111,8 @@ async def _fault_then_good_call(client, hostile, fault: str, rss=None) -> str:
     assert result.is_error, (fault, result)
     assert result.structured_content is None
     text = result.content[0].text
-    assert elapsed < TIMEOUT + 3, f"{fault}: took {elapsed:.1f}s, the timeout is {TIMEOUT:g}s"
+    # a hang, not speed: the server answers by its timeout, well before the client gives up (30 s)
+    assert elapsed < TIMEOUT + 20, f"{fault}: took {elapsed:.1f}s, the timeout is {TIMEOUT:g}s"
     assert len(text) < 1000, f"{fault}: unbounded message of {len(text)} characters"
     if rss:
         grown = rss() - before

@@ -57,11 +57,12 @@ def test_spec_prose_reads_as_plain_text(text, sentence, title):
 
 
 def test_spec_prose_is_read_in_bounded_time():
-    """A hostile description (megabytes of nested markup) is read up to MAX_CHARS, in bounded time."""
+    """A hostile description (megabytes of nested markup) is read up to MAX_CHARS, in bounded time: the
+    deadline is about a hang (backtracking over megabytes runs for hours), not speed."""
     for hostile in ("<b>" * 2_000_000, "[" * 3_000_000 + "x", "*a " * 1_000_000, "<!--" + "-" * 3_000_000):
         started = time.perf_counter()
         prose.first_paragraph(hostile)
-        assert time.perf_counter() - started < 20, hostile[:10]
+        assert time.perf_counter() - started < 120, hostile[:10]
 
 
 def test_text_without_markup_reads_the_same_without_the_parsers():
