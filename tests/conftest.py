@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # and nothing is written to the user's ~/.cache.
 os.environ["TYPED_MCP_NO_CACHE"] = "1"
 
+from harness import prerequisites  # noqa: E402
 from harness.demo.process import demo_api  # noqa: E402
 from support import generate  # noqa: E402
 
@@ -47,6 +48,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    # What the test needs beyond Python (`needs` marker), checked before its fixtures start anything:
+    # a missing tool fails it at once with how to get it, never a skip or a wait.
+    for mark in item.iter_markers("needs"):
+        problems = [p for p in map(prerequisites.missing, mark.args) if p]
+        if problems:
+            pytest.fail(f"{item.nodeid} needs " + "; and ".join(problems), pytrace=False)
     with _guarded(item):
         return (yield)
 

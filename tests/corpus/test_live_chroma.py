@@ -29,7 +29,7 @@ from harness.node_tools import STRICT_CLIENTS, run_ts_client
 from harness.strict_run import recording_proxy
 from support import generate_plain_and_curated
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.needs("live", "node")]
 WHERE = {"tenant": "default_tenant", "database": "default_database"}
 DB = "/api/v2/tenants/default_tenant/databases/default_database"
 KEY = "CHROMA_MCP_API_KEY_AUTH_KEY"

@@ -20,7 +20,7 @@ from harness.live import kinto, ok, stdio_server
 from harness.node_tools import run_ts_client
 from support import generate_plain_and_curated
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.needs("live", "node")]
 ADMIN = ("admin", "s3cret-pass")
 BASIC = "Basic " + base64.b64encode(":".join(ADMIN).encode()).decode()
 

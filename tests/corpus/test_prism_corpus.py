@@ -17,6 +17,8 @@ from harness.node_tools import TS2_MODERN
 from harness.strict_run import strict_run_against_prism
 from support import CORPUS, REPO, generate
 
+pytestmark = pytest.mark.needs("node")
+
 SECOND_LINE = 50  # operations: up to this, the 2.x pass runs in CI too
 
 

@@ -20,7 +20,7 @@ from mcp import Client
 
 from support import APPS_CLIENT, DEMO, FORECAST_VIEW, package_stdio
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.needs("chromium")]
 
 CHROMIUM = os.environ.get("TYPED_MCP_CHROMIUM", "/usr/bin/chromium")
 # The screenshot goes to a temporary folder, so a test run never changes a committed file; set

@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 from harness.mcpb import host_config, mcpb
 from support import REPO, WEATHER_REPORT, WEATHER_TOOLS, run_cli
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.needs("node")]
 
 PACKAGE = REPO / "generated" / "weather-mcp"
 CONSTRAINTS = REPO / "constraints.txt"

@@ -13,6 +13,8 @@ import pytest
 from harness.node_tools import ajv_accepts
 from support import generate, import_server
 
+pytestmark = pytest.mark.needs("node")
+
 # Tricky spellings per format: what pydantic's parsers take and AJV's formats refuse, and back.
 CASES = {
     "date-time": [

@@ -88,6 +88,7 @@ def checkov(path: Path) -> dict:
 
 
 @pytest.mark.long  # two checkov runs: 37 s alone, 168 s beside other tests at a load average of 15 on 2 cores
+@pytest.mark.needs("checkov")
 def test_checkov_passes_every_check_it_does_not_skip_for_a_stated_reason(tmp_path):
     assert CHECKOV.is_file(), f"{CHECKOV} is missing: make test builds it (make .venv-checkov/.installed)"
     results = checkov(MANIFEST)
@@ -143,6 +144,7 @@ def test_the_deployment_keeps_what_it_promises():
 
 
 @pytest.mark.long  # measured 59-137 s at a load average of 10-18 on 2 cores
+@pytest.mark.needs("bwrap")
 def test_the_server_runs_as_the_deployment_runs_it():
     missing = bwrap_missing()
     assert missing is None, missing  # make test installs it (Debian: bubblewrap); never skipped
@@ -204,6 +206,7 @@ def test_the_server_runs_as_the_deployment_runs_it():
                 sandbox.wait()
 
 
+@pytest.mark.needs("bwrap")
 def test_the_sandbox_refuses_what_the_pod_refuses():
     """The control: in the Deployment's sandbox, a write outside /tmp fails and /tmp takes one; the
     user is the pod's; with readOnlyRootFilesystem false, the same write succeeds."""

@@ -19,12 +19,15 @@ from pathlib import Path
 
 import anyio
 import httpx
+import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from harness.demo.process import free_port, running
 from harness.replicas import Balancer, Replica, nginx_missing, rolling_restart
 from support import REPO
+
+pytestmark = pytest.mark.needs("nginx")
 
 PACKAGE = REPO / "generated" / "weather-mcp"
 BENCH = REPO / "bench"

@@ -35,6 +35,8 @@ from harness.node_tools import (
 from support import CORPUS, REPO, WEATHER_TOOLS, HttpServer, Reply, generate, run_cli
 from support import LONDON_REPORT as REPORT
 
+pytestmark = pytest.mark.needs("node")
+
 WEATHER = REPO / "generated" / "weather-mcp"
 TOKEN_ENV = "WEATHER_MCP_HTTP_BEARER_TOKEN"
 WEATHER_CALLS = [

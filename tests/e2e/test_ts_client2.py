@@ -21,6 +21,8 @@ import pytest
 from harness.node_tools import INVALID_PARAMS, INVALID_REQUEST, STRICT_CLIENTS, ajv_accepts, run_ts_client
 from support import HttpServer, Reply, generate
 
+pytestmark = pytest.mark.needs("node")
+
 
 def test_the_2x_line_enforces_what_the_1x_line_ignores():
     """The control of the line switch: each case passes 1.x's draft-07 AJV and fails 2.x's 2020-12 one."""
