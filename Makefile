@@ -54,7 +54,7 @@ $(LIVE_STAMP): tests/live/requirements.txt
 
 live-venv: $(LIVE_STAMP)
 
-# checkov (PyPI), which lints the generated Kubernetes manifest in tests/test_kubernetes.py: its own venv, pinned.
+# checkov (PyPI), which lints the generated Kubernetes manifest in tests/e2e/test_kubernetes.py: its own venv, pinned.
 $(CHECKOV_STAMP): tests/kube/requirements.txt
 	test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
 	$(CHECKOV_VENV)/bin/python -m pip install --quiet -r tests/kube/requirements.txt
@@ -66,13 +66,13 @@ $(CHROMIUM):
 	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install Chromium (Debian: apt-get install chromium) or set CHROMIUM=/path/to/chromium"; exit 2; }
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-# Debian's nginx, the load balancer in front of the replicas of tests/test_replicas.py and make load.
+# Debian's nginx, the load balancer in front of the replicas of tests/e2e/test_replicas.py and make load.
 # Installed with apt-get when missing and run as root (CI); otherwise say what to install.
 $(NGINX):
 	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install nginx (Debian: apt-get install nginx-light) or set NGINX=/path/to/nginx"; exit 2; }
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light
 
-# Debian's bubblewrap, in which tests/test_kubernetes.py runs the server as the Deployment says (its
+# Debian's bubblewrap, in which tests/e2e/test_kubernetes.py runs the server as the Deployment says (its
 # user, a read-only root, /tmp the one writable folder). Installed like nginx.
 $(BWRAP):
 	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install bubblewrap (Debian: apt-get install bubblewrap) or set BWRAP=/path/to/bwrap"; exit 2; }

@@ -347,7 +347,7 @@ async def test_discovery_covers_the_selected_tools_only(tagged, demo_url):
 # --- the strict TypeScript clients, in every mode ----------------------------------------------------------------
 
 # Both SDK lines: 1.x on the initialize handshake, 2.x on 2026-07-28 (its 2020-12 AJV is the same on
-# the handshake, which tests/test_ts_client.py runs too).
+# the handshake, which tests/e2e/test_ts_client.py runs too).
 BOTH_LINES = pytest.mark.parametrize("client", [TS1, TS2_MODERN], ids=lambda c: c.id)
 
 

@@ -2,7 +2,7 @@
 users run it: every command line against a copy of the demo package and the demo API on 127.0.0.1,
 each stdio server answering one MCP session and each HTTP server a client over streamable HTTP; the
 lines that cannot run here are listed below with their reason (the README is every package's, so the
-marks live here). Its JSON snippets are parsed by tests/test_docs.py."""
+marks live here). Its JSON snippets are parsed by tests/unit/test_docs.py."""
 
 from __future__ import annotations
 
@@ -38,13 +38,13 @@ def cache(tmp_path_factory) -> Path:
 # is every package's (templates/README.md.j2), so its marks live here rather than in every package;
 # a line that matches none runs.
 PACKAGE_NOT_RUN = {
-    "uvx weather-mcp": "needs the package on an index: tests/test_client_setup.py runs it from a local one",
+    "uvx weather-mcp": "needs the package on an index: tests/e2e/test_client_setup.py runs it from a local one",
     "python -m weather_mcp --transport streamable-http --host 0.0.0.0 --auth oauth": "needs an "
-    "authorization server: tests/test_hosted.py runs --auth oauth against a local one",
+    "authorization server: tests/e2e/test_hosted.py runs --auth oauth against a local one",
     "export WEATHER_MCP_OAUTH_INTROSPECTION_SECRET": "the secret of the oauth line below",
     "claude mcp add": "the Claude Code application",
-    "code --add-mcp": "the VS Code application (tests/test_client_setup.py decodes its JSON)",
-    "docker ": "an image build that pulls a base image: tests/test_dockerfile.py checks the Dockerfile",
+    "code --add-mcp": "the VS Code application (tests/e2e/test_client_setup.py decodes its JSON)",
+    "docker ": "an image build that pulls a base image: tests/e2e/test_dockerfile.py checks the Dockerfile",
     "gunicorn ": "gunicorn and uvicorn-worker are not among the test's dependencies (uvicorn, the line above, is)",
     "python -m weather_mcp --toolsets": "the demo API has no toolsets, as its README says",
 }

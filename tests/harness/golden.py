@@ -103,10 +103,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="golden-") as tmp:
         for package, fresh in generate_all(Path(tmp)).items():
             record = GOLDEN / package
-            changed = differences(record, fresh) if record.is_dir() else "new"
+            state = ("changed" if differences(record, fresh) else "unchanged") if record.is_dir() else "new"
             shutil.rmtree(record, ignore_errors=True)
             shutil.copytree(fresh, record, ignore=shutil.ignore_patterns(*CACHES))
-            print(f"{record.relative_to(REPO)}: {'changed' if changed else 'unchanged'}")
+            print(f"{record.relative_to(REPO)}: {state}")
     return 0
 
 

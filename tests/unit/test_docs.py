@@ -17,7 +17,7 @@ from support import REPO as ROOT
 from typed_mcp.plan.curation import load_config
 from typed_mcp.spec.overlay import read_overlay
 
-# The generated package's README too: its users copy its snippets (tests/test_package_readme.py runs
+# The generated package's README too: its users copy its snippets (tests/e2e/test_package_readme.py runs
 # its commands).
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), ROOT / "generated" / "weather-mcp" / "README.md"]
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```$", re.M | re.S)
