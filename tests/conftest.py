@@ -42,7 +42,8 @@ sys.addaudithook(_process_guard)
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.resolve().relative_to(TESTS).parts[0] != IN_PROCESS:
+        path = item.path.resolve()
+        if not path.is_relative_to(TESTS) or path.relative_to(TESTS).parts[0] != IN_PROCESS:
             item.add_marker(pytest.mark.slow)
 
 
