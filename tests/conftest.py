@@ -54,7 +54,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     for mark in item.iter_markers("needs"):
         problems = [p for p in map(prerequisites.missing, mark.args) if p]
         if problems:
-            pytest.fail(f"{item.nodeid} needs " + "; and ".join(problems), pytrace=False)
+            pytest.fail(f"{item.nodeid} cannot run here: " + "; ".join(problems), pytrace=False)
     with _guarded(item):
         return (yield)
 

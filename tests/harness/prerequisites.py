@@ -20,29 +20,27 @@ REPO = Path(__file__).resolve().parent.parent.parent
 def _node() -> str | None:
     for program in ("node", "npm"):
         if shutil.which(program) is None:
-            return f"`{program}` on PATH (Node.js 20+ and npm; Debian: apt-get install nodejs npm)"
+            return f"`{program}` is not on PATH: Node.js 20+ and npm (Debian: apt-get install nodejs npm)"
     if not node_tools.installed_matches_lock():
-        return (
-            "tests/node/node_modules as tests/node/package-lock.json pins it: make tests/node/node_modules/.installed"
-        )
+        return "tests/node/node_modules is not what package-lock.json pins: make tests/node/node_modules/.installed"
     return None
 
 
 def _chromium() -> str | None:
     path = os.environ.get("TYPED_MCP_CHROMIUM", "/usr/bin/chromium")
     if not (Path(path).is_file() and os.access(path, os.X_OK)):
-        return f"Chromium at {path}: apt-get install chromium (make test does it as root), or set TYPED_MCP_CHROMIUM"
+        return f"no Chromium at {path}: apt-get install chromium (make test does it as root), or set TYPED_MCP_CHROMIUM"
     return None
 
 
 def _live() -> str | None:
     missing = [name for name in ("kinto", "chroma") if not (REPO / ".venv-live" / "bin" / name).is_file()]
-    return f"the live servers ({', '.join(missing)}) in .venv-live: make live-venv" if missing else None
+    return f"no {', '.join(missing)} in .venv-live: make live-venv" if missing else None
 
 
 def _checkov() -> str | None:
     path = Path(os.environ.get("TYPED_MCP_CHECKOV") or REPO / ".venv-checkov" / "bin" / "checkov")
-    return None if path.is_file() else f"checkov at {path}: make .venv-checkov/.installed"
+    return None if path.is_file() else f"no checkov at {path}: make .venv-checkov/.installed"
 
 
 CHECKS: dict[str, Callable[[], str | None]] = {
