@@ -20,7 +20,7 @@ PACKAGE := weather-mcp
 CONFIG := specs/weather-mcp.toml
 SPEC_URL ?=
 
-.PHONY: live-venv generate test test-long lint docs demo corpus directory bench load check build bundle publish clean venv lock fuzz real-servers
+.PHONY: live-venv generate golden test test-fast test-long lint docs demo corpus directory bench load check build bundle publish clean venv lock fuzz real-servers
 
 venv: $(STAMP)
 
@@ -54,7 +54,7 @@ $(LIVE_STAMP): tests/live/requirements.txt
 
 live-venv: $(LIVE_STAMP)
 
-# checkov (PyPI), which lints the generated Kubernetes manifest in tests/test_kubernetes.py: its own venv, pinned.
+# checkov (PyPI), which lints the generated Kubernetes manifest in tests/e2e/test_kubernetes.py: its own venv, pinned.
 $(CHECKOV_STAMP): tests/kube/requirements.txt
 	test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
 	$(CHECKOV_VENV)/bin/python -m pip install --quiet -r tests/kube/requirements.txt
@@ -66,13 +66,13 @@ $(CHROMIUM):
 	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install Chromium (Debian: apt-get install chromium) or set CHROMIUM=/path/to/chromium"; exit 2; }
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-# Debian's nginx, the load balancer in front of the replicas of tests/test_replicas.py and make load.
+# Debian's nginx, the load balancer in front of the replicas of tests/e2e/test_replicas.py and make load.
 # Installed with apt-get when missing and run as root (CI); otherwise say what to install.
 $(NGINX):
 	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install nginx (Debian: apt-get install nginx-light) or set NGINX=/path/to/nginx"; exit 2; }
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light
 
-# Debian's bubblewrap, in which tests/test_kubernetes.py runs the server as the Deployment says (its
+# Debian's bubblewrap, in which tests/e2e/test_kubernetes.py runs the server as the Deployment says (its
 # user, a read-only root, /tmp the one writable folder). Installed like nginx.
 $(BWRAP):
 	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install bubblewrap (Debian: apt-get install bubblewrap) or set BWRAP=/path/to/bwrap"; exit 2; }
@@ -85,6 +85,11 @@ ifeq ($(SPEC_URL),)
 else
 	$(BIN)/typed-mcp generate '$(SPEC_URL)' --out $(OUT) --package-name $(PACKAGE) --config $(CONFIG) --snapshot $(SPEC)
 endif
+
+## golden: rewrite the golden records, the complete packages under tests/golden/ that tests/golden/test_golden.py
+## compares byte for byte with fresh output (after an intended change of output; review their diff with it)
+golden: $(STAMP)
+	cd tests && ../$(BIN)/python -m harness.golden
 
 ## lint: ruff on the generator, the tests and the committed generated package, mypy on the generator
 ## (strict) and on the generated package (its own configuration: mypy's defaults), and the documentation
@@ -102,9 +107,14 @@ lint: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
-## test: the test suite, without the long tests (those are test-long's)
+## test: the test suite, without the long tests (those are test-long's): test-fast's and the slow ones
 test: $(STAMP) $(NODE_STAMP) $(LIVE_STAMP) $(CHROMIUM) $(NGINX) $(BWRAP)
 	TYPED_MCP_CHROMIUM=$(CHROMIUM) TYPED_MCP_NGINX=$(NGINX) TYPED_MCP_BWRAP=$(BWRAP) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not long" --durations=20
+
+## test-fast: the tests that are neither slow nor long (tests/unit/ in-process: no CLI, server, client or
+## browser process; a guard fails a test there that starts one without the `slow` marker), under 3 minutes on 2 cores
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow and not long" --durations=10
 
 ## test-long: the search's floors measured over the corpus's biggest APIs (about 15 minutes on 2 cores),
 ## checkov on the Kubernetes manifest and the server run as its pod spec says, mypy and ruff format on three

@@ -1,4 +1,4 @@
-"""One client process of `bench/load.py` (and `tests/test_replicas.py`): CLIENTS concurrent MCP Python
+"""One client process of `bench/load.py` (and `tests/e2e/test_replicas.py`): CLIENTS concurrent MCP Python
 SDK clients, each its own streamable-HTTP session on its own connection (its own HTTP client), each
 listing the tools (`tools/list`) and then making its share of CALLS calls one after another: a
 fraction WRITES of them `create_report` (a write, its `station` unique to the call, so that the

@@ -1,4 +1,4 @@
-"""A minimal fast upstream for `bench/load.py` and `tests/test_replicas.py`: the demo Weather API's
+"""A minimal fast upstream for `bench/load.py` and `tests/e2e/test_replicas.py`: the demo Weather API's
 `GET /v1/weather/{city}` and `POST /v1/reports`, on 127.0.0.1, answered by a bare asyncio HTTP/1.1
 server (keep-alive, no framework), so that a load measures the MCP server and not the upstream.
 

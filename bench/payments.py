@@ -9,7 +9,7 @@ run), and the generated server's peak RSS (VmHWM) after listing its tools throug
 client, and after then calling one tool (its first call builds the tool's models). The targets: well
 under 30 s and under 500 MB for generation. Not a test: timings on a shared machine are noise, so
 the figures are printed and recorded, and the structure behind them (no model is built at import)
-is what `tests/test_budget.py` asserts.
+is what `tests/e2e/test_budget.py` asserts.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Used by the tests and by `typed-mcp corpus` (in a checkout of this repository: they are
 development tools, not part of the generator's wheel). Both live in tests/node (package.json +
-package-lock.json, exact versions); `npm_install()` runs `npm ci` there when node_modules is
-missing or does not match the lock file.
+package-lock.json, exact versions), installed by `make tests/node/node_modules/.installed`;
+`npm_install()` fails at once, saying so, when node_modules is missing or does not match the lock.
 
 - `run_ts_client(server_cmd, env, calls, client=TS1)` runs tests/node/mcp_client.mjs: the SDK's
   `Client` lists every tool and calls each one with `client.callTool`, which checks structuredContent
@@ -80,13 +80,13 @@ def require(program: str) -> str:
     path = shutil.which(program)
     if path is None:
         raise NodeToolsError(
-            f"`{program}` is not on PATH: tests/test_ts_client.py needs Node.js 20+ (the 2.x SDK line) and npm "
-            f"(it installs tests/node/package-lock.json into tests/node/node_modules with `npm ci`)"
+            f"`{program}` is not on PATH: the strict clients and Prism need Node.js 20+ (the 2.x SDK line) and "
+            "npm (Debian: apt-get install nodejs npm), then `make tests/node/node_modules/.installed`"
         )
     return path
 
 
-def _installed_matches_lock() -> bool:
+def installed_matches_lock() -> bool:
     """True when node_modules holds exactly what package-lock.json pins (npm's own record of
     the installed tree, node_modules/.package-lock.json, agrees on every non-optional package)."""
     hidden = NODE_DIR / "node_modules" / ".package-lock.json"
@@ -114,26 +114,19 @@ _installed = False
 
 
 def npm_install() -> None:
-    """`npm ci` in tests/node unless node_modules already matches package-lock.json."""
+    """Check that tests/node/node_modules is what package-lock.json pins, and fail at once saying how
+    to install it when not (`make tests/node/node_modules/.installed`, which every make target that
+    runs node depends on): installing from the registry in the middle of a test could sit for minutes."""
     global _installed
     if _installed:
         return
     require("node")
-    npm = require("npm")
-    if not _installed_matches_lock():
-        proc = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=NODE_DIR,
-            capture_output=True,
-            text=True,
-            timeout=600,
+    require("npm")
+    if not installed_matches_lock():
+        raise NodeToolsError(
+            f"{NODE_DIR / 'node_modules'} does not match package-lock.json: "
+            "run `make tests/node/node_modules/.installed` (npm ci in tests/node)"
         )
-        if proc.returncode != 0:
-            raise NodeToolsError(
-                f"`npm ci` in {NODE_DIR} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-            )
-        if not _installed_matches_lock():
-            raise NodeToolsError(f"`npm ci` in {NODE_DIR} did not produce the locked tree")
     _installed = True
 
 

@@ -1,7 +1,7 @@
 """Replicas of a generated server behind a real nginx, on 127.0.0.1: the package's own
 `deploy/nginx.conf`, with its listen port, replica addresses and file paths set for this machine,
 run by Debian's nginx; replica processes started, drained, stopped and killed as an operator does.
-Used by `tests/test_replicas.py` and `bench/load.py --replicas`."""
+Used by `tests/e2e/test_replicas.py` and `bench/load.py --replicas`."""
 
 from __future__ import annotations
 

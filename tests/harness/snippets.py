@@ -1,5 +1,5 @@
-"""The documentation's fenced blocks as a reader runs them (tests/test_docs_commands.py for the README
-and docs/, tests/test_package_readme.py for a generated package's README): reading the blocks and the
+"""The documentation's fenced blocks as a reader runs them (tests/e2e/test_docs_commands.py for the README
+and docs/, tests/e2e/test_package_readme.py for a generated package's README): reading the blocks and the
 marks above them, the environment they run in, and running a command with an MCP session on its input."""
 
 from __future__ import annotations

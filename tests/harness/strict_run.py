@@ -2,7 +2,7 @@
 outcome sorted: what the clients refused, what Prism found wrong with the requests, and, for each
 answer the server refused, whether the spec's own schema refuses it too (`judge_answer`).
 
-`typed-mcp corpus --calls` and tests/test_prism_corpus.py run `strict_run_against_prism`. Requests
+`typed-mcp corpus --calls` and tests/corpus/test_prism_corpus.py run `strict_run_against_prism`. Requests
 go through a recording proxy (a real HTTP server on 127.0.0.1) so that each refused answer can be
 judged afterwards. Violations that are Prism's own limitations or a spec's contradictions are put
 apart only when the recorded request proves it; everything else stays a failure.

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A deliberately wrong MCP server (stdio, the TypeScript SDK's low-level Server, which does not
 // check results against outputSchemas): the negative control for mcp_client.mjs. It proves the
-// strict client really reports what tests/test_ts_client.py asserts never happens with typed-mcp.
+// strict client really reports what tests/e2e/test_ts_client.py asserts never happens with typed-mcp.
 // Tools are served in two pages of tools/list, so the client must follow nextCursor and keep
 // validating the first page's tools.
 //

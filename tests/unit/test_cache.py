@@ -1,0 +1,148 @@
+"""The generation cache: a regeneration of unchanged inputs reuses models and the tool catalog,
+gives the same bytes as a fresh run, and any change of input is a miss. An entry is used only while
+it matches the digest recorded when it was stored and passes the checks fresh output passes (issue
+24, item 2): else a warning, and the same output as a run without the cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from support import DEMO_CONFIG, REPO, run_cli, tree_digest
+
+# Each test runs `typed-mcp generate` (the CLI, a process of its own).
+pytestmark = pytest.mark.slow
+
+WEATHER = REPO / "specs" / "weather-api.json"
+
+
+def gen(spec: Path, out: Path, cache_dir: Path, *extra: str):
+    proc = run_cli(
+        "generate",
+        str(spec),
+        "--out",
+        str(out),
+        "--package-name",
+        "weather-mcp",
+        "--no-snapshot",
+        "--config",
+        str(DEMO_CONFIG),
+        *extra,
+        env={"TYPED_MCP_NO_CACHE": "", "TYPED_MCP_CACHE_DIR": str(cache_dir)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def entries(cache_dir: Path) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {"models": [], "catalog": []}
+    for path in sorted(cache_dir.iterdir()):
+        if path.is_file():
+            found[path.name.split("-")[0]].append(path.name)
+    return found
+
+
+def plant(cache_dir: Path, entry: str, text: str, *, digest: bool) -> None:
+    """Replace a cache entry's content; with `digest`, record the matching digest too (as someone
+    who can write the whole cache folder could)."""
+    (cache_dir / entry).write_text(text)
+    if digest:
+        sha = hashlib.sha256(entry.encode() + b"\0" + text.encode()).hexdigest()
+        (cache_dir / "digests").mkdir(exist_ok=True)
+        (cache_dir / "digests" / entry).write_text(sha + "\n")
+
+
+def test_unchanged_inputs_hit_changed_inputs_miss(tmp_path: Path):
+    cache_dir = tmp_path / "cache"
+    gen(WEATHER, tmp_path / "fresh", cache_dir)
+    first = entries(cache_dir)
+    assert len(first["models"]) == 1 and len(first["catalog"]) == 1
+    gen(WEATHER, tmp_path / "again", cache_dir)
+    assert entries(cache_dir) == first  # nothing new: both steps were found
+    assert tree_digest(tmp_path / "again") == tree_digest(tmp_path / "fresh")
+    assert tree_digest(tmp_path / "fresh") == tree_digest(REPO / "generated" / "weather-mcp")  # = a run without cache
+
+    # A hit really is used: an altered entry, with its digest, that passes the checks shows up in
+    # the output (what someone who can write the cache folder can still do: see docs/security.md).
+    catalog_entry = cache_dir / first["catalog"][0]
+    packed = json.loads(catalog_entry.read_text())
+    packed["tools"][0]["description"] = "from the cache"
+    plant(cache_dir, catalog_entry.name, json.dumps(packed), digest=True)
+    gen(WEATHER, tmp_path / "tampered", cache_dir)
+    assert "from the cache" in (tmp_path / "tampered" / "src" / "weather_mcp" / "catalog.json").read_text()
+    gen(WEATHER, tmp_path / "uncached", cache_dir, "--no-cache")
+    assert tree_digest(tmp_path / "uncached") == tree_digest(tmp_path / "fresh")
+
+    # A changed description changes the models' input and the rendered tools: two new entries.
+    spec = json.loads(WEATHER.read_text())
+    spec["components"]["schemas"]["WeatherData"]["description"] = "Changed."
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(spec))
+    gen(changed, tmp_path / "changed", cache_dir)
+    after = entries(cache_dir)
+    assert len(after["models"]) == 2 and len(after["catalog"]) == 2
+    assert "Changed." in (tmp_path / "changed" / "src" / "weather_mcp" / "catalog.json").read_text()
+
+
+def test_an_unwritable_cache_is_no_error(tmp_path: Path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    gen(WEATHER, tmp_path / "out", blocker / "cache")
+    assert tree_digest(tmp_path / "out") == tree_digest(REPO / "generated" / "weather-mcp")
+
+
+# Code that writes a marker file when the model class is built: a field default of WeatherData,
+# which a tool returns (so the catalog's listing imports it).
+PLANTED = "    planted: str = __import__('pathlib').Path({marker!r}).write_text('x') and 'x'\n"
+
+
+@pytest.mark.parametrize("digest", [False, True], ids=["edited entry", "edited entry and digest"])
+def test_an_edited_models_entry_is_not_used(tmp_path: Path, digest: bool):
+    cache_dir = tmp_path / "cache"
+    gen(WEATHER, tmp_path / "fresh", cache_dir)
+    (entry,) = entries(cache_dir)["models"]
+    marker = tmp_path / "ran"
+    text = (cache_dir / entry).read_text()
+    assert "class WeatherData(OpenModel):\n" in text
+    edited = text.replace(
+        "class WeatherData(OpenModel):\n", "class WeatherData(OpenModel):\n" + PLANTED.format(marker=str(marker))
+    )
+    plant(cache_dir, entry, edited, digest=digest)
+    proc = gen(WEATHER, tmp_path / "out", cache_dir)
+    assert not marker.exists()  # the planted code never ran
+    reason = "fail the guard" if digest else "does not match the digest"
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: cache entry")]
+    assert len(warnings) == 1 and reason in warnings[0] and entry[:60] in warnings[0], proc.stderr
+    assert tree_digest(tmp_path / "out") == tree_digest(REPO / "generated" / "weather-mcp")  # = a run without cache
+    assert (cache_dir / entry).read_text() == text  # and the entry is the fresh run's again
+    gen(WEATHER, tmp_path / "again", cache_dir)
+    assert not marker.exists()
+
+
+def test_a_catalog_entry_that_is_not_this_packages_catalog_is_not_used(tmp_path: Path):
+    cache_dir = tmp_path / "cache"
+    gen(WEATHER, tmp_path / "fresh", cache_dir)
+    (entry,) = entries(cache_dir)["catalog"]
+    packed = json.loads((cache_dir / entry).read_text())
+    for broken in (
+        {**packed, "tools": packed["tools"][1:]},  # a tool less: check_catalog
+        {**packed, "sizes": [-1] * len(packed["sizes"])},  # not the catalog's layout
+        {**packed, "format": "other"},
+    ):
+        plant(cache_dir, entry, json.dumps(broken), digest=True)
+        proc = gen(WEATHER, tmp_path / "out", cache_dir)
+        assert "warning: cache entry catalog-" in proc.stderr and "not this package's catalog" in proc.stderr
+        assert tree_digest(tmp_path / "out") == tree_digest(REPO / "generated" / "weather-mcp")
+
+
+def test_the_drift_workflow_restores_only_its_exact_cache_key(tmp_path: Path):
+    proc = run_cli("init", "https://api.example.com/openapi.json", "--package-name", "example-mcp", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    workflow = yaml.safe_load((tmp_path / ".github/workflows/api-drift.yml").read_text())
+    steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
+    (cache,) = [step for step in steps if str(step.get("uses", "")).startswith("actions/cache")]
+    assert cache["with"]["key"].startswith("typed-mcp-") and "restore-keys" not in cache["with"]

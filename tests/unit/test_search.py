@@ -1,0 +1,413 @@
+"""Discovery mode's search and browsing (issue 25): known items first on every corpus API, plain text
+where an agent reads, each API's own vocabulary, and toolsets to browse; through a real discovery
+server and the MCP SDK client where a behaviour is served, on the runtime module itself where it is
+a ranking rule."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from harness import corpus
+from harness.runtime_loader import runtime
+from support import CORPUS, DEMO, REPO, generate, package_stdio
+from typed_mcp.plan import prose
+from typed_mcp.render import vocabulary
+from typed_mcp.runtime.contracts import SEARCH_FORMAT
+
+pytestmark = pytest.mark.anyio
+
+BENCH = REPO / "bench" / "search_quality.py"
+KB4 = 4096
+
+
+def doc(tool: str, **fields: str) -> dict[str, str]:
+    search = runtime("search")
+    return {"tool": tool, "sentence": "", "about": "", "toolset": "", **dict.fromkeys(search.COLUMNS, ""), **fields}
+
+
+# --- plain text ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "sentence", "title"),
+    [
+        (
+            "<p>Creates a new <code>tax_id</code> object &amp; more.</p><p>Second.</p>",
+            "Creates a new tax_id object & more.",
+            "Creates a new tax_id object & more",
+        ),
+        ("List [groups](https://x.example/g) under an account.<br>More", "List groups under an account.", None),
+        ("Use <owner>/<repo> as **the** name. Then more.", "Use <owner>/<repo> as the name.", None),
+        ("<script>alert(1)</script><style>p {}</style>Hi <b>there</b>", "Hi there", "Hi there"),
+        ("Returns a list of your `invoice` items. Sorted.", "Returns a list of your invoice items.", None),
+        ("# Heading\n\n* one\n* two", "Heading", "Heading"),
+    ],
+)
+def test_spec_prose_reads_as_plain_text(text, sentence, title):
+    assert prose.first_sentence(text) == sentence
+    assert prose.title_from(text) == (title or sentence.rstrip("."))
+
+
+def test_spec_prose_is_read_in_bounded_time():
+    """A hostile description (megabytes of nested markup) is read up to MAX_CHARS, in bounded time: the
+    deadline is about a hang (backtracking over megabytes runs for hours), not speed."""
+    for hostile in ("<b>" * 2_000_000, "[" * 3_000_000 + "x", "*a " * 1_000_000, "<!--" + "-" * 3_000_000):
+        started = time.perf_counter()
+        prose.first_paragraph(hostile)
+        assert time.perf_counter() - started < 120, hostile[:10]
+
+
+def test_text_without_markup_reads_the_same_without_the_parsers():
+    """Plain text skips markdown-it and the HTML parser: on every summary and description of two
+    corpus APIs that takes that way, the result is the parsers' own."""
+    texts = ["Get a repository", "Lists all\nthe repos.\n\nSecond paragraph.  Two spaces.", "a\n   \nb"]
+    for name in ("github__api.github.com.json", "apisguru__zoom.us.json"):
+        if (CORPUS / name).is_file():
+            spec = json.loads((CORPUS / name).read_text())
+            for item in spec["paths"].values():
+                for operation in item.values():
+                    if isinstance(operation, dict):
+                        texts += [operation.get("summary") or "", operation.get("description") or ""]
+    plain = [text for text in texts if text.strip() and not prose._MARKUP.search(text)]
+    assert len(plain) >= 3
+    for text in plain:
+        reader = prose._Text(quotes=True)
+        reader.feed(prose._MARKDOWN.render(text))
+        reader.close()
+        assert list(prose._read(text, True)) == reader.text(), text
+
+
+def test_a_first_block_written_in_html_becomes_plain_text_and_the_rest_stays():
+    text = "<p>Creates a <code>customer</code>.</p><p>It has <em>fields</em>.</p>\n\nMore in **Markdown**."
+    assert prose.with_plain_first_block(text) == "Creates a customer.\n\nIt has fields.\n\nMore in **Markdown**."
+    assert prose.with_plain_first_block("Plain summary\n\nMore in **Markdown**.") == (
+        "Plain summary\n\nMore in **Markdown**."
+    )
+
+
+# --- ranking: the runtime's rules ------------------------------------------------------------------------
+
+
+def test_a_title_query_finds_that_tool_first_whatever_else_matches_more():
+    """A query that is a tool's title (word for word, or give or take stop words and endings) puts that
+    tool first: tools that hold more of its words, or repeat them, cannot push it down."""
+    search = runtime("search")
+    docs = [
+        *(
+            doc(
+                f"pulls_{n}",
+                name=f"pulls list requests {n}",
+                title=f"List pull request {n} stacks for pull requests",
+                path="repos owner repo pulls requests",
+                intent="list show all",
+            )
+            for n in range(12)
+        ),
+        doc("pulls_list", name="pulls list", title="List pull requests", path="repos owner repo pulls"),
+        doc("dag_run", name="get dag run", title="Get Dag Run"),
+        doc("dag_runs", name="get dag runs", title="Get Dag Runs"),
+        doc("teams", name="teams list", title="List teams", sentence="Lists all teams in an organization."),
+    ]
+    index = search.SearchIndex(docs)
+    for query, first in [
+        ("List pull requests", "pulls_list"),
+        ("list the pull requests", "pulls_list"),
+        ("pulls_list", "pulls_list"),
+        ("Get Dag Runs", "dag_runs"),
+        ("Get Dag Run", "dag_run"),
+        ("get the dag runs", "dag_runs"),
+        ("Lists all teams in an organization.", "teams"),
+    ]:
+        assert index.search(query, 3)[0]["name"] == first, query
+
+
+def test_adjacent_query_words_count_again_where_a_tool_has_them_together():
+    search = runtime("search")
+    docs = [  # the same words; only the second has "pull request" as a phrase, the third has neither near
+        doc("apart", name="x", title="Request a pull of the code"),
+        doc("together", name="y", title="Code for a pull request"),
+        doc("far", name="z", title="Request code for one big pull"),
+    ]
+    assert [hit["name"] for hit in search.SearchIndex(docs).search("pull request", 3)] == ["together", "apart", "far"]
+
+
+def test_a_result_line_says_the_operation_what_differs_and_whether_deprecated():
+    search = runtime("search")
+    docs = [
+        doc("a", title="Create a secret", distinct="actions", operation="PUT /a/{x}", sentence="One.", toolset="a"),
+        doc("b", title="Create a secret", distinct="codespaces", operation="PUT /b", toolset="b", deprecated=True),
+    ]
+    found = search.SearchIndex(docs).search("create a secret", 2)
+    assert found == [
+        {
+            "name": "a",
+            "title": "Create a secret (actions)",
+            "operation": "PUT /a/{x}",
+            "description": "One.",
+            "toolset": "a",
+        },
+        {
+            "name": "b",
+            "title": "Create a secret (codespaces)",
+            "operation": "PUT /b",
+            "description": "",
+            "toolset": "b",
+            "deprecated": True,
+        },
+    ]
+
+
+# --- vocabulary -----------------------------------------------------------------------------------------
+
+
+def test_the_runtime_holds_no_api_specific_words():
+    """Every package ships the runtime: its thesaurus has REST verbs and common English only; the
+    names of one product's things (gist, r2, d1, tunnel, codespace...) come from the API's own spec."""
+    known = runtime("vocabulary")  # the words every package ships
+    targets = {target for targets in known.SYNONYMS.values() for target in targets}
+    assert not targets & set(vocabulary.THINGS), targets & set(vocabulary.THINGS)
+    said = set(known.SYNONYMS) | targets | set(known.PHRASES)
+    assert not said & {
+        "gist",
+        "snippet",
+        "r2",
+        "d1",
+        "kv",
+        "tunnel",
+        "codespace",
+        "copilot",
+        "dependabot",
+        "cloudflared",
+    }
+    committed = json.loads((DEMO / "src/weather_mcp/search.json").read_text())
+    assert committed["vocabulary"] == {}  # the weather API names none of them
+
+
+def test_abbreviations_the_spec_defines_are_its_vocabulary():
+    found = vocabulary.abbreviations(
+        [
+            "Configure Single Sign-On (SSO) for the account.",
+            "Open a pull request (PR) from a branch.",
+            "Set the time to live (TTL) of a record.",
+            "Nothing (here) and (X) are not abbreviations; neither is (Abc) without its words.",
+        ]
+    )
+    assert found == {"single sign on": {"sso"}, "pull request": {"pr"}, "time to live": {"ttl"}}
+
+
+# --- a package: plain text, titles, vocabulary and toolsets, through a real server ------------------------
+
+# An API in the payments pattern: no summaries, HTML descriptions; one tag with more tools than a
+# toolset lists (split by path resource), a deprecated operation and two operations of one title.
+RESOURCES = ["tax_ids", "sources", "balance_transactions", "discounts", "cash_balance", "invoices", "notes", "cards"]
+
+
+def payments_spec() -> dict[str, Any]:
+    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}
+    customers = {"tags": ["Customers"]}
+    paths: dict[str, Any] = {
+        "/customers": {
+            "get": {"description": "<p>Returns a list of your customers.</p>", **customers},
+            "post": {
+                "description": "<p>Creates a new <code>customer</code> object.</p><p>Fields &amp; more.</p>",
+                **customers,
+            },
+        },
+        "/customers/{customer}": {
+            "get": {"description": "<p>Retrieves a <b>Customer</b> object.</p>", **customers},
+            "post": {"description": "<p>Updates the specified customer.</p>", **customers},
+            "delete": {"description": "<p>Permanently deletes a customer.</p>", "deprecated": True, **customers},
+        },
+        "/login": {"post": {"summary": "Log in", "description": "Single Sign-On (SSO) users sign in elsewhere."}},
+        "/sso": {"get": {"summary": "Get the single sign-on settings", "tags": ["Settings"]}},
+        "/balance": {"get": {"summary": "Retrieve balance", "tags": ["Balance"]}},
+        "/accounts/{account}/balance": {"get": {"summary": "Retrieve balance", "tags": ["Balance"]}},
+    }
+    for resource in RESOURCES:
+        words = resource.replace("_", " ")
+        paths[f"/customers/{{customer}}/{resource}"] = {
+            "get": {"description": f"<p>Returns a list of the customer's {words}.</p>", **customers},
+            "post": {"description": f"<p>Creates a <i>{words}</i> entry for a customer.</p>", **customers},
+        }
+        paths[f"/customers/{{customer}}/{resource}/{{id}}"] = {
+            method: {"description": f"<p>{verb} one of the customer's {words}.</p>", **customers}
+            for method, verb in (("get", "Retrieves"), ("post", "Updates"), ("delete", "Deletes"))
+        }
+    for path, item in paths.items():
+        parameters = [
+            {"name": part[1:-1], "in": "path", "required": True, "schema": {"type": "string"}}
+            for part in path.split("/")
+            if part.startswith("{")
+        ]
+        for operation in item.values():
+            operation["responses"] = ok
+            if parameters:
+                operation["parameters"] = parameters
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Payments", "version": "1.0.0"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "tags": [{"name": "Customers", "description": "<p>Customers you <b>bill</b>.</p>"}],
+        "paths": paths,
+    }
+
+
+@pytest.fixture(scope="module")
+def payments(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """The package, and its tool names by operation."""
+    out = tmp_path_factory.mktemp("payments") / "payments-mcp"
+    generate(payments_spec(), out, "payments-mcp", "--no-verify")
+    manifest = json.loads((out / "typed-mcp.json").read_text())
+    return out, {operation: tool for tool, operation in manifest["tools"].items()}
+
+
+async def call(client: Client, name: str, arguments: dict[str, Any]) -> Any:
+    result = await client.call_tool(name, arguments)
+    assert not result.is_error, result.content[0].text
+    if name == "list_toolsets":
+        assert len(result.content[0].text.encode()) < KB4
+    return result.structured_content
+
+
+def operations(found: dict[str, Any]) -> list[str]:
+    return [hit["operation"] for hit in found["tools"]]
+
+
+@pytest.mark.slow  # a generated discovery server (the CLI, a process)
+async def test_html_descriptions_read_as_plain_text_and_give_titles(payments):
+    out, tool = payments
+    manifest = json.loads((out / "typed-mcp.json").read_text())
+    derived = manifest["titles_from_description"]
+    assert tool["POST /customers"] in derived and tool["GET /sso"] not in derived
+    async with Client(package_stdio(out, "payments_mcp")) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+    created = listed[tool["POST /customers"]]
+    assert created.title == "Creates a new customer object"
+    assert created.description.splitlines()[:3] == ["Creates a new customer object.", "", "Fields & more."]
+    assert all("<" not in (t.title or "") and "<" not in t.description.splitlines()[0] for t in listed.values())
+
+
+@pytest.mark.slow  # a generated discovery server (the CLI, a process)
+async def test_search_results_read_cleanly_through_the_sdk_client(payments):
+    out, tool = payments
+    async with Client(package_stdio(out, "payments_mcp", "--discovery")) as client:
+        found = await call(client, "search_tools", {"query": "create a customer", "limit": 5})
+        assert found["tools"][0] == {
+            "name": tool["POST /customers"],
+            "title": "Creates a new customer object",
+            "operation": "POST /customers",
+            "description": "Fields & more.",
+            "toolset": "customers.customers",
+        }
+        removed = (await call(client, "search_tools", {"query": "permanently delete customer"}))["tools"]
+        assert removed[0]["operation"] == "DELETE /customers/{customer}" and removed[0]["deprecated"] is True
+        assert all("deprecated" not in hit for hit in removed[1:])
+        balances = (await call(client, "search_tools", {"query": "Retrieve balance"}))["tools"]
+        assert {(hit["title"], hit["operation"]) for hit in balances[:2]} == {
+            ("Retrieve balance", "GET /balance"),
+            ("Retrieve balance (accounts)", "GET /accounts/{account}/balance"),
+        }
+        # The API's own vocabulary: the spec says "SSO" is single sign-on.
+        sso = await call(client, "search_tools", {"query": "sso settings"})
+        assert operations(sso)[0] == "GET /sso", sso
+
+
+@pytest.mark.slow  # a generated discovery server (the CLI, a process)
+async def test_list_toolsets_and_search_within_one_through_the_sdk_client(payments):
+    out, _ = payments
+    async with Client(package_stdio(out, "payments_mcp", "--discovery")) as client:
+        listed = [t.name for t in (await client.list_tools()).tools]
+        assert listed == ["search_tools", "list_toolsets", "describe_tool", "call_tool"]
+        top = await call(client, "list_toolsets", {})
+        by_name = {entry["name"]: entry for entry in top["toolsets"]}
+        assert set(by_name) == {"balance", "customers", "settings", "untagged"} and "next_cursor" not in top
+        customers = by_name["customers"]
+        assert customers["tools"] == 5 + 5 * len(RESOURCES) and customers["toolsets"] == len(RESOURCES) + 1
+        assert customers["description"] == "Customers you bill."
+        under = (await call(client, "list_toolsets", {"toolset": "customers"}))["toolsets"]
+        assert {entry["name"] for entry in under} == {"customers.customers", *(f"customers.{r}" for r in RESOURCES)}
+        assert all(entry["tools"] <= 40 for entry in under)
+        narrowed = await call(client, "search_tools", {"query": "create", "toolset": "customers.tax_ids"})
+        assert {hit["toolset"] for hit in narrowed["tools"]} == {"customers.tax_ids"}
+        assert operations(narrowed)[0] == "POST /customers/{customer}/tax_ids"
+        listing = await call(client, "search_tools", {"query": "", "toolset": "customers.cards", "limit": 50})
+        assert operations(listing) == [
+            "GET /customers/{customer}/cards",
+            "POST /customers/{customer}/cards",
+            "GET /customers/{customer}/cards/{id}",
+            "POST /customers/{customer}/cards/{id}",
+            "DELETE /customers/{customer}/cards/{id}",
+        ]
+        whole = await call(client, "search_tools", {"query": "", "toolset": "customers", "limit": 50})
+        assert len(whole["tools"]) == customers["tools"]
+        for bad, message in [
+            ({"query": "x", "toolset": "nope"}, "unknown toolset 'nope'"),
+            ({"query": "x", "toolset": 3}, "`toolset` must be a string"),
+        ]:
+            refused = await client.call_tool("search_tools", bad)
+            assert refused.is_error and message in refused.content[0].text
+        refused = await client.call_tool("list_toolsets", {"cursor": "x1"})
+        assert refused.is_error and "cursor" in refused.content[0].text
+
+
+def test_list_toolsets_pages_stay_under_4_kb_whatever_the_toolsets(tmp_path):
+    """Hundreds of toolsets with the longest names and descriptions: every page is under 4 KB and
+    the pages, followed by their cursors, hold every toolset once."""
+    discovery = runtime("discovery")
+    names = [f"{'t' * 40}_{n:03}" for n in range(300)]
+    documents = tmp_path / "search.json"
+    tools = [doc(f"tool_{n}", title=f"Tool {n}", toolset=name) for n, name in enumerate(names)]
+    toolsets = [{"name": name, "description": "d" * 90} for name in names]
+    documents.write_text(
+        json.dumps({"format": SEARCH_FORMAT, "synonyms": {}, "vocabulary": {}, "toolsets": toolsets, "tools": tools})
+    )
+    served = discovery.Discovery([{"name": t["tool"]} for t in tools], documents, dict)
+    seen, cursor = [], None
+    while True:
+        page = served.list_toolsets({} if cursor is None else {"cursor": cursor})
+        assert not page.is_error and len(page.content[0].text.encode()) < KB4
+        seen += [entry["name"] for entry in page.structured_content["toolsets"]]
+        cursor = page.structured_content.get("next_cursor")
+        if cursor is None:
+            break
+    assert seen == names
+
+
+# --- the whole corpus -------------------------------------------------------------------------------------
+
+
+def corpus_specs() -> list[Path]:
+    if not CORPUS.is_dir():
+        pytest.skip(f"no corpus at {CORPUS}")
+    return [path for path, meta in corpus.discover(CORPUS) if meta.get("operations") != "0"]
+
+
+@pytest.mark.long
+def test_known_items_come_first_in_every_corpus_api():
+    """Every tool's title, and the first sentence of its description beyond the title, as the query
+    (those several tools share left out): the tool is first for at least 99% of them and in the first
+    three for all, in every API of the corpus. Documents made as generation makes them."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--known-item", *map(str, corpus_specs()), "--ref-root", str(CORPUS), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert len(report) == len(corpus_specs())
+    for api, figures in report.items():
+        assert figures["title with"]["queries"] > 0, api
+        for kind in ("title", "sentence"):
+            found = figures[f"{kind} with"]
+            misses = [miss[:2] for miss in found["misses"]][:5]
+            assert found["rank1"] >= 0.99 * found["queries"], (api, kind, found["rank1"], found["queries"], misses)
+            assert found["top3"] == found["queries"], (api, kind, misses)
