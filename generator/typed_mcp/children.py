@@ -65,7 +65,7 @@ def command(module: str, *args: str) -> list[str]:
     return [sys.executable, "-B", "-m", module, *args]
 
 
-def environment(*paths: str | Path) -> dict[str, str]:
+def child_env(*paths: str | Path) -> dict[str, str]:
     """This process's environment, with `paths` and this copy of typed_mcp first on PYTHONPATH."""
     entries = [str(path) for path in paths] + [_IMPORT_ROOT]
     if os.environ.get("PYTHONPATH"):

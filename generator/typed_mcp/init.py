@@ -19,7 +19,7 @@ from typed_mcp import __version__
 from typed_mcp.config import load_config
 from typed_mcp.errors import TypedMcpError
 from typed_mcp.pipeline import package_names
-from typed_mcp.render.package import environment, markdown
+from typed_mcp.render.package import markdown, templates
 from typed_mcp.repository import Use, path_problem
 from typed_mcp.spec.load import is_url, load, shown, url_credentials
 
@@ -70,7 +70,7 @@ def init(root: Path, source: str | None, package_name: str | None, headers: dict
     requirement, note = running_requirement()
     if note:
         report.notes.append(note)
-    env = environment()
+    env = templates()
     context = {
         "source": setup.source,
         "source_md": f"`{markdown(shown(setup.source))}`",

@@ -190,7 +190,7 @@ def _package_files(
     package = render_package(api, models, spec_sha256=spec.sha256, spec_filename=spec_file, package_version=version)
     files: dict[str, str | bytes] = dict(package.files)
     package.check(files)
-    listed = server_json(api, version, api.environment())  # the MCP Registry entry, with a [registry] name
+    listed = server_json(api, version, api.variables())  # the MCP Registry entry, with a [registry] name
     if listed is not None:
         files[SERVER_JSON] = listed
     lap("render")
@@ -274,7 +274,7 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
         "annotations": {op.tool_name: hints.record(op.hints) for op in api.operations},
         # The tools whose answers may carry date-times without a timezone (the config's naive_datetimes)
         "naive_datetimes": {"accept": [op.tool_name for op in api.operations if op.naive_datetimes]},
-        "environment": api.environment(),
+        "environment": api.variables(),
     }
     derived = [op.tool_name for op in api.operations if op.title_from_description]
     if derived:  # operations without a summary: their title is their description's first sentence

@@ -111,3 +111,28 @@ def test_the_benchmarks_scripts_import_without_a_cycle():
     modules = _modules(REPO / "bench", None)
     assert {"bench", "payments", "modes"} <= set(modules)
     assert cycles(import_graph(modules)) == []
+
+
+def private_imports(modules: dict[str, Path]) -> list[str]:
+    """Every `from X import _name` between the given modules: a name with a leading underscore is its
+    module's own (a dunder such as `__version__` is not), so another module that needs it needs a public name (and the module its contract)."""
+    found = []
+    for name, path in modules.items():
+        for node in _run_time_imports(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                found += [
+                    f"{name}: {alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and not alias.name.endswith("__")
+                ]
+    return found
+
+
+def test_the_check_finds_a_private_name_imported_from_another_module(tmp_path):
+    (tmp_path / "a.py").write_text("from .b import _hidden, shown\n")
+    (tmp_path / "b.py").write_text("_hidden = shown = 1\n")
+    assert private_imports(_modules(tmp_path, "pkg")) == ["pkg.a: _hidden"]
+
+
+def test_no_module_of_the_generator_or_its_runtime_imports_another_ones_private_name():
+    assert private_imports(_modules(GENERATOR, "typed_mcp")) == []

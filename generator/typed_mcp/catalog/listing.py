@@ -73,7 +73,7 @@ def catalog_of_package(package_dir: Path) -> dict[str, Any]:
         children.command("typed_mcp.catalog.lister", manifest["module"]),
         capture_output=True,
         text=True,
-        env=children.environment(package_dir / "src"),
+        env=children.child_env(package_dir / "src"),
         timeout=900,
     )
     if proc.returncode != 0:

@@ -63,7 +63,7 @@ class CatalogWorkers:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=err,
-                env=children.environment(),
+                env=children.child_env(),
                 text=True,
                 encoding="utf-8",
             )

@@ -16,7 +16,7 @@ from typing import Any
 from typed_mcp.errors import TypedMcpError
 from typed_mcp.mcpb import archive, vendor
 from typed_mcp.mcpb.manifest import ENTRY_POINT, LIB, bundle_manifest
-from typed_mcp.render.package import environment
+from typed_mcp.render.package import templates
 from typed_mcp.write import MANIFEST
 
 if sys.version_info >= (3, 11):
@@ -59,7 +59,7 @@ def build_bundle(package: Path, out: Path, *, constraints: Path | None = None, a
         _copy_files(source, server / meta["module"], files)
         vendor.install(list(project.get("dependencies", [])), root / LIB, constraints)
         (server / "requirements.txt").write_text("\n".join(vendor.installed(root / LIB)) + "\n", encoding="utf-8")
-        main = environment().get_template("bundle/main.py.j2").render(package=meta["package"], module=meta["module"])
+        main = templates().get_template("bundle/main.py.j2").render(package=meta["package"], module=meta["module"])
         (root / ENTRY_POINT).write_text(main, encoding="utf-8")
         manifest = bundle_manifest(
             meta,

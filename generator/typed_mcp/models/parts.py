@@ -77,7 +77,7 @@ class CodegenProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,
-                env=children.environment(),
+                env=children.child_env(),
                 text=True,
                 encoding="utf-8",
             )

@@ -201,7 +201,7 @@ class ApiPlan:
     listing: Listing  # plan/listing.py
     tags: tuple[Tag, ...]  # the spec's described tags, for search
 
-    def environment(self) -> list[dict[str, str | bool]]:
+    def variables(self) -> list[dict[str, str | bool]]:
         """The variables a user sets to run the package: the base URL (with the spec's default, if any;
         `required` without one) and every credential, `secret` where it is one. Installers read it: the
         MCPB bundle's user_config (from typed-mcp.json) and the MCP Registry's server.json."""

@@ -104,7 +104,7 @@ def markdown(text: str) -> str:
     return text.replace("[", "\\[").replace("]", "\\]")
 
 
-def environment() -> jinja2.Environment:
+def templates() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         undefined=jinja2.StrictUndefined,
@@ -290,7 +290,7 @@ class DeployView:
 
 
 def deploy_view(plan: ApiPlan, package_version: str, variables: list[dict[str, str | bool]]) -> DeployView:
-    """The Kubernetes view of the package: `variables` is what the package reads (`ApiPlan.environment`):
+    """The Kubernetes view of the package: `variables` is what the package reads (`ApiPlan.variables`):
     the base URL with its default, and every credential, each from the Secret named like the package."""
     name = _K8S_NAME.sub("-", plan.package_name.lower()).strip("-")[:63].strip("-") or "mcp-server"
     version = _K8S_LABEL.sub("-", package_version).strip("-._")[:63].strip("-._") or "0"
@@ -353,7 +353,7 @@ def render_package(
     package_version: str,
 ) -> Package:
     """The complete project, and the guard of each of its Python files."""
-    env = environment()
+    env = templates()
     data_tools = plan.profile is Profile.DATA_TOOLS
     if data_tools:  # every answer is under `data` of the structuredContent
         views = table_views(plan, {op.tool_name for op in plan.operations}, root=("data",))
@@ -380,7 +380,7 @@ def render_package(
         "clients": client_setups(plan),
         "listing_icons": icons(plan.listing.icons),
         "meta": contracts,  # the _meta keys the README names
-        "deploy": deploy_view(plan, package_version, plan.environment()),
+        "deploy": deploy_view(plan, package_version, plan.variables()),
     }
     src = f"src/{plan.module}"
     files = {

@@ -22,7 +22,7 @@ def icons(found: tuple[Icon, ...]) -> list[dict[str, str]]:
 
 
 def environment_variable(var: dict[str, Any]) -> dict[str, Any]:
-    """One of the package's variables (`ApiPlan.environment`) as the registry describes an input."""
+    """One of the package's variables (`ApiPlan.variables`) as the registry describes an input."""
     about = str(var["about"])
     entry: dict[str, Any] = {
         "name": var["name"],

@@ -38,11 +38,11 @@ from mcp.types import (
     ElicitRequestFormParams,
     ElicitResult,
     InputRequiredResult,
-    TextContent,
 )
 from mcp_types.version import is_version_at_least
 
 from .contracts import OPERATION
+from .results import error_result
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +104,7 @@ class Confirmation:
             )
             return InputRequiredResult(input_requests={QUESTION: request}, request_state=state)
         if not ctx.session.can_send_request:
-            return _error(
+            return error_result(
                 f"tool {name!r} needs the person's confirmation ({SETTING}), and this connection cannot carry "
                 "the question (a stateless HTTP server and a client older than 2026-07-28): nothing was sent"
             )
@@ -116,7 +116,7 @@ class Confirmation:
                 _question(tool, arguments), SCHEMA, related_request_id=ctx.request_id
             )
         except MCPError as exc:
-            return _error(f"tool {name!r}: asking the person failed ({exc}): nothing was sent to the API")
+            return error_result(f"tool {name!r}: asking the person failed ({exc}): nothing was sent to the API")
         return _outcome(name, answer)
 
     def _answered(self, name: str, state: str, answer: Any) -> CallToolResult | None:
@@ -126,9 +126,11 @@ class Confirmation:
             if found["k"] != QUESTION or not isinstance(number, str):
                 raise ValueError(state)
         except (ValueError, KeyError, TypeError):
-            return _error(f"tool {name!r}: the requestState is not a confirmation of this server: nothing was sent")
+            return error_result(
+                f"tool {name!r}: the requestState is not a confirmation of this server: nothing was sent"
+            )
         if not isinstance(answer, ElicitResult):
-            return _error(f"tool {name!r}: the retried call carries no answer to {QUESTION!r}: nothing was sent")
+            return error_result(f"tool {name!r}: the retried call carries no answer to {QUESTION!r}: nothing was sent")
         refused = _outcome(name, answer)
         if refused is not None:
             return refused
@@ -136,7 +138,7 @@ class Confirmation:
         while self.used and (next(iter(self.used.values())) < now or len(self.used) > REMEMBERED):
             self.used.popitem(last=False)
         if number in self.used:
-            return _error(
+            return error_result(
                 f"tool {name!r}: this confirmation was already used to send the call once: call the tool again "
                 "to be asked again; nothing was sent"
             )
@@ -149,7 +151,7 @@ class Confirmation:
         elicitation = ctx.session.client_capabilities.elicitation if ctx.session.client_capabilities else None
         if elicitation is not None and (elicitation.form is not None or elicitation.url is None):
             return None
-        return _error(
+        return error_result(
             f"tool {name!r} needs the person's confirmation before its request is sent ({SETTING}), and this "
             "client cannot ask: it declares no elicitation capability. Nothing was sent to the API; use a "
             "client that supports elicitation, or generate the package without the setting"
@@ -180,8 +182,4 @@ def _outcome(name: str, answer: ElicitResult) -> CallToolResult | None:
     if answer.action == "accept" and (answer.content or {}).get(QUESTION) is True:
         return None
     said = {"accept": "answered no", "decline": "declined", "cancel": "cancelled"}[answer.action]
-    return _error(f"tool {name!r}: the person {said} the call: nothing was sent to the API")
-
-
-def _error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+    return error_result(f"tool {name!r}: the person {said} the call: nothing was sent to the API")

@@ -27,7 +27,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from .contracts import SOURCE as PROVENANCE_KEY
 from .http import Api
-from .results import _type_name, answer_failure, format_validation_error, validate_strict
+from .results import answer_failure, error_result, format_validation_error, type_name, validate_strict
 
 T = TypeVar("T")
 LINK_NAMES = ("self", "url", "next", "prev", "previous", "first", "last")
@@ -72,11 +72,11 @@ async def data_call(
         try:
             validate_strict(returns, json.dumps(data).encode())
         except ValidationError as exc:
-            message = format_validation_error(exc, _type_name(returns), ("data",), f"{method} {path}")
+            message = format_validation_error(exc, type_name(returns), ("data",), f"{method} {path}")
             if on_mismatch != "text":
                 answer = json.dumps(data, ensure_ascii=False).encode()
                 text = answer_failure(method, path, source.get("status"), message, answer)
-                return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta=result.meta)
+                return error_result(text, result.meta)
             notes.append(f"warning: {message}")
     envelope: dict[str, Any] = {"sources": sources(url, data), "data": data}
     rows = _table(data, table) if table is not None else None

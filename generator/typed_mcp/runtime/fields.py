@@ -26,6 +26,7 @@ from jmespath.visitor import Options, TreeInterpreter
 from mcp.types import CallToolResult, TextContent
 
 from .contracts import FIELDS
+from .results import error_result
 
 MAX_FIELDS_CHARS = 500  # an expression names a few fields; longer text is refused before parsing
 MAX_STEPS = 4_000_000  # expression steps one selection may take: a few seconds in a worker thread
@@ -63,7 +64,7 @@ def select(result: CallToolResult, fields: str | None) -> CallToolResult:
         value = _Bounded(data).visit(jmespath.compile(fields).parsed, data)
     except (JMESPathError, Overgrown) as exc:  # a function given the wrong type of value, found only on this data
         message = f"call_tool: `fields` failed on this answer: {' '.join(str(exc).split())[:300]}"
-        return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True, _meta=result.meta)
+        return error_result(message, result.meta)
     structured = value if isinstance(value, dict) else {"result": value}
     text = json.dumps(structured, ensure_ascii=False)
     others = [block for block in result.content if not isinstance(block, TextContent)]

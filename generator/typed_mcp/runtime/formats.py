@@ -28,14 +28,14 @@ from .linear import fullmatch
 # The `email` format as the strict MCP clients check it: ajv-formats' full-mode regex (ASCII, any
 # case). Email fields are validated with it, so the server never returns one that such a client
 # would refuse, and the format stays in the schemas, where models and clients can see it.
-_EMAIL = re.compile(
+EMAIL = re.compile(
     r"[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?",
     re.ASCII | re.IGNORECASE,
 )
 
 
 def _email(value: str) -> str:
-    if not fullmatch(_EMAIL.pattern, value, ignore_case=True):
+    if not fullmatch(EMAIL.pattern, value, ignore_case=True):
         raise ValueError("value is not an email address of the `email` format")
     return value
 

@@ -45,6 +45,7 @@ from mcp.types import (
 
 from .arguments import LinearValidator
 from .contracts import INLINE_BYTES, OPERATION, TRUNCATED
+from .results import error_result
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ class Links:
         try:
             budget = self.budget(tool["name"])
         except ValueError as exc:  # a setting the runtime cannot use: said, rather than ignored
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+            return error_result(str(exc))
         size = _size(structured)
         if size <= budget:
             return result

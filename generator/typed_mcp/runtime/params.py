@@ -14,7 +14,7 @@ from .results import UpstreamError
 
 def encode_simple(value: Any) -> str:
     """One value as text: JSON spelling for booleans and null, comma-joined arrays."""
-    value = _jsonable(value)
+    value = jsonable(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
@@ -34,7 +34,7 @@ def encode_segment(value: Any) -> str:
     """A path value that stays inside its segment: every character that is not unreserved (RFC 3986
     ALPHA, DIGIT, `-`, `.`, `_`, `~`) is percent-encoded, `;` `/` `?` `#` `%` included; an array or
     object keeps its literal `,` separators (OpenAPI's simple style)."""
-    value = _jsonable(value)
+    value = jsonable(value)
     if isinstance(value, list):
         return ",".join(_quote_all(encode_simple(v)) for v in value)
     if isinstance(value, dict):
@@ -94,7 +94,7 @@ def expand_path(template: str, values: dict[str, Any], styles: dict[str, tuple[s
 
 
 def encode_query(name: str, value: Any, style: str | None, explode: bool | None) -> list[tuple[str, str]]:
-    value = _jsonable(value)
+    value = jsonable(value)
     if value is None:
         return []
     style = style or "form"
@@ -115,14 +115,14 @@ def encode_query(name: str, value: Any, style: str | None, explode: bool | None)
     return [(name, encode_simple(value))]
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """Models as the JSON they were given: only fields that were set, by their wire names."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, (datetime.date, datetime.time)):  # datetime is a date

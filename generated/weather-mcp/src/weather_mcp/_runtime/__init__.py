@@ -5,7 +5,7 @@ package as `_runtime/` (no templating), so it is plain, tested Python, one modul
 - `formats`: string formats checked exactly as strict MCP clients (AJV) check them;
 - `models`: the base classes of the generated models;
 - `config`: security schemes and the upstream API's settings, from the environment;
-- `oauth`: credentials on a request, OAuth2 client-credentials tokens, a forwarded Authorization;
+- `credentials`: credentials on a request, OAuth2 client-credentials tokens, a forwarded Authorization;
 - `params`: OpenAPI parameter serialization (style/explode);
 - `http`: the request, retries with backoff, the response size cap;
 - `results`: the MCP tool result, validated as strict clients validate it;
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported
     from .config import FORWARDED_AUTHORIZATION, Scheme, Settings
     from .contracts import IDEMPOTENT_METHODS
     from .formats import (
-        _EMAIL,
+        EMAIL,
         STRICT_FORMATS,
         AwareDatetime,
         Date,
@@ -64,7 +64,7 @@ _SOURCES = {
     **dict.fromkeys(("FORWARDED_AUTHORIZATION", "Scheme", "Settings"), ".config"),
     **dict.fromkeys(
         (
-            "_EMAIL",
+            "EMAIL",
             "STRICT_FORMATS",
             "AwareDatetime",
             "Date",
@@ -92,7 +92,7 @@ _SOURCES = {
 }
 
 __all__ = [
-    "_EMAIL",
+    "EMAIL",
     "FORWARDED_AUTHORIZATION",
     "IDEMPOTENT_METHODS",
     "PROVENANCE_KEY",

@@ -26,6 +26,7 @@ from mcp.types import CallToolResult, TextContent
 from . import fields
 from .contracts import TOOL as TOOL_META  # in call_tool's results: the tool that was called
 from .fields import FIELDS_SCHEMA
+from .results import error_result
 from .search import SearchIndex, load
 
 SEARCH_TOOLS = "search_tools"
@@ -213,7 +214,7 @@ class Discovery:
         if refused:
             return refused
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            return error(f"{SEARCH_TOOLS}: `limit` must be an integer from 1 to {MAX_LIMIT}")
+            return error_result(f"{SEARCH_TOOLS}: `limit` must be an integer from 1 to {MAX_LIMIT}")
         if toolset is not None and (not isinstance(toolset, str) or toolset not in self.members):
             return self._unknown(SEARCH_TOOLS, toolset)
         within = None if toolset is None else self.members[toolset]
@@ -229,7 +230,7 @@ class Discovery:
         if refused:
             return refused
         if cursor is not None and not cursor.isdigit():
-            return error(f"{LIST_TOOLSETS}: `cursor` must be {page_of}")
+            return error_result(f"{LIST_TOOLSETS}: `cursor` must be {page_of}")
         if toolset is None:
             names = [name for name in self.toolsets if "." not in name]
         else:
@@ -261,7 +262,7 @@ class Discovery:
         refused = _text(caller, "toolset", toolset, MAX_NAME_CHARS, f"a toolset from {LIST_TOOLSETS}")
         if refused:
             return refused
-        return error(f"{caller}: unknown toolset {toolset!r}: {LIST_TOOLSETS} names this server's toolsets")
+        return error_result(f"{caller}: unknown toolset {toolset!r}: {LIST_TOOLSETS} names this server's toolsets")
 
     def describe_tool(self, arguments: Mapping[str, Any], refusal: Refusal) -> CallToolResult:
         name = arguments.get("name")
@@ -283,10 +284,10 @@ class Discovery:
         if isinstance(found, CallToolResult):
             return found
         if not isinstance(tool_arguments, dict):
-            return error(f"{CALL_TOOL}: `arguments` must be an object (the tool's arguments)")
+            return error_result(f"{CALL_TOOL}: `arguments` must be an object (the tool's arguments)")
         refused = fields.refusal(arguments.get("fields"))
         if refused:
-            return error(refused)
+            return error_result(refused)
         result = await select(await call(found["name"], tool_arguments), arguments.get("fields"))
         return result.model_copy(update={"meta": {**(result.meta or {}), TOOL_META: found["name"]}})
 
@@ -297,23 +298,21 @@ class Discovery:
         tool = self.by_name.get(name)
         if tool is not None:
             return tool
-        return refusal(name) or error(f"{caller}: unknown tool {name!r}: {SEARCH_TOOLS} finds this server's tools")
+        return refusal(name) or error_result(
+            f"{caller}: unknown tool {name!r}: {SEARCH_TOOLS} finds this server's tools"
+        )
 
 
 def _text(caller: str, field: str, value: Any, limit: int, what: str) -> CallToolResult | None:
     """The error for an argument `field` that is not a string of at most `limit` characters; None for one
     that is (checked before anything reads it)."""
     if not isinstance(value, str):
-        return error(f"{caller}: `{field}` must be a string ({what})")
+        return error_result(f"{caller}: `{field}` must be a string ({what})")
     if len(value) > limit:
-        return error(f"{caller}: `{field}` is {len(value)} characters, over the limit of {limit}")
+        return error_result(f"{caller}: `{field}` is {len(value)} characters, over the limit of {limit}")
     return None
 
 
 def structured(value: dict[str, Any]) -> CallToolResult:
     text = json.dumps(value, ensure_ascii=False)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
-
-
-def error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)

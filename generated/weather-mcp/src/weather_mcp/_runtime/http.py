@@ -29,16 +29,17 @@ from pydantic import BaseModel
 
 from .config import Settings
 from .contracts import IDEMPOTENT_METHODS
-from .oauth import Credentials, Outgoing
-from .params import _jsonable, encode_query, encode_simple, expand_path
+from .credentials import Credentials, Outgoing
+from .params import encode_query, encode_simple, expand_path, jsonable
 from .results import (
     UpstreamError,
-    _declared,
-    _error,
-    _http_error,
-    _no_content,
-    _success,
     answer_failure,
+    declared_status,
+    error_result,
+    http_error_message,
+    no_content_result,
+    provenance,
+    success_result,
 )
 from .urls import origin
 from .work import off_loop
@@ -133,30 +134,34 @@ class Api(Settings, Credentials):
             response = await self._send(request)
             source["status"] = response.status_code
             if response.status_code >= 400:
-                message = _http_error(method, path, response, response.content)
+                message = http_error_message(method, path, response, response.content)
                 if response.status_code in (401, 403) and not outgoing.credentialed:
                     message += f" ({self._unauthorized_hint(security)})"
-                return _error(self._scrub(message), source)
+                return error_result(self._scrub(message), provenance(source))
             if 300 <= response.status_code < 400 and response.status_code != 304:
-                return _error(self._scrub(_redirect_error(method, path, request.url, response)), source)
+                return error_result(
+                    self._scrub(_redirect_error(method, path, request.url, response)), provenance(source)
+                )
             if (
                 kind == "json"
                 and wrap
                 and not response.content.strip()
-                and _declared(response.status_code, empty_statuses)
+                and declared_status(response.status_code, empty_statuses)
             ):
-                return _no_content(response.status_code, source)
+                return no_content_result(response.status_code, source)
             answer = response.content
             reading = (response, answer, returns, wrap, kind, source, on_mismatch, location, f"{method} {path}")
             what = "reading the upstream's answer"
-            return await off_loop(what, self.timeout, _success, *reading, size=len(answer))
+            return await off_loop(what, self.timeout, success_result, *reading, size=len(answer))
         except UpstreamError as exc:
             # After a 2xx answer to a call that is not idempotent, the text says first that it was done.
             source.setdefault("status", exc.status)
-            return _error(self._scrub(answer_failure(method, path, source["status"], str(exc), answer)), source)
+            return error_result(
+                self._scrub(answer_failure(method, path, source["status"], str(exc), answer)), provenance(source)
+            )
         except Exception as exc:  # last line of defence: a tool call must never crash the server
             logger.warning("tool call failed: %s %s: %s", method, path, type(exc).__name__)
-            return _error(f"{method} {path} failed: unexpected {type(exc).__name__}", source)
+            return error_result(f"{method} {path} failed: unexpected {type(exc).__name__}", provenance(source))
 
     def _unauthorized_hint(self, security: tuple[tuple[str, ...], ...]) -> str:
         """For a 401 or 403 to a call sent without credentials: what to set."""
@@ -465,10 +470,10 @@ class _Body:
     def _content(self, headers: dict[str, str]) -> bytes | None:
         if self.json is not None:
             headers["content-type"] = "application/json"
-            return json.dumps(_jsonable(self.json), ensure_ascii=False, separators=(",", ":")).encode()
+            return json.dumps(jsonable(self.json), ensure_ascii=False, separators=(",", ":")).encode()
         if self.form is not None:
             headers["content-type"] = "application/x-www-form-urlencoded"
-            fields = _jsonable(self.form)
+            fields = jsonable(self.form)
             # OpenAPI's default for a form field is style form, explode true: an array is one
             # `name=value` pair per item (`event=a&event=b`).
             pairs: list[tuple[str, Any]] = [
@@ -502,7 +507,7 @@ def multipart_parts(fields: dict[str, Any]) -> list[tuple[str, tuple[str | None,
             if isinstance(item, bytes):
                 parts.append((name, (name, item, "application/octet-stream")))
             elif isinstance(item, (dict, list, BaseModel)):
-                parts.append((name, (None, json.dumps(_jsonable(item)).encode(), "application/json")))
+                parts.append((name, (None, json.dumps(jsonable(item)).encode(), "application/json")))
             else:
                 parts.append((name, (None, encode_simple(item).encode(), None)))
     return parts

@@ -59,12 +59,14 @@ def adapter(annotation: Any) -> TypeAdapter[Any]:
     return found
 
 
-def _meta(source: dict[str, Any]) -> dict[str, Any]:
+def provenance(source: dict[str, Any]) -> dict[str, Any]:
+    """A result's `_meta`: where its answer came from (the request sent, the status)."""
     return {PROVENANCE_KEY: source}
 
 
-def _error(message: str, source: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True, _meta=_meta(source))
+def error_result(message: str, meta: dict[str, Any] | None = None) -> CallToolResult:
+    """A result the model reads as a failure: `message` its only text, nothing structured."""
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True, _meta=meta)
 
 
 def _excerpt(body: bytes) -> str:
@@ -72,7 +74,7 @@ def _excerpt(body: bytes) -> str:
     return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
 
 
-def _http_error(method: str, path: str, response: httpx.Response, body: bytes) -> str:
+def http_error_message(method: str, path: str, response: httpx.Response, body: bytes) -> str:
     message = f"{method} {path} failed: HTTP {response.status_code} {response.reason_phrase}".rstrip()
     excerpt = _excerpt(body)
     return f"{message}: {excerpt}" if excerpt else message
@@ -106,7 +108,7 @@ def _is_json_type(content_type: str) -> bool:
     return media == "application/json" or media.endswith("+json")
 
 
-def _success(
+def success_result(
     response: httpx.Response,
     body: bytes,
     returns: Any,
@@ -123,12 +125,12 @@ def _success(
     location = location if location is not None else ("result",) if wrap else ()
     if kind == "empty":
         text = f"{source['method']} succeeded: HTTP {response.status_code}"
-        return CallToolResult(content=[TextContent(type="text", text=text)], _meta=_meta(source))
+        return CallToolResult(content=[TextContent(type="text", text=text)], _meta=provenance(source))
     if kind == "json":
         if not body.strip() and returns is JsonValue:
             # JSON without a schema that came empty: nothing was promised about it, so it is a
             # success without content.
-            return _no_content(response.status_code, source)
+            return no_content_result(response.status_code, source)
         if not body.strip():
             raise UpstreamError(
                 f"upstream returned HTTP {response.status_code} with an empty body where JSON was promised"
@@ -138,7 +140,9 @@ def _success(
             data = body.decode(response.encoding or "utf-8", "replace")
             text = json.dumps({"result": data}, ensure_ascii=False)
             return CallToolResult(
-                content=[TextContent(type="text", text=text)], structured_content={"result": data}, _meta=_meta(source)
+                content=[TextContent(type="text", text=text)],
+                structured_content={"result": data},
+                _meta=provenance(source),
             )
         if content_type and not _is_json_type(content_type) and "text/plain" not in content_type:
             raise UpstreamError(
@@ -149,29 +153,31 @@ def _success(
             try:
                 validate_strict(returns, body)
             except ValidationError as exc:
-                message = format_validation_error(exc, _type_name(returns), location, operation)
+                message = format_validation_error(exc, type_name(returns), location, operation)
                 if on_mismatch != "text":
                     raise UpstreamError(message) from None
                 # The `text` policy (the tool publishes no outputSchema): the data as it came, as
                 # text, after one warning line naming what does not match; no structuredContent.
                 text = body.decode(response.encoding or "utf-8", "replace")
                 return CallToolResult(
-                    content=[TextContent(type="text", text=f"warning: {message}\n{text}")], _meta=_meta(source)
+                    content=[TextContent(type="text", text=f"warning: {message}\n{text}")], _meta=provenance(source)
                 )
         structured = {"result": data} if wrap else data
         text = json.dumps(structured, ensure_ascii=False)
         return CallToolResult(
-            content=[TextContent(type="text", text=text)], structured_content=structured, _meta=_meta(source)
+            content=[TextContent(type="text", text=text)], structured_content=structured, _meta=provenance(source)
         )
     media = content_type.split(";")[0].strip() or "application/octet-stream"
     if kind == "text" or media.startswith("text/") or _is_json_type(media):  # JSON: another 2xx answer (a 202 note)
         text = body.decode(response.encoding or "utf-8", "replace")
-        return CallToolResult(content=[TextContent(type="text", text=text)], _meta=_meta(source))
+        return CallToolResult(content=[TextContent(type="text", text=text)], _meta=provenance(source))
     data64 = base64.b64encode(body).decode()
     if media.startswith("image/"):
-        return CallToolResult(content=[ImageContent(type="image", data=data64, mime_type=media)], _meta=_meta(source))
+        return CallToolResult(
+            content=[ImageContent(type="image", data=data64, mime_type=media)], _meta=provenance(source)
+        )
     resource = BlobResourceContents(uri=source.get("url", "upstream:response"), mime_type=media, blob=data64)
-    return CallToolResult(content=[EmbeddedResource(type="resource", resource=resource)], _meta=_meta(source))
+    return CallToolResult(content=[EmbeddedResource(type="resource", resource=resource)], _meta=provenance(source))
 
 
 class _NotJson:
@@ -225,16 +231,16 @@ def _bytes(body: bytes | str) -> bytes:
     return body.encode() if isinstance(body, str) else body
 
 
-def _declared(status: int, statuses: tuple[str, ...]) -> bool:
+def declared_status(status: int, statuses: tuple[str, ...]) -> bool:
     return str(status) in statuses or f"{str(status)[0]}XX" in statuses
 
 
-def _no_content(status: int, source: dict[str, Any]) -> CallToolResult:
+def no_content_result(status: int, source: dict[str, Any]) -> CallToolResult:
     """A success the spec declares without a body (a 204 beside a 200 with JSON): structured
     result null, which the tool's published `{"result": Model | null}` schema allows."""
     text = f"{source['method']} succeeded: HTTP {status}, no content"
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content={"result": None}, _meta=_meta(source)
+        content=[TextContent(type="text", text=text)], structured_content={"result": None}, _meta=provenance(source)
     )
 
 
@@ -273,7 +279,7 @@ def validate_strict(returns: Any, body: bytes) -> None:
 _QUALIFIED = re.compile(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])")
 
 
-def _type_name(annotation: Any) -> str:
+def type_name(annotation: Any) -> str:
     """`Item`, `int`, and `list[Item]` or `Item | None` in full (a generic's own `__name__` is just
     `list`), each name without its module."""
     if get_origin(annotation) is None:

@@ -62,6 +62,7 @@ from .links import Links
 from .models import build_models
 from .narrowing import Narrowed, Narrowing
 from .registry import ToolEntry
+from .results import error_result
 from .selection import Selection
 from .stdio import CheckedLines
 from .work import Overtime, off_loop
@@ -297,7 +298,7 @@ class Server(LowLevelServer):
         size = _json_bytes(params.name, arguments)
         oversized = _oversized(catalog.info, params.name, size)
         if oversized:
-            return _error(oversized)
+            return error_result(oversized)
         gate = self.typed_mcp_gate(ctx, params)
         if catalog.discovery is not None:
             return await self.typed_mcp_discover(catalog, params.name, arguments, gate)
@@ -329,7 +330,7 @@ class Server(LowLevelServer):
             links = self.typed_mcp_links
             size = _text_bytes(result)
             return await _off_loop(catalog.info, CUTTING, links.called, catalog.by_name, arguments, result, size=size)
-        return catalog.refusal(name) or _error(
+        return catalog.refusal(name) or error_result(
             f"tool {name!r}: this server is in discovery mode: call it with {discovery.CALL_TOOL}"
         )
 
@@ -360,7 +361,7 @@ class Server(LowLevelServer):
         confirm = self.typed_mcp_confirm
         if tool is not None and confirm is not None and confirm.needs(name):
             # Without a gate (a link's read) nobody can be asked: such a call is never made.
-            unasked = _error(f"tool {name!r} is sent only when the person confirms it: call the tool itself")
+            unasked = error_result(f"tool {name!r} is sent only when the person confirms it: call the tool itself")
             stopped = await gate(tool, arguments) if gate is not None else unasked
             if stopped is not None:
                 return stopped
@@ -371,7 +372,7 @@ class Server(LowLevelServer):
             raise
         except Exception as exc:
             logger.info("tool %r failed: %s", name, type(exc).__name__)
-            return _error(str(exc))
+            return error_result(str(exc))
 
     async def typed_mcp_list_resources(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
@@ -539,7 +540,7 @@ class _Catalog:
     def refusal(self, name: str) -> CallToolResult | None:
         """The error result for a tool of the package that the selection leaves out; None otherwise."""
         if name in self.package and name not in self.by_name:
-            return _error(self.selection.not_enabled(name, self.package[name], self.info.toolsets))
+            return error_result(self.selection.not_enabled(name, self.package[name], self.info.toolsets))
         return None
 
 
@@ -558,10 +559,6 @@ class _Asking(Exception):  # noqa: N818 (not an error: the question travels up t
 def _definition(tool: Mapping[str, Any]) -> dict[str, Any]:
     """A tool's definition exactly as tools/list publishes it."""
     return MCPTool.model_validate(tool).model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-def _error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
 def _json_bytes(name: str, arguments: dict[str, Any]) -> int:
@@ -587,7 +584,7 @@ def _oversized(package: Package, name: str, size: int) -> str | None:
 def _refused(check: ArgumentCheck, name: str, schema: dict[str, Any], arguments: dict[str, Any]) -> Any:
     """The error result for arguments the tool's inputSchema refuses; None when it accepts them."""
     refused = check.refusal(name, schema, arguments)
-    return _error(refused) if refused else None
+    return error_result(refused) if refused else None
 
 
 async def _off_loop(
@@ -598,11 +595,11 @@ async def _off_loop(
     try:
         seconds = package.api.timeout
     except ValueError as exc:  # the setting changed since the start to one the runtime cannot use
-        return _error(str(exc))
+        return error_result(str(exc))
     try:
         return await off_loop(what, seconds, function, *args, size=size)
     except Overtime as exc:
-        return _error(str(exc))
+        return error_result(str(exc))
 
 
 def _text_bytes(result: CallToolResult) -> int:

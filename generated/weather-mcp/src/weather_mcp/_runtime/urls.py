@@ -1,4 +1,4 @@
-"""URLs as the runtime judges and names them, for the upstream API's credentials (`oauth.py`, `http.py`)
+"""URLs as the runtime judges and names them, for the upstream API's credentials (`credentials.py`, `http.py`)
 and for the OAuth resource server of `--auth oauth` (`introspection.py`) alike."""
 
 from __future__ import annotations
