@@ -137,9 +137,12 @@ def test_the_deployment_keeps_what_it_promises():
     credentials = [item["name"] for item in manifest["environment"] if not item["name"].endswith("_BASE_URL")]
     env = {item["name"]: item for item in server["env"]}
     secret = {name for name, item in env.items() if "valueFrom" in item}
-    assert sorted(secret) == sorted(credentials) == ["WEATHER_MCP_HTTP_BEARER_TOKEN"]
+    # ... and the key that seals links and confirmations, which every replica must share: required.
+    assert sorted(secret) == sorted([*credentials, "WEATHER_MCP_LINK_KEY"])
+    assert credentials == ["WEATHER_MCP_HTTP_BEARER_TOKEN"]
     for name in secret:
         assert env[name]["valueFrom"]["secretKeyRef"]["name"] == deployment["metadata"]["name"]
+        assert env[name]["valueFrom"]["secretKeyRef"].get("optional", False) is (name != "WEATHER_MCP_LINK_KEY")
     assert env["WEATHER_MCP_AUTH"]["value"] in ("forwarded", "oauth")
 
 
@@ -271,6 +274,7 @@ def test_every_credential_kind_is_a_secret_reference_and_spec_text_stays_one_str
     base_url = next(name for name in listed if name.endswith("_BASE_URL"))
     assert env[base_url]["value"] == listed[base_url]["default"]  # the spec's text, one string, as it is
     secret = sorted(name for name, item in env.items() if "valueFrom" in item)
-    assert secret == sorted(name for name in listed if name != base_url) and len(secret) == 6, secret
+    link_key = "KUBE_CREDENTIALS_MCP_LINK_KEY"
+    assert secret == sorted([*(name for name in listed if name != base_url), link_key]) and len(secret) == 7, secret
     labels = docs["Deployment"]["metadata"]["labels"]
     assert labels["app.kubernetes.io/version"] == "2.0.0-local.1"  # a label value: no "+"

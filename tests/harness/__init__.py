@@ -29,4 +29,4 @@ def ref_root_args(spec: str | Path) -> list[str]:
 
 def environment(*paths: str | Path) -> dict[str, str]:
     """The environment of a child that imports `paths` (a generated package's src), the harness and typed_mcp."""
-    return children.environment(*paths, TESTS)
+    return children.child_env(*paths, TESTS)

@@ -346,7 +346,7 @@ def _strict_client_formats() -> Any:
     from harness.runtime_loader import runtime as runtime_module
 
     runtime = runtime_module("formats")
-    rules: dict[str, Any] = {**runtime.STRICT_FORMATS, "email": lambda text: runtime._EMAIL.fullmatch(text) is not None}
+    rules: dict[str, Any] = {**runtime.STRICT_FORMATS, "email": lambda text: runtime.EMAIL.fullmatch(text) is not None}
     source = (NODE_DIR / "node_modules" / "ajv-formats" / "dist" / "formats.js").read_text()
     uri = re.compile(re.search(r"^const URI = /\^(.*)\$/i;$", source, re.MULTILINE).group(1), re.ASCII | re.IGNORECASE)
     byte = re.compile(re.search(r"^const BYTE = /(.*)/gm;$", source, re.MULTILINE).group(1), re.ASCII | re.MULTILINE)

@@ -287,6 +287,7 @@ class DeployView:
     plain: list[tuple[str, str]]  # (variable, value): not secret
     secrets: list[str]  # variables read from the Secret `name`, under the same key
     resources: dict[str, dict[str, str]]
+    link_key: str  # the key every replica seals links and confirmations with: from the Secret, required
 
 
 def deploy_view(plan: ApiPlan, package_version: str, variables: list[dict[str, str | bool]]) -> DeployView:
@@ -300,7 +301,7 @@ def deploy_view(plan: ApiPlan, package_version: str, variables: list[dict[str, s
             plain.append((str(variable["name"]), str(variable.get("default") or "")))
         else:  # every credential from the Secret, usernames too: one place to set them
             secrets.append(str(variable["name"]))
-    return DeployView(name, version, plain, secrets, K8S_RESOURCES)
+    return DeployView(name, version, plain, secrets, K8S_RESOURCES, f"{plan.env_prefix}_LINK_KEY")
 
 
 # --- the whole package ------------------------------------------------------------------------------
