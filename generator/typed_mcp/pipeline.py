@@ -282,6 +282,9 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
     confirmed = [op.tool_name for op in api.operations if op.confirm]
     if confirmed:  # the config's [confirm]: the tools whose calls the person confirms before they are sent
         data["confirm"] = confirmed
+    budgets = {op.tool_name: op.inline_bytes for op in api.operations if op.inline_bytes is not None}
+    if budgets:  # the config's inline_bytes: the tools whose answers hold more or less inline than the default
+        data["inline_bytes"] = budgets
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
         data["curation"] = api.curation
         data["curated_by"] = api.curation_sources

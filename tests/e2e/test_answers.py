@@ -178,6 +178,8 @@ async def test_the_config_sets_the_budget_globally_and_per_operation(demo_url, t
     generate(REPO / "specs" / "weather-api.json", out, "weather-mcp", "--config", str(config))
     index = (out / "src" / "weather_mcp" / "tools" / "__init__.py").read_text()
     assert '"get_history": 2000,' in index and '"get_forecast": 300,' in index
+    budgets = json.loads((out / "typed-mcp.json").read_text())["inline_bytes"]  # recorded for review
+    assert budgets["get_history"] == 2000 and budgets["get_forecast"] == 300
     clean = {k: v for k, v in os.environ.items() if not k.startswith("WEATHER_MCP_")}
     params = StdioServerParameters(
         command=sys.executable,
