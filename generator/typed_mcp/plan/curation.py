@@ -138,6 +138,9 @@ class SearchConfig(_Strict):
     # an API word -> the words (or phrases) users say for it, added to discovery mode's thesaurus:
     # issue = ["ticket", "bug"] makes "close ticket 12" find the issue tools
     synonyms: dict[str, list[str]] = {}
+    # true: the package ships its tools' vectors for discovery mode's optional semantic ranking (its
+    # `[semantic]` extra; generating needs typed-mcp's own, `typed-mcp[semantic]`)
+    semantic: bool = False
 
 
 class RegistryConfig(_Strict):
@@ -573,6 +576,9 @@ class Curation:
         }
         if plan.search_synonyms:
             self._record("*", f"search synonyms for {len(plan.search_synonyms)} words", "config search.synonyms")
+        plan.search_semantic = self.config.search.semantic
+        if plan.search_semantic:
+            self._record("*", "semantic search vectors shipped", "config search.semantic")
         tools = {op.key: op.tool_name for op in plan.operations}
         for name, keys in self._toolsets.items():
             members = [tools[key] for key in keys if key in tools]

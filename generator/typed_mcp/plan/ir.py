@@ -173,6 +173,8 @@ class ApiPlan:
     toolsets: dict[str, list[str]] = field(default_factory=dict)  # the config's toolsets: name -> tool names
     # the config's search synonyms: an API word -> the words users say for it
     search_synonyms: dict[str, list[str]] = field(default_factory=dict)
+    # the config's `[search] semantic`: ship the tools' vectors for the optional semantic ranking
+    search_semantic: bool = False
     curation: list[dict[str, str]] = field(default_factory=list)  # {operation, action, rule}, for typed-mcp.json
     curation_sources: list[dict[str, str]] = field(default_factory=list)  # the config and overlays used
     profile: str = "default"  # "data-tools": every result is {sources, data, table} (render/package.py)
