@@ -2,7 +2,7 @@
 for discovery mode's optional semantic ranking (`_runtime/semantic.py`).
 
 Each tool's vector is computed here, at generation time, from the same document the full-text search
-indexes (its title and its description's first paragraph), by the same code that embeds a query in
+indexes (its title and the first sentence of its description beyond it), by the same code that embeds a query in
 the server, and shipped as int8: the server only embeds the query. The generator needs its extra
 (`typed-mcp[semantic]`: the model, onnxruntime and tokenizers).
 

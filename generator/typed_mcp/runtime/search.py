@@ -43,10 +43,12 @@ EXACT = ("title", "name", "sentence")  # what a query may be exactly, in this or
 LEVELS = 3  # word for word, without stop words, without word endings (`_said`)
 DESCRIBED = 30  # the best described tools added to them for a word no tool's name holds
 # With the optional semantic ranking (`semantic.py`): how many of its nearest tools join the candidates,
-# and the k of reciprocal rank fusion (each ranking gives a tool 1 / (k + its rank); 60 is the usual k).
-NEAREST = 50
-FUSION = 60
-WEIGHT = 1.0
+# and reciprocal rank fusion's k and the semantic ranking's weight (a tool gets 1 / (FUSION + its rank)
+# from the full-text ranking, WEIGHT / (FUSION + its rank) from the semantic one), chosen on the tuning
+# sets (github.json, blind/github.json, cloudflare.json) among k 20/60, 30/100 nearest, weight 0.5/1.
+NEAREST = 30
+FUSION = 20
+WEIGHT = 0.5
 # Words that say nothing about which tool (English stop words): left out of a query, unless the query
 # has nothing else.
 STOPWORDS = frozenset(
