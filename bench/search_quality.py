@@ -21,7 +21,8 @@ or when its tool's toolset is the toolset of one of the first 10 results and hol
 A set with three phrasings per task (`{"queries": {"user", "agent", "terse"}, ...}`, blind3/) gives
 a line per phrasing (`--phrasing` picks one). `--semantic` fuses the optional semantic ranking
 (`_runtime/semantic.py`, the package's `semantic.json`; made here for a spec file, which needs
-`typed-mcp[semantic]`) as discovery mode does, and prints its model's load time and the peak RSS.
+`typed-mcp[semantic]`) as discovery mode does, and prints its model's load time, the RSS it adds and
+the median time of a query's embedding.
 
 `--peer SPEC` also runs the same tasks through the peer, FastMCP `from_openapi` on that spec
 with its BM25 search transform (bench/fastmcp_search.py, in the benchmark's FastMCP venv), and
@@ -159,10 +160,19 @@ def attach_semantic(search: ModuleType, index: Any, folder: Path, made_here: boo
         for name, text in semantic_files(documents.read_text(encoding="utf-8")).items():
             (folder / name).write_text(text, encoding="utf-8")
     index.semantic = semantic.Semantic(folder, [doc["tool"] for doc in index.docs])
+    before = _rss()
     started = time.perf_counter()
     if index.semantic.ready(wait=600) is None:
         raise SystemExit("--semantic: the model did not load (see the log line above)")
-    return time.perf_counter() - started
+    loaded = time.perf_counter() - started
+    print(f"  (semantic model loaded in {loaded * 1000:.0f} ms; it added {_rss() - before:.0f} MiB of RSS)")
+    return loaded
+
+
+def _rss() -> float:
+    """This process's resident memory now, in MiB (Linux)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * resource.getpagesize() / 2**20
 
 
 def tasks_main(args: argparse.Namespace) -> int:
@@ -176,9 +186,7 @@ def tasks_main(args: argparse.Namespace) -> int:
         index = index_of(search, documents)
         built = time.perf_counter() - started
         if args.semantic:
-            loaded = attach_semantic(search, index, documents.parent, not args.package.is_dir(), documents)
-            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            print(f"  (semantic model loaded in {loaded * 1000:.0f} ms; peak RSS {rss:.0f} MiB)")
+            attach_semantic(search, index, documents.parent, not args.package.is_dir(), documents)
     finally:
         if not args.package.is_dir():  # documents made here
             shutil.rmtree(documents.parent)
@@ -195,6 +203,14 @@ def tasks_main(args: argparse.Namespace) -> int:
         browse = browsed(asked, results, index, operations)
         engine = "typed-mcp + semantic" if args.semantic else "typed-mcp"
         print(summary(f"{label}: {engine}", asked, ranked, times, len(index.docs), args, tool_of, browse))
+        if args.semantic:  # of a search's time, what embedding the query takes
+            embedder = index.semantic.ready()
+            embedded = []
+            for task in asked:
+                started = time.perf_counter()
+                embedder.embed(task["query"])
+                embedded.append((time.perf_counter() - started) * 1000)
+            print(f"  (median query embedding {statistics.median(embedded):.2f} ms)")
         if args.peer is not None:
             peer = run_peer(args.peer, asked)
             print(

@@ -176,6 +176,8 @@ class Semantic:
         if embedder is None:
             return []
         np = embedder.numpy
-        scores = self.matrix @ embedder.embed(query)
+        # Not `matrix @ vector`: numpy's BLAS spreads that over threads, which on busy cores took 26 ms
+        # where einsum, in this thread, takes under 1.
+        scores = np.einsum("ij,j->i", self.matrix, embedder.embed(query))
         best = np.argsort(-scores, kind="stable")[:limit]
         return [int(row) for row in best]
