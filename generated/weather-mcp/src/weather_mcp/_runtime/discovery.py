@@ -184,6 +184,8 @@ Refusal = Callable[[str], "CallToolResult | None"]
 def _semantic(folder: Path, names: list[str]) -> Any:
     """The optional semantic ranking of the tools `names`, where the package ships it (`semantic.py`,
     with the tools' vectors) and its extra is installed; None otherwise (the search is by words alone)."""
+    if not (folder / "semantic.json").is_file():  # generated without it: nothing to say
+        return None
     try:
         from . import semantic  # type: ignore[attr-defined,unused-ignore]  # only in packages that ship vectors
     except ImportError:
