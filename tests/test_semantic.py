@@ -9,6 +9,7 @@ import json
 import logging
 import shutil
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +113,29 @@ def test_a_model_that_does_not_load_leaves_the_search_by_words(packages, tmp_pat
             del sys.modules[name]
     logged = [record.getMessage() for record in caplog.records if "semantic search off" in record.getMessage()]
     assert len(logged) == 1 and "tokenizer.json" in logged[0], logged
+
+
+def test_searches_go_by_words_while_the_model_loads(packages, monkeypatch):
+    """The first search waits for the model a bounded time, then every search goes by words until the
+    model is there (a load held open here stands for a slow disk)."""
+    from typed_mcp.runtime import search as search_module
+    from typed_mcp.runtime import semantic
+
+    release = threading.Event()
+
+    class Slow(semantic.Embedder):
+        def __init__(self, tokenizer: Path) -> None:
+            release.wait(60)  # a deadline about hangs only
+            super().__init__(tokenizer)
+
+    src = packages["semantic"] / "src" / "shop_mcp"
+    loaded = search_module.load(src / "search.json")
+    index = search_module.SearchIndex(loaded.tools, thesaurus=loaded.thesaurus)
+    lexical = index.search(BY_MEANING)
+    monkeypatch.setattr(semantic, "Embedder", Slow)
+    index.semantic = semantic.Semantic(src, [doc["tool"] for doc in index.docs])
+    assert index.semantic.ready(wait=0.1) is None
+    assert index.search(BY_MEANING) == lexical
+    release.set()
+    index.semantic.loading.join(60)
+    assert index.search(BY_MEANING)[0]["operation"] == "GET /forecast/{city}"
