@@ -2,7 +2,7 @@
 one search plus one browse; and known-item search over whole APIs.
 
     python bench/search_quality.py PACKAGE_DIR TASKS.json [--half even|odd] [--misses] [--verbose]
-                                   [--peer SPEC]
+                                   [--peer SPEC] [--semantic] [--phrasing user|agent|terse]
     python bench/search_quality.py --known-item SOURCE... [--json] [--queries FILE] [--write-queries FILE]
                                    [--ref-root DIR]
 
@@ -17,6 +17,12 @@ An operation the package has no tool for counts as a miss (and is reported).
 "One search plus one browse" counts a task found when its operation is among the first 10 results,
 or when its tool's toolset is the toolset of one of the first 10 results and holds at most 60 tools
 (an agent lists that toolset with `search_tools(query="", toolset=...)`).
+
+A set with three phrasings per task (`{"queries": {"user", "agent", "terse"}, ...}`, blind3/) gives
+a line per phrasing (`--phrasing` picks one). `--semantic` fuses the optional semantic ranking
+(`_runtime/semantic.py`, the package's `semantic.json`; made here for a spec file, which needs
+`typed-mcp[semantic]`) as discovery mode does, and prints its model's load time, the RSS it adds and
+the median time of a query's embedding.
 
 `--peer SPEC` also runs the same tasks through the peer, FastMCP `from_openapi` on that spec
 with its BM25 search transform (bench/fastmcp_search.py, in the benchmark's FastMCP venv), and
@@ -36,6 +42,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -135,6 +142,40 @@ def run_peer(spec: Path, tasks: list[dict]) -> dict:
     return {**json.loads(done.stdout), "version": version}
 
 
+def phrasings(tasks: list[dict], chosen: str | None) -> dict[str, list[dict]]:
+    """The task lists to measure: the tasks as they are, or, for a set with three phrasings per task
+    (`{"queries": {"user", "agent", "terse"}, ...}`, blind3/), one list per phrasing (or the one chosen)."""
+    if not tasks or "queries" not in tasks[0]:
+        return {"": tasks}
+    names = [chosen] if chosen else list(tasks[0]["queries"])
+    return {name: [{**task, "query": task["queries"][name]} for task in tasks] for name in names}
+
+
+def attach_semantic(search: ModuleType, index: Any, folder: Path, made_here: bool, documents: Path) -> float:
+    """The optional semantic ranking on `index`, as discovery mode attaches it (vectors of a package
+    folder, or made here for a spec file's documents), its model loaded: the seconds the load took."""
+    semantic = importlib.import_module(f"{search.__package__}.semantic")
+    if made_here:
+        from typed_mcp.render.semantic import semantic_files
+
+        for name, text in semantic_files(documents.read_text(encoding="utf-8")).items():
+            (folder / name).write_text(text, encoding="utf-8")
+    index.semantic = semantic.Semantic(folder, [doc["tool"] for doc in index.docs])
+    before = _rss()
+    started = time.perf_counter()
+    if index.semantic.ready(wait=600) is None:
+        raise SystemExit("--semantic: the model did not load (see the log line above)")
+    loaded = time.perf_counter() - started
+    print(f"  (semantic model loaded in {loaded * 1000:.0f} ms; it added {_rss() - before:.0f} MiB of RSS)")
+    return loaded
+
+
+def _rss() -> float:
+    """This process's resident memory now, in MiB (Linux)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * resource.getpagesize() / 2**20
+
+
 def tasks_main(args: argparse.Namespace) -> int:
     search, documents, operations, _ = source_documents(args.package, args.ref_root)  # tool -> "METHOD /path"
     tool_of = {operation: tool for tool, operation in operations.items()}
@@ -144,35 +185,47 @@ def tasks_main(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         index = index_of(search, documents)
+        built = time.perf_counter() - started
+        if args.semantic:
+            attach_semantic(search, index, documents.parent, not args.package.is_dir(), documents)
     finally:
         if not args.package.is_dir():  # documents made here
             shutil.rmtree(documents.parent)
-    built = time.perf_counter() - started
 
-    ranked, times, results = [], [], []
-    for task in tasks:
-        started = time.perf_counter()
-        found = index.search(task["query"], LIMIT)
-        times.append((time.perf_counter() - started) * 1000)
-        results.append(found)
-        ranked.append([operations[result["name"]] for result in found])
-    label = f"{args.tasks.name}{f' ({args.half} half)' if args.half else ''}"
-    browse = browsed(tasks, results, index, operations)
-    print(summary(f"{label}: typed-mcp", tasks, ranked, times, len(index.docs), args, tool_of, browse))
-    print(f"  (index built in {built * 1000:.0f} ms)")
-    if args.peer is not None:
-        peer = run_peer(args.peer, tasks)
-        print(
-            summary(
-                f"{label}: FastMCP {peer['version']} BM25SearchTransform",
-                tasks,
-                peer["ranked"],
-                peer["ms"],
-                peer["tools"],
-                args,
-                tool_of,
+    for phrasing, asked in phrasings(tasks, args.phrasing).items():
+        ranked, times, results = [], [], []
+        for task in asked:
+            started = time.perf_counter()
+            found = index.search(task["query"], LIMIT)
+            times.append((time.perf_counter() - started) * 1000)
+            results.append(found)
+            ranked.append([operations[result["name"]] for result in found])
+        label = f"{args.tasks.name}{f' ({args.half} half)' if args.half else ''}{f' [{phrasing}]' if phrasing else ''}"
+        browse = browsed(asked, results, index, operations)
+        engine = "typed-mcp + semantic" if args.semantic else "typed-mcp"
+        print(summary(f"{label}: {engine}", asked, ranked, times, len(index.docs), args, tool_of, browse))
+        if args.semantic:  # of a search's time, what embedding the query takes
+            embedder = index.semantic.ready()
+            embedded = []
+            for task in asked:
+                started = time.perf_counter()
+                embedder.embed(task["query"])
+                embedded.append((time.perf_counter() - started) * 1000)
+            print(f"  (median query embedding {statistics.median(embedded):.2f} ms)")
+        if args.peer is not None:
+            peer = run_peer(args.peer, asked)
+            print(
+                summary(
+                    f"{label}: FastMCP {peer['version']} BM25SearchTransform",
+                    asked,
+                    peer["ranked"],
+                    peer["ms"],
+                    peer["tools"],
+                    args,
+                    tool_of,
+                )
             )
-        )
+    print(f"  (index built in {built * 1000:.0f} ms)")
     return 0
 
 
@@ -288,6 +341,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--half", choices=("even", "odd"), help="only the tasks at even (or odd) indexes")
     parser.add_argument("--misses", action="store_true", help="print the tasks whose operation is not first")
     parser.add_argument("--verbose", "-v", action="store_true", help="print each query's rank and top result")
+    parser.add_argument(
+        "--semantic", action="store_true", help="fuse the optional semantic ranking (needs typed-mcp[semantic])"
+    )
+    parser.add_argument(
+        "--phrasing", choices=("user", "agent", "terse"), help="a set of three phrasings: only this one"
+    )
     parser.add_argument("--peer", type=Path, metavar="SPEC", help="also rank the tasks with FastMCP's BM25 search")
     parser.add_argument(
         "--known-item",

@@ -132,6 +132,9 @@ class SearchConfig(_Strict):
     # an API word -> the words (or phrases) users say for it, added to discovery mode's thesaurus:
     # issue = ["ticket", "bug"] makes "close ticket 12" find the issue tools
     synonyms: dict[str, list[str]] = {}
+    # true: the package ships its tools' vectors for discovery mode's optional semantic ranking (its
+    # `[semantic]` extra; generating needs typed-mcp's own, `typed-mcp[semantic]`)
+    semantic: bool = False
 
 
 class RegistryConfig(_Strict):

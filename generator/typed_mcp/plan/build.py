@@ -137,6 +137,7 @@ def plan(
         extra_headers=draft.extra_headers,
         toolsets=draft.toolsets,
         search_synonyms=draft.search_synonyms,
+        search_semantic=draft.search_semantic,
         curation=tuple(draft.curation),
         curation_sources=tuple(draft.curation_sources),
         profile=profile,

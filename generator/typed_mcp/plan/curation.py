@@ -297,6 +297,9 @@ class Curation:
         }
         if plan.search_synonyms:
             self._record("*", f"search synonyms for {len(plan.search_synonyms)} words", "config search.synonyms")
+        plan.search_semantic = self.config.search.semantic
+        if plan.search_semantic:
+            self._record("*", "semantic search vectors shipped", "config search.semantic")
         tools = {op.key: op.tool_name for op in plan.operations}
         for name, keys in self._toolsets.items():
             members = [tools[key] for key in keys if key in tools]

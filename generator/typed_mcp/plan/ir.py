@@ -195,6 +195,8 @@ class ApiPlan:
     toolsets: Mapping[str, tuple[str, ...]]  # the config's toolsets: name -> tool names
     # the config's search synonyms: an API word -> the words users say for it
     search_synonyms: Mapping[str, tuple[str, ...]]
+    # the config's `[search] semantic`: ship the tools' vectors for the optional semantic ranking
+    search_semantic: bool
     curation: tuple[Mapping[str, str], ...]  # {operation, action, rule}, for typed-mcp.json
     curation_sources: tuple[Mapping[str, str], ...]  # the config and overlays used
     profile: Profile  # DATA_TOOLS: every result is {sources, data, table} (render/package.py)
@@ -237,5 +239,6 @@ class Draft:
     extra_headers: dict[str, str] = field(default_factory=dict)
     toolsets: dict[str, tuple[str, ...]] = field(default_factory=dict)
     search_synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    search_semantic: bool = False
     curation: list[dict[str, str]] = field(default_factory=list)
     curation_sources: list[dict[str, str]] = field(default_factory=list)

@@ -30,6 +30,7 @@ from typed_mcp.pysource import UNPRINTABLE, escape_unprintable
 from typed_mcp.render.clients import client_setups
 from typed_mcp.render.registry import icons
 from typed_mcp.render.search import search_documents
+from typed_mcp.render.semantic import semantic_files
 from typed_mcp.render.views import table_views
 from typed_mcp.resources import runtime_dir, templates_dir
 from typed_mcp.runtime import contracts
@@ -393,6 +394,8 @@ def render_package(
         f"{src}/py.typed": "",
         f"{src}/search.json": search_documents(plan),
     }
+    if plan.search_semantic:  # the optional semantic ranking's vectors and tokenizer, beside search.json
+        files.update({f"{src}/{name}": text for name, text in semantic_files(files[f"{src}/search.json"]).items()})
     guards: dict[str, Callable[[str], ast.Module | None]] = {}
     counter = itertools.count()
     neutral = {name: _neutral(value, counter) for name, value in context.items()}
@@ -404,7 +407,8 @@ def render_package(
     # the generator imports its contracts from and its tests exercise.
     runtime = runtime_dir()
     for path in sorted([*runtime.glob("*.py"), *runtime.glob("*.html")], key=lambda path: path.name):
-        if path.name != "datatools.py" or data_tools:  # the profile's module, only in its packages
+        # the profile's module only in its packages, the semantic ranking's only in those that ship vectors
+        if (path.name != "datatools.py" or data_tools) and (path.name != "semantic.py" or plan.search_semantic):
             files[f"{src}/_runtime/{path.name}"] = text = path.read_text(encoding="utf-8")
             guards[f"{src}/_runtime/{path.name}"] = functools.partial(_verbatim, f"{src}/_runtime/{path.name}", text)
     tool_template = env.get_template("package/tools/tool.py.j2")

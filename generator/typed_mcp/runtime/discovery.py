@@ -182,6 +182,22 @@ DISCOVERY_TOOLS: list[dict[str, Any]] = [
 Refusal = Callable[[str], "CallToolResult | None"]
 
 
+def _semantic(folder: Path, names: list[str]) -> Any:
+    """The optional semantic ranking of the tools `names`, where the package ships it (`semantic.py`,
+    with the tools' vectors) and its extra is installed; None otherwise (the search is by words alone)."""
+    if not (folder / "semantic.json").is_file():  # generated without it: nothing to say
+        return None
+    try:
+        from . import semantic  # type: ignore[attr-defined,unused-ignore]  # only in packages that ship vectors
+    except ImportError:
+        return None
+    try:
+        return semantic.Semantic(folder, names)
+    except semantic.Unavailable as exc:
+        semantic.log.warning("semantic search off, searching by words alone: %s", exc)
+        return None
+
+
 class Discovery:
     """The discovery tools over `tools` (tool definitions as `catalog.json` has them); `toolsets` are
     the package's toolsets as `--toolsets` takes them (name -> tool names), searchable too."""
@@ -196,6 +212,7 @@ class Discovery:
         self.by_name = {tool["name"]: tool for tool in tools}
         loaded = load(documents)
         self.index = SearchIndex(loaded.tools, only=set(self.by_name), thesaurus=loaded.thesaurus)
+        self.index.semantic = _semantic(documents.parent, [doc["tool"] for doc in self.index.docs])
         self.definition = definition
         rows = {doc["tool"]: number for number, doc in enumerate(self.index.docs)}
         # The toolsets to browse, with the selected tools each holds (those under it included).

@@ -42,6 +42,13 @@ NEAR = 3  # adjacent query words count again where at most this many words part 
 EXACT = ("title", "name", "sentence")  # what a query may be exactly, in this order of precedence
 LEVELS = 3  # word for word, without stop words, without word endings (`_said`)
 DESCRIBED = 30  # the best described tools added to them for a word no tool's name holds
+# With the optional semantic ranking (`semantic.py`): how many of its nearest tools join the candidates,
+# and reciprocal rank fusion's k and the semantic ranking's weight (a tool gets 1 / (FUSION + its rank)
+# from the full-text ranking, WEIGHT / (FUSION + its rank) from the semantic one), chosen on the tuning
+# sets (github.json, blind/github.json, cloudflare.json) among k 20/60, 30/100 nearest, weight 0.5/1.
+NEAREST = 30
+FUSION = 20
+WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -129,6 +136,9 @@ class SearchIndex:
                     found = self.exact.setdefault(said, {})
                     found[number] = min(found.get(number, level * len(EXACT) + field), level * len(EXACT) + field)
         self.toolset_of = [doc.get("toolset", "") for doc in self.docs]
+        # The semantic ranking, when the package ships vectors and the extra is installed: anything with
+        # `rank(query, limit)` -> document numbers, nearest first (`semantic.Semantic`).
+        self.semantic: Any = None
         weights = ", ".join(str(w) for w in WEIGHTS)
         self._query = f"SELECT rowid, bm25(docs, {weights}) FROM docs WHERE docs MATCH ? ORDER BY 2, rowid LIMIT ?"
         self._matching = "SELECT rowid FROM docs WHERE docs MATCH ?"
@@ -189,7 +199,22 @@ class SearchIndex:
             score,
             key=lambda row: (exact.get(row, LEVELS * len(EXACT)), -held[row], unlike(self.docs[row]), score[row], row),
         )
+        if self.semantic is not None:
+            ranked = self._fused(query, ranked, exact, within)
         return [self.result(self.docs[row]) for row in ranked[:limit]]
+
+    def _fused(self, query: str, ranked: list[int], exact: dict[int, int], within: set[int] | None) -> list[int]:
+        """`ranked` fused with the semantic ranking by reciprocal rank fusion, the exact matches still
+        first (nothing can push them down); `ranked` as it is while the semantic ranking has nothing."""
+        nearest = self.semantic.rank(query, len(self.docs) if within is not None else NEAREST)
+        nearest = [row for row in nearest if within is None or row in within][:NEAREST]
+        if not nearest:
+            return ranked
+        fused: dict[int, float] = {}
+        for weight, ranking in ((1.0, ranked), (WEIGHT, nearest)):
+            for position, row in enumerate(ranking, 1):
+                fused[row] = fused.get(row, 0.0) + weight / (FUSION + position)
+        return sorted(fused, key=lambda row: (exact.get(row, LEVELS * len(EXACT)), -fused[row], row))
 
     def toolset(self, name: str) -> set[int]:
         """The documents of the toolset `name` and of the toolsets under it (`repos` holds `repos.branches`)."""
