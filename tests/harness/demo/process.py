@@ -26,7 +26,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_http(url: str, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+def wait_http(url: str, proc: subprocess.Popen, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
