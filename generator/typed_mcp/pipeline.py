@@ -286,6 +286,9 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
     confirmed = [op.tool_name for op in api.operations if op.confirm]
     if confirmed:  # the config's [confirm]: the tools whose calls the person confirms before they are sent
         data["confirm"] = confirmed
+    long_running = [op.tool_name for op in api.operations if op.long_running]
+    if long_running:  # the config's long_running: a 202 answer's Location is followed (`_runtime/tasks.py`)
+        data["long_running"] = long_running
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
         data["curation"] = api.curation
         data["curated_by"] = api.curation_sources

@@ -114,6 +114,9 @@ class OperationConfig(_Strict):
     inline_bytes: int | None = Field(None, ge=1)
     # true: the person confirms each call before it is sent; false: never asked (see ConfirmConfig)
     confirm: bool | None = None
+    # true: a 202 answer with a Location (or Operation-Location) is followed to the operation's end
+    # (a task for a client of the tasks extension, else polled within the call: `_runtime/tasks.py`)
+    long_running: bool = False
 
 
 class ConfirmConfig(_Strict):
@@ -642,6 +645,9 @@ class Curation:
                     self._record(op.key, "text on mismatch (no outputSchema)", f"{where}.on_mismatch")
                 else:
                     plan.warnings.append(f"{op.key}: {where}.on_mismatch: the operation has no JSON answer")
+            if override.long_running:
+                changes["long_running"] = True
+                self._record(op.key, "long-running: a 202 answer's Location is followed", f"{where}.long_running")
         if op.naive_datetimes:
             rule = self.naive_datetimes(op.key) or ""
             self._record(op.key, "date-times without a timezone accepted (date-time published as a pattern)", rule)

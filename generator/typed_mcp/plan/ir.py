@@ -97,6 +97,8 @@ class Operation:
     inline_bytes: int | None = None
     # The config's confirm: the person confirms each call (elicitation) before it is sent (`_runtime/confirm.py`)
     confirm: bool = False
+    # The config's long_running: a 202 answer's Location is followed to the end (`_runtime/tasks.py`)
+    long_running: bool = False
 
     @property
     def has_output_schema(self) -> bool:
