@@ -44,6 +44,9 @@ WEATHER_TOOLS = (
     "create_report",
     "get_report",
     "delete_report",
+    "start_export",
+    "get_export",
+    "cancel_export",
 )
 # The committed demo package, and the table view (MCP Apps) of its one list tool.
 DEMO = REPO / "generated" / "weather-mcp"

@@ -300,7 +300,7 @@ async def test_request_headers_narrow_the_tools_for_list_and_call(demo_url):
                 await client.list_tools()
         http, client = http_client(port)  # without the headers: every tool
         async with http, client:
-            assert len((await client.list_tools()).tools) == 8
+            assert len((await client.list_tools()).tools) == 11
 
 
 async def test_request_headers_never_widen_what_the_server_serves(demo_url):

@@ -213,7 +213,7 @@ class Server(LowLevelServer):
             package.name,
             **package.server_info,
             on_list_tools=self.typed_mcp_list_tools,
-            on_call_tool=self.typed_mcp_call_tool,
+            on_call_tool=cast(_CallTool, self.typed_mcp_call_tool),
             get_tool_input_schema=self.typed_mcp_input_schema,
             on_list_resources=self.typed_mcp_list_resources if resources else None,
             on_list_resource_templates=self.typed_mcp_list_resource_templates if resources else None,
@@ -578,6 +578,10 @@ class _Catalog:
         return None
 
 
+# tools/call's handler as the SDK's constructor types it: a task (the tasks extension's result shape,
+# `tasks.py`) is a dict, which the SDK's runner serializes as it does any handler's result, though the
+# constructor's type names the core shapes only.
+_CallTool = Callable[[ServerRequestContext, CallToolRequestParams], Awaitable[CallToolResult | InputRequiredResult]]
 # The person's confirmation of a call of a tool (its definition) with arguments: None when given.
 Gate = Callable[[Mapping[str, Any], dict[str, Any]], Awaitable[CallToolResult | None]]
 

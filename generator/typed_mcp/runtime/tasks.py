@@ -187,11 +187,17 @@ class LongRunning:
             raise MCPError(code=INVALID_PARAMS, message=f"the status resource {location[:200]} is outside the API")
         return url.path[len(root) :], dict(url.params)
 
+    def _spec(self) -> list[tuple[str, str, str]]:
+        """Every tool of the package with its operation's method and path template."""
+        operations = [
+            (name, str((tool.get("_meta") or {}).get(OPERATION, ""))) for name, tool in self.operations.items()
+        ]
+        return [(name, *operation.partition(" ")[::2]) for name, operation in operations]
+
     def _reader(self, location: str) -> str:
         """`, or call the tool X with ...` for the tool of the package that reads the status resource."""
         path, _ = self._relative(location)
-        for name, tool in self.operations.items():
-            method, _, template = str((tool.get("_meta") or {}).get(OPERATION, "")).partition(" ")
+        for name, method, template in self._spec():
             found = _match(template, path) if method == "GET" else None
             if found is not None:
                 return f", or call the tool {name} with {json.dumps(found)}"
@@ -201,8 +207,7 @@ class LongRunning:
         """The operation's cancel request (method, path): `POST <status path>/cancel` where the spec
         has it, else `DELETE <status path>`; None when the spec has neither."""
         found: dict[str, tuple[str, str]] = {}
-        for tool in self.operations.values():
-            method, _, template = str((tool.get("_meta") or {}).get(OPERATION, "")).partition(" ")
+        for _, method, template in self._spec():
             if method == "POST" and template.endswith("/cancel") and _match(template, path + "/cancel") is not None:
                 found.setdefault("POST", ("POST", path + "/cancel"))
             elif method == "DELETE" and _match(template, path) is not None:

@@ -254,6 +254,13 @@ def delete_report(report_id: Annotated[int, Path(description="Report identifier"
     return Response(status_code=204)
 
 
+def _job(export_id: int) -> dict:
+    job = _exports.get(export_id)
+    if job is None:
+        raise HTTPException(404, "no such export")
+    return job
+
+
 def _export(job: dict) -> dict:
     return {key: value for key, value in job.items() if not key.startswith("_")}
 
@@ -285,9 +292,7 @@ def start_export(export: ExportIn) -> JSONResponse:
 )
 def get_export(export_id: Annotated[int, Path(description="Export identifier")]) -> JSONResponse:
     """202 with Retry-After while the job runs; 200 once it has succeeded (or was cancelled)."""
-    job = _exports.get(export_id)
-    if job is None:
-        raise HTTPException(404, "no such export")
+    job = _job(export_id)
     if job["status"] == "running":
         if job["_polls"] > 0:
             job["_polls"] -= 1
@@ -305,9 +310,7 @@ def get_export(export_id: Annotated[int, Path(description="Export identifier")])
     responses={404: {"model": Problem}},
 )
 def cancel_export(export_id: Annotated[int, Path(description="Export identifier")]) -> JSONResponse:
-    job = _exports.get(export_id)
-    if job is None:
-        raise HTTPException(404, "no such export")
+    job = _job(export_id)
     if job["status"] == "running":
         job["status"] = "cancelled"
     return JSONResponse(_export(job))
