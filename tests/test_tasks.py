@@ -192,3 +192,17 @@ async def test_another_stateless_replica_serves_the_task(demo_url):
             state = await until_finished(polled.session, handle.task_id)
         assert state.status == "completed" and state.result is not None
         assert state.result["structuredContent"]["readings"] == READINGS
+
+
+async def test_a_task_is_served_only_to_the_principal_it_was_created_for(demo_url):
+    port = free_port()
+    with serve(port, demo_url, "--auth", "forwarded", "--stateless", WEATHER_MCP_LINK_KEY=KEY):
+        mine, theirs = {"authorization": "Bearer demo-token"}, {"authorization": "Bearer someone-else"}
+        async with httpx2.AsyncClient(headers=mine) as http, tasks_client(port, http) as client:
+            handle = await client.session.call_tool("start_export", EXPORT, allow_claimed=True)
+        assert isinstance(handle, TaskHandle)
+        async with httpx2.AsyncClient(headers=theirs) as http, tasks_client(port, http) as client:
+            with pytest.raises(MCPError, match="another principal"):
+                await get_task(client.session, handle.task_id)
+        async with httpx2.AsyncClient(headers=mine) as http, tasks_client(port, http) as client:
+            assert (await until_finished(client.session, handle.task_id)).status == "completed"
