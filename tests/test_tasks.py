@@ -11,6 +11,7 @@ deadline a result that says where to continue."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -29,7 +30,9 @@ from mcp_types import CancelTaskRequest, CancelTaskRequestParams, GetTaskRequest
 from test_answers import KEY, serve, stdio
 
 from harness.demo.process import free_port
+from harness.node_tools import TS1, TS2_MODERN, run_ts_client
 from harness.runtime_loader import runtime
+from support import DEMO
 
 pytestmark = pytest.mark.anyio
 
@@ -206,3 +209,16 @@ async def test_a_task_is_served_only_to_the_principal_it_was_created_for(demo_ur
                 await get_task(client.session, handle.task_id)
         async with httpx2.AsyncClient(headers=mine) as http, tasks_client(port, http) as client:
             assert (await until_finished(client.session, handle.task_id)).status == "completed"
+
+
+@pytest.mark.parametrize("line", [TS1, TS2_MODERN], ids=["ts1", "ts2-modern"])
+def test_strict_typescript_clients_get_the_final_answer_within_the_call(demo_url, line):
+    # Neither TypeScript line has a client for the tasks extension (the 2.x client refuses tasks/get
+    # toward a 2026-07-28 server before sending it): both get the answer polled within the call, and
+    # validate it against the outputSchema (AJV).
+    command = [sys.executable, "-m", "weather_mcp", "--base-url", demo_url]
+    calls = [{"name": "start_export", "arguments": EXPORT}]
+    (export,) = run_ts_client(command, {"PYTHONPATH": str(DEMO / "src")}, calls, client=line)["results"]
+    assert export["ok"] and not export["isError"], export
+    assert export["structuredContent"]["status"] == "succeeded"
+    assert export["structuredContent"]["readings"] == READINGS

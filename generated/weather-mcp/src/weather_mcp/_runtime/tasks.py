@@ -104,6 +104,10 @@ class LongRunning:
         if tool is None or tool["name"] not in self.tools or result.is_error or "location" not in status:
             return result
         wait = float(status.get("retry_after", POLL_SECONDS))
+        try:
+            self._relative(status["location"])
+        except MCPError as exc:  # never polled: the answer as it came, and why it is not followed
+            return _failure(f"{tool['name']}: accepted by the API, not followed: {exc.error.message}", status)
         if _declares_tasks(ctx):
             return self._created(ctx, tool["name"], status["location"], status.get("security", []), wait)
         return await self._within(ctx, tool, status["location"], status.get("security", []), wait)
