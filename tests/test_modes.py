@@ -160,7 +160,7 @@ async def test_an_unselected_tool_is_a_clear_error(tagged, demo_url):
         (
             ("--tools", "get_wether"),
             {},
-            "unknown tool 'get_wether' (did you mean get_weather?); valid tools: " + ", ".join(ALL),
+            "unknown tool 'get_wether' (did you mean get_weather, get_export?); valid tools: " + ", ".join(ALL),
         ),
         ((), {"WEATHER_MCP_TOOLSETS": "nope"}, "unknown toolset 'nope'; valid toolsets: station_reports, weather_data"),
         ((), {"WEATHER_MCP_DISCOVERY": "maybe"}, "WEATHER_MCP_DISCOVERY='maybe': use 1/true/yes/on or 0/false/no/off"),
