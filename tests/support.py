@@ -15,7 +15,8 @@ from mcp import StdioServerParameters
 from mcp.client.extension import advertise
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 
-from harness.demo.process import HttpServer, Reply, Seen  # noqa: F401 - re-exported for the tests
+from harness import environment
+from harness.demo.process import HttpServer, Reply, Seen, running  # noqa: F401 - re-exported for the tests
 from typed_mcp.compare import CACHES
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,6 +45,9 @@ WEATHER_TOOLS = (
     "create_report",
     "get_report",
     "delete_report",
+    "start_export",
+    "get_export",
+    "cancel_export",
 )
 # The committed demo package, and the table view (MCP Apps) of its one list tool.
 DEMO = REPO / "generated" / "weather-mcp"
@@ -87,6 +91,22 @@ def package_stdio(package: Path, module: str, *flags: str) -> StdioServerParamet
     return StdioServerParameters(
         command=sys.executable, args=["-m", module, *flags], env={**clean, "PYTHONPATH": str(package / "src")}
     )
+
+
+LINK_KEY = "k" * 40  # a link key demo servers share (any secret of 32 bytes or more)
+
+
+def demo_stdio(base_url: str, *flags: str, **env: str) -> StdioServerParameters:
+    """The committed demo package's server over stdio, on the demo API at `base_url`."""
+    params = package_stdio(DEMO, "weather_mcp", "--base-url", base_url, *flags)
+    return params.model_copy(update={"env": {**(params.env or {}), **env}})
+
+
+def demo_http(port: int, base_url: str, *flags: str, **env: str):
+    """The committed demo package's server over streamable HTTP on `port` (a context manager)."""
+    args = [sys.executable, "-m", "weather_mcp", "--base-url", base_url, "--transport", "streamable-http"]
+    environ = {**environment(DEMO / "src"), "WEATHER_MCP_HTTP_BEARER_TOKEN": "demo-token", **env}
+    return running([*args, "--port", str(port), *flags], f"http://127.0.0.1:{port}/health", environ)
 
 
 # A valid body for the demo's create_report.

@@ -100,6 +100,9 @@ class OperationConfig(_Strict):
     inline_bytes: int | None = Field(None, ge=1)
     # true: the person confirms each call before it is sent; false: never asked (see ConfirmConfig)
     confirm: bool | None = None
+    # true: a 202 answer with a Location (or Operation-Location) is followed to the operation's end
+    # (a task for a client of the tasks extension, else polled within the call: `_runtime/tasks.py`)
+    long_running: bool = False
 
 
 class ConfirmConfig(_Strict):

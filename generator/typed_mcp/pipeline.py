@@ -285,6 +285,9 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
     budgets = {op.tool_name: op.inline_bytes for op in api.operations if op.inline_bytes is not None}
     if budgets:  # the config's inline_bytes: the tools whose answers hold more or less inline than the default
         data["inline_bytes"] = budgets
+    long_running = [op.tool_name for op in api.operations if op.long_running]
+    if long_running:  # the config's long_running: a 202 answer's Location is followed (`_runtime/tasks.py`)
+        data["long_running"] = long_running
     if api.curation or api.curation_sources:  # only for curated packages: the others stay as they were
         data["curation"] = api.curation
         data["curated_by"] = api.curation_sources

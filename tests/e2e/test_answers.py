@@ -17,32 +17,15 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from harness import environment
-from harness.demo.process import free_port, running
+from harness.demo.process import free_port
 from harness.node_tools import TS1, TS2_MODERN, run_ts_client
 from harness.runtime_loader import runtime
-from support import DEMO, REPO, generate
+from support import DEMO, LINK_KEY, REPO, demo_http, demo_stdio, generate
 
 pytestmark = pytest.mark.anyio
 
-KEY = "k" * 40  # the link key the replicas share (any secret of 32 bytes or more)
 TRUNCATED = "io.github.typed-mcp/truncated"
 BIG = {"city": "London", "hours": 5000}  # about 290 KB of JSON: over the default budget of 100,000 bytes
-
-
-def stdio(base_url: str, *flags: str, **env: str) -> StdioServerParameters:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("WEATHER_MCP_")}
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "weather_mcp", "--base-url", base_url, *flags],
-        env={**clean, "PYTHONPATH": str(DEMO / "src"), **env},
-    )
-
-
-def serve(port: int, base_url: str, *flags: str, **env: str):
-    args = [sys.executable, "-m", "weather_mcp", "--base-url", base_url, "--transport", "streamable-http"]
-    environ = {**environment(DEMO / "src"), "WEATHER_MCP_HTTP_BEARER_TOKEN": "demo-token", **env}
-    return running([*args, "--port", str(port), *flags], f"http://127.0.0.1:{port}/health", environ)
 
 
 def http_client(port: int, headers: dict[str, str] | None = None) -> Any:
@@ -75,7 +58,7 @@ def expected_history(hours: int) -> list[dict[str, Any]]:
 
 
 async def test_a_big_answer_is_a_valid_preview_and_a_link_that_reads_it_whole(demo_url):
-    async with Client(stdio(demo_url)) as client:
+    async with Client(demo_stdio(demo_url)) as client:
         # The Python client validates structuredContent against the tool's outputSchema: the preview
         # passing through it is the contract held.
         result = await client.call_tool("get_history", BIG)
@@ -113,7 +96,7 @@ def test_strict_typescript_clients_accept_the_preview(demo_url, line):
 async def test_the_budget_comes_from_the_environment_and_an_answer_without_a_list_is_an_error_with_the_link(
     demo_url,
 ):
-    async with Client(stdio(demo_url, WEATHER_MCP_INLINE_BYTES="40")) as client:
+    async with Client(demo_stdio(demo_url, WEATHER_MCP_INLINE_BYTES="40")) as client:
         # An object without lists cannot be cut and still match its schema: an isError result (no
         # structuredContent, which every client accepts) carrying the link.
         result = await client.call_tool("get_weather", {"city": "Paris"})
@@ -127,13 +110,13 @@ async def test_the_budget_comes_from_the_environment_and_an_answer_without_a_lis
         # A list is never cut to nothing: when even its first item is over the budget, the same error.
         forecast = await client.call_tool("get_forecast", {"city": "Tokyo", "days": 3})
         assert forecast.is_error and len(whole(await client.read_resource(link_of(forecast)))["result"]) == 3
-    async with Client(stdio(demo_url, WEATHER_MCP_INLINE_BYTES="100")) as client:
+    async with Client(demo_stdio(demo_url, WEATHER_MCP_INLINE_BYTES="100")) as client:
         forecast = await client.call_tool("get_forecast", {"city": "Tokyo", "days": 3})
         assert not forecast.is_error and len(forecast.structured_content["result"]) == 1
 
 
 async def test_a_forged_altered_or_expired_link_is_refused(demo_url, monkeypatch):
-    monkeypatch.setenv("WEATHER_MCP_LINK_KEY", KEY)
+    monkeypatch.setenv("WEATHER_MCP_LINK_KEY", LINK_KEY)
     links = runtime("links").Links("weather-mcp", "WEATHER_MCP", {})
     call = {"p": "weather-mcp", "t": "get_history", "a": BIG}
     expired = links.prefix + links.codec.seal(json.dumps({**call, "e": int(time.time()) - 1}).encode())
@@ -141,12 +124,12 @@ async def test_a_forged_altered_or_expired_link_is_refused(demo_url, monkeypatch
     token = current[len(links.prefix) :]
     altered = links.prefix + token[:-4] + ("AAAA" if token[-4:] != "AAAA" else "BBBB")
     forged = links.prefix + "v1." + "A" * 80
-    async with Client(stdio(demo_url, WEATHER_MCP_LINK_KEY=KEY)) as client:
+    async with Client(demo_stdio(demo_url, WEATHER_MCP_LINK_KEY=LINK_KEY)) as client:
         assert whole(await client.read_resource(current)) == {"result": expected_history(5000)}
         for uri, said in [(expired, "expired"), (altered, "not a link this server made"), (forged, "not a link")]:
             with pytest.raises(MCPError, match=said):
                 await client.read_resource(uri)
-    async with Client(stdio(demo_url, WEATHER_MCP_LINK_KEY="x" * 40)) as client:  # another key
+    async with Client(demo_stdio(demo_url, WEATHER_MCP_LINK_KEY="x" * 40)) as client:  # another key
         with pytest.raises(MCPError, match="another key"):
             await client.read_resource(current)
 
@@ -154,9 +137,9 @@ async def test_a_forged_altered_or_expired_link_is_refused(demo_url, monkeypatch
 async def test_two_replicas_sharing_the_key_serve_each_others_links(demo_url):
     first, second, stranger = free_port(), free_port(), free_port()
     with (
-        serve(first, demo_url, WEATHER_MCP_LINK_KEY=KEY),
-        serve(second, demo_url, WEATHER_MCP_LINK_KEY=KEY),
-        serve(stranger, demo_url),
+        demo_http(first, demo_url, WEATHER_MCP_LINK_KEY=LINK_KEY),
+        demo_http(second, demo_url, WEATHER_MCP_LINK_KEY=LINK_KEY),
+        demo_http(stranger, demo_url),
     ):
         http, client = http_client(first)
         async with http, client:
@@ -197,7 +180,7 @@ async def test_the_config_sets_the_budget_globally_and_per_operation(demo_url, t
 
 
 async def test_discovery_call_tool_fields_trims_the_answer(demo_url):
-    async with Client(stdio(demo_url, "--discovery")) as client:
+    async with Client(demo_stdio(demo_url, "--discovery")) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert listed["call_tool"].input_schema["properties"]["fields"]["type"] == "string"
         arguments = {"city": "Tokyo", "days": 3}
@@ -242,7 +225,7 @@ async def test_fields_that_multiply_an_answer_are_refused_quickly(demo_url, fiel
     # A 500-character expression can ask for more than any memory holds, or walk one answer endlessly:
     # the selection stops at a bound on what it builds and does, with an error, and the server answers
     # the next call at once.
-    async with Client(stdio(demo_url, "--discovery")) as client:
+    async with Client(demo_stdio(demo_url, "--discovery")) as client:
         start = time.monotonic()
         call = {"name": "get_history", "arguments": {"city": "London", "hours": 2000}, "fields": fields}
         refused = await client.call_tool("call_tool", call)
@@ -270,7 +253,7 @@ async def test_full_mode_tools_keep_their_exact_output_schema(demo_url):
     # No `fields` in full mode: every tool publishes the schema generated for it, unchanged.
     committed = json.loads((DEMO / "src" / "weather_mcp" / "catalog.json").read_text())
     generated = {tool["name"]: tool for tool in runtime("contracts").unpack_catalog(committed)[0]}
-    async with Client(stdio(demo_url)) as client:
+    async with Client(demo_stdio(demo_url)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert "fields" not in tools["get_history"].input_schema["properties"]
     assert {name: tool.output_schema for name, tool in tools.items()} == {
@@ -283,7 +266,7 @@ async def test_full_mode_tools_keep_their_exact_output_schema(demo_url):
 
 async def test_request_headers_narrow_the_tools_for_list_and_call(demo_url):
     port = free_port()
-    with serve(port, demo_url):
+    with demo_http(port, demo_url):
         http, client = http_client(port, {"X-MCP-Tools": "get_weather,get_history"})
         async with http, client:
             assert sorted(tool.name for tool in (await client.list_tools()).tools) == ["get_history", "get_weather"]
@@ -302,12 +285,12 @@ async def test_request_headers_narrow_the_tools_for_list_and_call(demo_url):
                 await client.list_tools()
         http, client = http_client(port)  # without the headers: every tool
         async with http, client:
-            assert len((await client.list_tools()).tools) == 8
+            assert len((await client.list_tools()).tools) == 11
 
 
 async def test_request_headers_never_widen_what_the_server_serves(demo_url):
     port = free_port()
-    with serve(port, demo_url, "--read-only"):
+    with demo_http(port, demo_url, "--read-only"):
         http, client = http_client(port, {"X-MCP-Tools": "create_report,get_weather", "X-MCP-Readonly": "false"})
         async with http, client:
             assert [tool.name for tool in (await client.list_tools()).tools] == ["get_weather"]
@@ -337,7 +320,7 @@ def test_the_preview_cuts_the_biggest_lists_keeps_the_rest_and_holds_to_the_sche
 async def test_a_link_read_goes_upstream_with_the_readers_forwarded_credential(demo_url):
     # The demo's GET tools take no credential, so the upstream's log shows what was forwarded.
     port = free_port()
-    with serve(port, demo_url, "--auth", "forwarded", WEATHER_MCP_LINK_KEY=KEY):
+    with demo_http(port, demo_url, "--auth", "forwarded", WEATHER_MCP_LINK_KEY=LINK_KEY):
         http, client = http_client(port, {"Authorization": "Bearer first-caller"})
         async with http, client:
             uri = link_of(await client.call_tool("get_history", BIG))

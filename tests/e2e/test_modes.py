@@ -30,9 +30,11 @@ WEATHER_SPEC = REPO / "specs" / "weather-api.json"
 COMMITTED = REPO / "generated" / "weather-mcp"
 TOKEN_ENV = "WEATHER_MCP_HTTP_BEARER_TOKEN"
 ALL = list(WEATHER_TOOLS)
-WEATHER_DATA = ["get_temperature", "get_weather", "get_forecast", "get_temperatures", "get_history"]
+READINGS = ["get_temperature", "get_weather", "get_forecast", "get_temperatures", "get_history"]
+EXPORTS = ["start_export", "get_export", "cancel_export"]  # tagged "Weather Data" too (`tagged`)
+WEATHER_DATA = [*READINGS, *EXPORTS]
 STATION_REPORTS = ["create_report", "get_report", "delete_report"]
-READ_ONLY = [*WEATHER_DATA, "get_report"]
+READ_ONLY = [*READINGS, "get_report", "get_export"]
 DISCOVERY = ["search_tools", "list_toolsets", "describe_tool", "call_tool"]
 # Calls whose results are the same every time (the upstream's reads, its errors, argument errors).
 SAME_EVERY_TIME = [
@@ -158,7 +160,7 @@ async def test_an_unselected_tool_is_a_clear_error(tagged, demo_url):
         (
             ("--tools", "get_wether"),
             {},
-            "unknown tool 'get_wether' (did you mean get_weather?); valid tools: " + ", ".join(ALL),
+            "unknown tool 'get_wether' (did you mean get_weather, get_export?); valid tools: " + ", ".join(ALL),
         ),
         ((), {"WEATHER_MCP_TOOLSETS": "nope"}, "unknown toolset 'nope'; valid toolsets: station_reports, weather_data"),
         ((), {"WEATHER_MCP_DISCOVERY": "maybe"}, "WEATHER_MCP_DISCOVERY='maybe': use 1/true/yes/on or 0/false/no/off"),

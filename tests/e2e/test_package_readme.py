@@ -51,7 +51,15 @@ PACKAGE_NOT_RUN = {
 # What each server line must list: the flags' selection of the demo's tools.
 SERVED = {
     "--tools": ["get_weather", "get_forecast"],
-    "--read-only": ["get_temperature", "get_weather", "get_forecast", "get_temperatures", "get_history", "get_report"],
+    "--read-only": [
+        "get_temperature",
+        "get_weather",
+        "get_forecast",
+        "get_temperatures",
+        "get_history",
+        "get_report",
+        "get_export",
+    ],
     "--discovery": ["search_tools", "list_toolsets", "describe_tool", "call_tool"],
 }
 

@@ -361,6 +361,9 @@ class Curation:
                     self._record(op.key, "text on mismatch (no outputSchema)", f"{where}.on_mismatch")
                 else:
                     plan.warnings.append(f"{op.key}: {where}.on_mismatch: the operation has no JSON answer")
+            if override.long_running:
+                changes["long_running"] = True
+                self._record(op.key, "long-running: a 202 answer's Location is followed", f"{where}.long_running")
         if op.naive_datetimes:
             rule = self.naive_datetimes(op.key) or ""
             self._record(op.key, "date-times without a timezone accepted (date-time published as a pattern)", rule)

@@ -102,6 +102,8 @@ class Operation:
     inline_bytes: int | None = None
     # The config's confirm: the person confirms each call (elicitation) before it is sent (`_runtime/confirm.py`)
     confirm: bool = False
+    # The config's long_running: a 202 answer's Location is followed to the end (`_runtime/tasks.py`)
+    long_running: bool = False
     # Read from the schemas when the plan is finished (plan/resolved.py), so that rendering needs no spec:
     body_words: tuple[str, ...] = ()  # the request body's property names and enumerated values (search)
     returns_array: bool = False  # the JSON answer is an array (search: the tool lists)

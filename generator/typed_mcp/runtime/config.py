@@ -70,6 +70,11 @@ class Settings:
         return int(_env_number(f"{self.env_prefix}_RETRIES", 2, whole=True))
 
     @property
+    def long_running_seconds(self) -> float:
+        """How long a long-running operation is polled within one call (`tasks.py`)."""
+        return _env_number(f"{self.env_prefix}_LONG_RUNNING_SECONDS", 120.0, above_zero=True)
+
+    @property
     def retry_budget(self) -> float:
         return _env_number(f"{self.env_prefix}_RETRY_MAX_SECONDS", 10.0)
 

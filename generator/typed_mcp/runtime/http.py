@@ -142,6 +142,8 @@ class Api(Settings, Credentials):
                 return error_result(
                     self._scrub(_redirect_error(method, path, request.url, response)), provenance(source)
                 )
+            if response.status_code == 202:  # accepted: where its status is, for `tasks.py` to follow
+                source.update(_status_resource(response, request.url, security))
             if (
                 kind == "json"
                 and wrap
@@ -377,6 +379,25 @@ def _redirect_error(method: str, path: str, sent: httpx.URL, response: httpx.Res
     else:
         where = target.path
     return f"{message}: a redirect to {where[:200]}, not followed (set the base URL to where the API answers)"
+
+
+def _status_resource(
+    response: httpx.Response, sent: httpx.URL, security: tuple[tuple[str, ...], ...]
+) -> dict[str, Any]:
+    """A 202 answer's status resource (`Operation-Location`, else `Location`), resolved against the
+    request's URL, its Retry-After, and the credentials the request went with (to poll it alike)."""
+    where = response.headers.get("operation-location", "").strip() or response.headers.get("location", "").strip()
+    if not where:
+        return {}
+    try:
+        url = str(sent.join(where))
+    except (httpx.InvalidURL, ValueError):
+        return {}
+    found: dict[str, Any] = {"location": url, "security": [list(alternative) for alternative in security]}
+    retry_after = response.headers.get("retry-after")
+    if retry_after:
+        found["retry_after"] = _retry_after(retry_after, 1.0)
+    return found
 
 
 def _header_value(name: str, value: Any) -> str:

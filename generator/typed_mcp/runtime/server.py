@@ -70,6 +70,7 @@ from .work import Overtime, off_loop
 if TYPE_CHECKING:  # imported where a mode uses them (see the module's docstring)
     from .confirm import Confirmation
     from .discovery import Discovery
+    from .tasks import LongRunning
     from .views import TableViews
 
 logger = logging.getLogger(__name__)
@@ -118,6 +119,8 @@ class Package:
     inline_bytes: Mapping[str, int] = field(default_factory=dict)
     # the tools whose calls the person confirms before they are sent (`confirm.py`)
     confirm: frozenset[str] = frozenset()
+    # the tools whose 202 answer is followed to the operation's end (`tasks.py`)
+    long_running: frozenset[str] = frozenset()
 
     @property
     def catalog(self) -> Path:
@@ -211,7 +214,7 @@ class Server(LowLevelServer):
             package.name,
             **package.server_info,
             on_list_tools=self.typed_mcp_list_tools,
-            on_call_tool=self.typed_mcp_call_tool,
+            on_call_tool=cast(_CallTool, self.typed_mcp_call_tool),
             get_tool_input_schema=self.typed_mcp_input_schema,
             on_list_resources=self.typed_mcp_list_resources if resources else None,
             on_list_resource_templates=self.typed_mcp_list_resource_templates if resources else None,
@@ -226,6 +229,17 @@ class Server(LowLevelServer):
 
             self.typed_mcp_confirm = Confirmation(package.name, package.env_prefix, package.confirm, links.secret)
             self.middleware.append(self.typed_mcp_confirm.boundary)
+        self.typed_mcp_tasks: LongRunning | None = None
+        if package.long_running:
+            from .tasks import LongRunning  # only a package with long-running tools loads it
+
+            tasks = LongRunning(
+                package.name, package.env_prefix, package.long_running, links.secret, package.api, catalog.package
+            )
+            self.typed_mcp_tasks = tasks
+            for method in tasks.extension.methods():  # the SDK's extension bindings, on the low-level server
+                self.add_request_handler(method.method, method.params_type, self.typed_mcp_forwarding(method.handler))
+            self.extensions[tasks.extension.identifier] = tasks.extension.settings()
 
         def narrowed(selection: Narrowed) -> _Catalog:
             return _Catalog(package, self.PAGE_BYTES, forward_authorization_header, selection, discovery)
@@ -275,9 +289,23 @@ class Server(LowLevelServer):
             return {**result, "tools": self.typed_mcp_for(ctx).tools_of(cursor)}
         return await call_next(ctx)
 
+    def typed_mcp_forwarding(
+        self, handler: Callable[[Any, Any], Awaitable[Any]]
+    ) -> Callable[[Any, Any], Awaitable[Any]]:
+        """`handler` with the request's Authorization forwarded upstream, as tools/call does."""
+
+        async def forwarding(ctx: ServerRequestContext, params: Any) -> Any:
+            token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
+            try:
+                return await handler(ctx, params)
+            finally:
+                FORWARDED_AUTHORIZATION.reset(token)
+
+        return forwarding
+
     async def typed_mcp_call_tool(
         self, ctx: ServerRequestContext, params: CallToolRequestParams
-    ) -> CallToolResult | InputRequiredResult:
+    ) -> CallToolResult | InputRequiredResult | dict[str, Any]:
         """tools/call: the tool's result; a failure (unknown tool, invalid arguments) is an `isError`
         result with the SDK's message, as `MCPServer` answers it. A tool of the package that the
         server's selection leaves out is an `isError` result saying how to enable it. In discovery
@@ -291,7 +319,9 @@ class Server(LowLevelServer):
         finally:
             FORWARDED_AUTHORIZATION.reset(token)
 
-    async def typed_mcp_answer(self, ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+    async def typed_mcp_answer(
+        self, ctx: ServerRequestContext, params: CallToolRequestParams
+    ) -> CallToolResult | dict[str, Any]:
         """tools/call's result (see `typed_mcp_call_tool`)."""
         catalog = self.typed_mcp_for(ctx)
         arguments = params.arguments or {}
@@ -307,6 +337,11 @@ class Server(LowLevelServer):
             return refused
         result = await self.typed_mcp_call(params.name, arguments, size, gate=gate)
         tool = catalog.by_name.get(params.name)
+        if self.typed_mcp_tasks is not None:  # a long-running operation: a task, or followed to its end
+            followed = await self.typed_mcp_tasks.follow(ctx, tool, result)
+            if not isinstance(followed, CallToolResult):
+                return followed
+            result = followed
         answer = self.typed_mcp_links.answer
         return await _off_loop(catalog.info, CUTTING, answer, tool, arguments, result, size=_text_bytes(result))
 
@@ -544,6 +579,10 @@ class _Catalog:
         return None
 
 
+# tools/call's handler as the SDK's constructor types it: a task (the tasks extension's result shape,
+# `tasks.py`) is a dict, which the SDK's runner serializes as it does any handler's result, though the
+# constructor's type names the core shapes only.
+_CallTool = Callable[[ServerRequestContext, CallToolRequestParams], Awaitable[CallToolResult | InputRequiredResult]]
 # The person's confirmation of a call of a tool (its definition) with arguments: None when given.
 Gate = Callable[[Mapping[str, Any], dict[str, Any]], Awaitable[CallToolResult | None]]
 

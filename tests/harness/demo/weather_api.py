@@ -53,6 +53,22 @@ class Problem(BaseModel):
     detail: str
 
 
+class ExportIn(BaseModel):
+    """What to export: a city's readings, ready after a number of status polls."""
+
+    city: str = Field(description="City whose readings are exported")
+    ready_after: int = Field(default=2, ge=0, le=1000, description="Status polls before the export is ready")
+
+
+class Export(BaseModel):
+    """An export job: `running` until it is ready, then `succeeded` with its readings."""
+
+    id: int = Field(description="Export identifier")
+    city: str
+    status: Literal["running", "succeeded", "cancelled"]
+    readings: list[WeatherData] | None = Field(default=None, description="The readings, once succeeded")
+
+
 CITIES: dict[str, WeatherData] = {
     "london": WeatherData(temperature=22.5, humidity=45.0, conditions="sunny"),
     "paris": WeatherData(temperature=19.0, humidity=60.0, conditions="cloudy"),
@@ -71,6 +87,8 @@ app = FastAPI(
 )
 bearer = HTTPBearer(description="Station token")
 _reports: dict[int, dict] = {}
+_exports: dict[int, dict] = {}  # id -> the job and its polls left (`_polls`)
+EXPORT_RETRY_AFTER = "1"  # seconds a client waits between status polls (the Retry-After it is sent)
 _ids = count(1)
 REQUESTS: list[dict] = []
 NOT_FOUND = {404: {"model": Problem, "description": "Unknown city"}}
@@ -234,6 +252,68 @@ def delete_report(report_id: Annotated[int, Path(description="Report identifier"
     if _reports.pop(report_id, None) is None:
         raise HTTPException(404, "no such report")
     return Response(status_code=204)
+
+
+def _job(export_id: int) -> dict:
+    job = _exports.get(export_id)
+    if job is None:
+        raise HTTPException(404, "no such export")
+    return job
+
+
+def _export(job: dict) -> dict:
+    return {key: value for key, value in job.items() if not key.startswith("_")}
+
+
+@app.post(
+    "/v1/exports",
+    response_model=Export,
+    status_code=202,
+    operation_id="start_export",
+    summary="Start exporting a city's readings",
+    responses={404: {"model": Problem}},
+)
+def start_export(export: ExportIn) -> JSONResponse:
+    """A long-running job: answers 202 Accepted with the job's status resource in `Location`."""
+    _city(export.city)
+    export_id = next(_ids)
+    job = {"id": export_id, "city": export.city, "status": "running", "_polls": export.ready_after}
+    _exports[export_id] = job
+    headers = {"location": f"/v1/exports/{export_id}", "retry-after": EXPORT_RETRY_AFTER}
+    return JSONResponse(_export(job), status_code=202, headers=headers)
+
+
+@app.get(
+    "/v1/exports/{export_id}",
+    response_model=Export,
+    operation_id="get_export",
+    summary="Get an export job's status",
+    responses={202: {"model": Export, "description": "Still running"}, 404: {"model": Problem}},
+)
+def get_export(export_id: Annotated[int, Path(description="Export identifier")]) -> JSONResponse:
+    """202 with Retry-After while the job runs; 200 once it has succeeded (or was cancelled)."""
+    job = _job(export_id)
+    if job["status"] == "running":
+        if job["_polls"] > 0:
+            job["_polls"] -= 1
+            return JSONResponse(_export(job), status_code=202, headers={"retry-after": EXPORT_RETRY_AFTER})
+        base = _city(job["city"])
+        job.update(status="succeeded", readings=[_drift(base.model_dump()) for _ in range(3)])
+    return JSONResponse(_export(job))
+
+
+@app.post(
+    "/v1/exports/{export_id}/cancel",
+    response_model=Export,
+    operation_id="cancel_export",
+    summary="Cancel a running export job",
+    responses={404: {"model": Problem}},
+)
+def cancel_export(export_id: Annotated[int, Path(description="Export identifier")]) -> JSONResponse:
+    job = _job(export_id)
+    if job["status"] == "running":
+        job["status"] = "cancelled"
+    return JSONResponse(_export(job))
 
 
 @app.get("/_debug/requests", include_in_schema=False)

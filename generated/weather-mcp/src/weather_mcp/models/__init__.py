@@ -9,6 +9,8 @@ from typing import Any as _Any
 
 # Class -> its module here.
 _MODULE_OF = {
+    "Export": "export",
+    "ExportIn": "export_in",
     "GetForecastResponse": "get_forecast_response",
     "GetHistoryResponse": "get_history_response",
     "GetTemperatureResponse": "get_temperature_response",
@@ -34,6 +36,10 @@ _IMPORTED = {
     "Field": (
         "pydantic",
         "Field",
+    ),
+    "Literal": (
+        "typing",
+        "Literal",
     ),
     "OpenModel": (
         ".._runtime",

@@ -15,6 +15,9 @@ INDEX = {
     "create_report": "create_report",
     "get_report": "get_report",
     "delete_report": "delete_report",
+    "start_export": "start_export",
+    "get_export": "get_export",
+    "cancel_export": "cancel_export",
 }
 
 # Toolset -> its tools (`--toolsets`): the operations' tags in snake_case when the package was generated.
@@ -34,3 +37,11 @@ INLINE_BYTES: dict[str, int] = {}
 # The tools whose every call the person confirms before its request is sent, as the config's
 # `[confirm]` and `confirm` say (`_runtime/confirm.py`).
 CONFIRM: frozenset[str] = frozenset([])
+
+# The tools whose 202 answer (Location or Operation-Location) is followed to the operation's end, as
+# the config's `long_running` says (`_runtime/tasks.py`).
+LONG_RUNNING: frozenset[str] = frozenset(
+    [
+        "start_export",
+    ]
+)

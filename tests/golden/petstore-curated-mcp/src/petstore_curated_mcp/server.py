@@ -22,7 +22,7 @@ from ._about import (
 from ._runtime import server
 from ._runtime.contracts import unpack_catalog
 from ._runtime.server import Package, Server
-from .tools import CONFIRM, INDEX, INLINE_BYTES, TOOLSETS, VIEWS
+from .tools import CONFIRM, INDEX, INLINE_BYTES, LONG_RUNNING, TOOLSETS, VIEWS
 from .upstream import api
 
 __all__ = [
@@ -61,6 +61,7 @@ PACKAGE_INFO = Package(
     icons=ICONS,
     inline_bytes=INLINE_BYTES,
     confirm=CONFIRM,
+    long_running=LONG_RUNNING,
 )
 CATALOG = PACKAGE_INFO.catalog  # the tools/list result, written at generation time
 

@@ -28,3 +28,7 @@ INLINE_BYTES: dict[str, int] = {}
 # The tools whose every call the person confirms before its request is sent, as the config's
 # `[confirm]` and `confirm` say (`_runtime/confirm.py`).
 CONFIRM: frozenset[str] = frozenset([])
+
+# The tools whose 202 answer (Location or Operation-Location) is followed to the operation's end, as
+# the config's `long_running` says (`_runtime/tasks.py`).
+LONG_RUNNING: frozenset[str] = frozenset([])
