@@ -44,6 +44,8 @@ WEATHER_TOOLS = (
     "create_report",
     "get_report",
     "delete_report",
+    "upload_attachment",
+    "put_station_photo",
 )
 # The committed demo package, and the table view (MCP Apps) of its one list tool.
 DEMO = REPO / "generated" / "weather-mcp"

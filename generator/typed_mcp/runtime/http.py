@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from .config import Settings
 from .contracts import IDEMPOTENT_METHODS
+from .files import Upload, is_reference, resolve_body
 from .oauth import Credentials, Outgoing
 from .params import _jsonable, encode_query, encode_simple, expand_path
 from .results import (
@@ -98,8 +99,9 @@ class Api(Settings, Credentials):
         form_body: Any = None,
         multipart_body: Any = None,
         text_body: str | None = None,
-        base64_body: str | None = None,
+        base64_body: Any = None,
         content_type: str | None = None,
+        file_fields: tuple[str, ...] = (),
         security: tuple[tuple[str, ...], ...] = (),
         accept: str | None = None,
         returns: Any = None,
@@ -115,6 +117,10 @@ class Api(Settings, Credentials):
         source: dict[str, Any] = {"method": method}
         answer: bytes | None = None  # a 2xx answer's body, once read
         try:
+            if file_fields or is_reference(base64_body):
+                base64_body, multipart_body, content_type = await resolve_body(
+                    self, base64_body, multipart_body, file_fields, content_type
+                )
             body = _Body(json_body, form_body, multipart_body, text_body, base64_body, content_type)
             outgoing = await self.outgoing(security, credentials_required)
             request = self._build(
@@ -444,7 +450,7 @@ class _Body:
     form: Any = None
     multipart: Any = None
     text: str | None = None
-    base64: str | None = None
+    base64: str | bytes | None = None  # bytes: a referenced file's, read already
     content_type: str | None = None
 
     def encode(self, headers: dict[str, str]) -> dict[str, Any]:
@@ -483,6 +489,8 @@ class _Body:
             return self.text.encode()
         if self.base64 is not None:
             headers["content-type"] = self.content_type or "application/octet-stream"
+            if isinstance(self.base64, bytes):
+                return self.base64
             try:
                 return base64.b64decode(self.base64, validate=True)
             except ValueError:
@@ -501,6 +509,8 @@ def multipart_parts(fields: dict[str, Any]) -> list[tuple[str, tuple[str | None,
                 continue
             if isinstance(item, bytes):
                 parts.append((name, (name, item, "application/octet-stream")))
+            elif isinstance(item, Upload):
+                parts.append((name, (item.filename, item.data, item.mime_type)))
             elif isinstance(item, (dict, list, BaseModel)):
                 parts.append((name, (None, json.dumps(_jsonable(item)).encode(), "application/json")))
             else:

@@ -15,6 +15,8 @@ INDEX = {
     "create_report": "create_report",
     "get_report": "get_report",
     "delete_report": "delete_report",
+    "upload_attachment": "upload_attachment",
+    "put_station_photo": "put_station_photo",
 }
 
 # Toolset -> its tools (`--toolsets`): the operations' tags in snake_case when the package was generated.
