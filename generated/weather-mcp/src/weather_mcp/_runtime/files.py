@@ -193,9 +193,9 @@ def _inside(real: str, roots: list[str]) -> bool:
     while True:
         try:
             status = os.stat(current)
-        except OSError:
-            return False
-        if (status.st_dev, status.st_ino) in allowed:
+        except OSError:  # not there (yet): its folder decides, and opening it then fails
+            status = None
+        if status is not None and (status.st_dev, status.st_ino) in allowed:
             return True
         parent = os.path.dirname(current)
         if parent == current:

@@ -1,0 +1,202 @@
+"""File arguments by reference: the demo package's upload tools, served over stdio and streamable HTTP,
+against the real demo API (which answers the size, SHA-256 and media type of what it received).
+
+A reference is hostile input: every escape (a path outside the roots, `..`, percent-encoded `..`, a
+link out, a device, a FIFO, a file over the cap, another machine's file, a host not allowed, a
+redirect to one) is an isError naming the reason, sent nothing upstream, and never stalls the server."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import httpx
+import httpx2
+import jsonschema
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from harness import environment
+from harness.demo.process import free_port, running
+from support import DEMO, HttpServer, Reply, package_stdio
+
+pytestmark = pytest.mark.anyio
+
+CAP = 64 * 1024  # WEATHER_MCP_MAX_RESPONSE_BYTES of the servers here: the cap of a referenced file
+HANG = 60  # seconds: a call that takes longer has stalled
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+SECRET = b"SECRET-CONTENT-never-in-an-error"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    """A root the servers may read, and around it what they may not."""
+    top = tmp_path_factory.mktemp("files")
+    root, outside = top / "root", top / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "photo.png").write_bytes(PNG)
+    (root / "notes.txt").write_bytes(b"hello notes\n")
+    (root / "big.bin").write_bytes(SECRET + b"\0" * CAP)
+    (outside / "secret.txt").write_bytes(SECRET)
+    (root / "escape").symlink_to(outside / "secret.txt")
+    (root / "zero").symlink_to("/dev/zero")
+    os.mkfifo(root / "fifo")
+    return {"root": root, "outside": outside}
+
+
+@pytest.fixture(scope="module")
+def file_host():
+    """The http(s) host the servers may fetch from, and another they may not."""
+    with HttpServer() as allowed, HttpServer() as other:
+        allowed.routes["/photo.png"] = Reply(200, PNG, "image/png")
+        allowed.routes["/away"] = Reply(302, b"", "text/plain", headers={"location": f"{other.url}/photo.png"})
+        other.routes["/photo.png"] = Reply(200, SECRET, "image/png")
+        yield allowed, other
+
+
+def settings(files: dict[str, Path], allowed: HttpServer) -> dict[str, str]:
+    return {
+        "WEATHER_MCP_FILE_ROOTS": os.pathsep.join([str(files["root"]), "/dev"]),
+        "WEATHER_MCP_FILE_HOSTS": httpx.URL(allowed.url).netloc.decode(),
+        "WEATHER_MCP_MAX_RESPONSE_BYTES": str(CAP),
+    }
+
+
+@contextlib.asynccontextmanager
+async def connect(transport: str, demo_url: str, env: dict[str, str]) -> AsyncIterator[Client]:
+    if transport == "stdio":
+        params = package_stdio(DEMO, "weather_mcp", "--base-url", demo_url)
+        params.env = {**(params.env or {}), **env}
+        async with Client(params) as client:
+            yield client
+        return
+    port = free_port()
+    args = [sys.executable, "-m", "weather_mcp", "--base-url", demo_url, "--transport", "streamable-http"]
+    with running([*args, "--port", str(port)], f"http://127.0.0.1:{port}/health", {**environment(DEMO / "src"), **env}):
+        async with httpx2.AsyncClient() as http:
+            async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client:
+                yield client
+
+
+@pytest.fixture(scope="module", params=["stdio", "streamable-http"])
+def transport(request) -> str:
+    return request.param
+
+
+def uploads(demo_url: str) -> int:
+    """How many upload requests reached the demo API."""
+    log = httpx.get(f"{demo_url}/_debug/requests").json()
+    return sum(entry["raw_path"] in ("/v1/attachments", "/v1/stations/s1/photo") for entry in log)
+
+
+async def call(client: Client, name: str, arguments: dict):
+    with anyio.fail_after(HANG):
+        return await client.call_tool(name, arguments)
+
+
+def text(result) -> str:
+    return " ".join(block.text for block in result.content if block.type == "text")
+
+
+async def test_the_schemas_say_both_forms(demo_url, transport, files, file_host):
+    async with connect(transport, demo_url, settings(files, file_host[0])) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    photo = tools["put_station_photo"].input_schema
+    upload = tools["upload_attachment"].input_schema
+    for schema in (photo, upload):
+        jsonschema.Draft202012Validator.check_schema(schema)
+    body = photo["properties"]["body"]
+    assert body["anyOf"][0] == {"type": "string"} and body["contentEncoding"] == "base64"
+    reference = photo["$defs"][body["anyOf"][1]["$ref"].split("/")[-1]]
+    assert reference["required"] == ["uri"] and set(reference["properties"]) == {"uri", "mimeType"}
+    validator = jsonschema.Draft202012Validator(photo)
+    assert validator.is_valid({"station": "s1", "body": "AAEC"})
+    assert validator.is_valid({"station": "s1", "body": {"uri": "file:///a.png", "mimeType": "image/png"}})
+    assert not validator.is_valid({"station": "s1", "body": {"path": "/a.png"}})
+    part = upload["$defs"][upload["properties"]["body"]["$ref"].split("/")[-1]]["properties"]["file"]
+    assert "file:///" in part["description"]
+    assert jsonschema.Draft202012Validator(upload).is_valid({"body": {"file": {"uri": "https://example.com/a.png"}}})
+
+
+async def test_the_right_bytes_arrive(demo_url, transport, files, file_host):
+    root = files["root"]
+    png = hashlib.sha256(PNG).hexdigest()
+    async with connect(transport, demo_url, settings(files, file_host[0])) as client:
+        given = await call(client, "put_station_photo", {"station": "s1", "body": base64.b64encode(PNG).decode()})
+        local = await call(
+            client,
+            "put_station_photo",
+            {"station": "s1", "body": {"uri": (root / "photo.png").as_uri(), "mimeType": "image/png"}},
+        )
+        part = await call(client, "upload_attachment", {"body": {"file": {"uri": (root / "photo.png").as_uri()}}})
+        typed = await call(client, "upload_attachment", {"body": {"file": "typed text", "note": "n"}})
+        fetched = await call(client, "upload_attachment", {"body": {"file": {"uri": f"{file_host[0].url}/photo.png"}}})
+    given, local, part, fetched = (received(result) for result in (given, local, part, fetched))
+    assert given == {"size": len(PNG), "sha256": png, "content_type": "application/octet-stream"}
+    assert local == {"size": len(PNG), "sha256": png, "content_type": "image/png"}
+    # A file part: its name, and its media type guessed from it (or as the host served it).
+    assert part == fetched == {**local, "filename": "photo.png"}
+    assert typed.structured_content["sha256"] == hashlib.sha256(b"typed text").hexdigest()
+    assert typed.structured_content["note"] == "n" and typed.structured_content["filename"] == "file"
+
+
+def received(result) -> dict:
+    """What the demo API says it received, without the fields it left empty."""
+    assert not result.is_error, result.content
+    return {key: value for key, value in result.structured_content.items() if value is not None}
+
+
+def refusals(files: dict[str, Path], allowed: HttpServer, other: HttpServer) -> list[tuple[str, str]]:
+    """(URI, what the error says) for each reference the server must refuse."""
+    root, outside = files["root"], files["outside"]
+    outside_file = "outside the folders WEATHER_MCP_FILE_ROOTS allows"
+    return [
+        ((outside / "secret.txt").as_uri(), outside_file),
+        (f"{root.as_uri()}/../outside/secret.txt", outside_file),
+        (f"{root.as_uri()}/%2e%2e/outside/secret.txt", outside_file),
+        ((root / "escape").as_uri(), outside_file),  # a link that leads out
+        ((root / "zero").as_uri(), "not a regular file"),  # a link to a device (inside /dev, a root here)
+        ("file:///dev/zero", "not a regular file"),  # inside a root (/dev), but a device
+        ((root / "fifo").as_uri(), "not a regular file"),  # would block a reader until a writer came
+        ((root / "big.bin").as_uri(), f"over the {CAP} byte cap"),
+        (f"file://otherhost{root}/photo.png", "only local files"),
+        ((root / "missing.png").as_uri(), "no such file"),
+        (f"{other.url}/photo.png", "is not in WEATHER_MCP_FILE_HOSTS"),
+        (f"{allowed.url}/away", "is not in WEATHER_MCP_FILE_HOSTS"),  # a redirect to a host not allowed
+        ("ftp://example.com/a.png", "only file:// and http(s):// URIs"),
+    ]
+
+
+async def test_every_escape_is_refused_and_sends_nothing(demo_url, transport, files, file_host):
+    allowed, other = file_host
+    cases = refusals(files, allowed, other)
+    before, other_before = uploads(demo_url), len(other.seen)
+    async with connect(transport, demo_url, settings(files, allowed)) as client:
+        for uri, reason in cases:
+            raw = await call(client, "put_station_photo", {"station": "s1", "body": {"uri": uri}})
+            part = await call(client, "upload_attachment", {"body": {"file": {"uri": uri}}})
+            for result in (raw, part):
+                assert result.is_error, (uri, result.content)
+                assert reason in text(result) and uri[:100] in text(result), (uri, text(result))
+                assert "SECRET" not in text(result)
+        # The server still answers at once after them all: nothing stalled it.
+        alive = await call(client, "get_temperature", {"city": "London"})
+    assert not alive.is_error
+    assert uploads(demo_url) == before  # not one of them reached the API
+    assert len(other.seen) == other_before  # nor the host that is not allowed
+
+
+async def test_off_until_the_operator_allows(demo_url, files):
+    async with connect("stdio", demo_url, {}) as client:
+        local = await call(client, "put_station_photo", {"station": "s1", "body": {"uri": files["root"].as_uri()}})
+        remote = await call(client, "put_station_photo", {"station": "s1", "body": {"uri": "https://example.com/a"}})
+    assert local.is_error and "reading local files is off; set WEATHER_MCP_FILE_ROOTS" in text(local)
+    assert remote.is_error and "fetching URLs is off; set WEATHER_MCP_FILE_HOSTS" in text(remote)
