@@ -71,7 +71,9 @@ async def read(settings: Settings, value: Any) -> Upload:
     """The file `value` (a FileReference, or its dump) refers to, read within the call's timeout."""
     if not isinstance(value, FileReference):  # a multipart field's dump: its model is the spec's, open to more
         mime_type = value.get("mimeType")
-        value = FileReference(uri=value["uri"], mimeType=mime_type if isinstance(mime_type, str) else None)
+        value = FileReference.model_validate(
+            {"uri": value["uri"], "mimeType": mime_type if isinstance(mime_type, str) else None}
+        )
     reference = value
     uri = reference.uri
     shown = uri[:URI_SHOWN]
@@ -192,11 +194,11 @@ def _inside(real: str, roots: list[str]) -> bool:
     current = real
     while True:
         try:
-            status = os.stat(current)
+            found = os.stat(current)
+            if (found.st_dev, found.st_ino) in allowed:
+                return True
         except OSError:  # not there (yet): its folder decides, and opening it then fails
-            status = None
-        if status is not None and (status.st_dev, status.st_ino) in allowed:
-            return True
+            pass
         parent = os.path.dirname(current)
         if parent == current:
             return False
@@ -207,7 +209,7 @@ def _inside(real: str, roots: list[str]) -> bool:
 
 
 def _allowed_hosts(settings: Settings) -> set[tuple[str, int | None]]:
-    hosts = set()
+    hosts: set[tuple[str, int | None]] = set()
     for entry in os.environ.get(hosts_variable(settings), "").split(","):
         entry = entry.strip().lower()
         if not entry:
