@@ -21,7 +21,7 @@ from harness import environment
 from harness.demo.process import free_port, running
 from harness.node_tools import TS1, TS2_MODERN, run_ts_client
 from harness.runtime_loader import runtime
-from support import DEMO, REPO, generate
+from support import DEMO, REPO, WEATHER_TOOLS, generate
 
 pytestmark = pytest.mark.anyio
 
@@ -300,7 +300,7 @@ async def test_request_headers_narrow_the_tools_for_list_and_call(demo_url):
                 await client.list_tools()
         http, client = http_client(port)  # without the headers: every tool
         async with http, client:
-            assert len((await client.list_tools()).tools) == 8
+            assert len((await client.list_tools()).tools) == len(WEATHER_TOOLS)
 
 
 async def test_request_headers_never_widen_what_the_server_serves(demo_url):

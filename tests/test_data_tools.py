@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 
 from harness import data_registry
 from harness.node_tools import run_ts_client
-from support import REPO, WEATHER_REPORT, HttpServer, Reply, generate, run_cli
+from support import REPO, WEATHER_REPORT, WEATHER_TOOLS, HttpServer, Reply, generate, run_cli
 
 pytestmark = pytest.mark.anyio
 
@@ -77,7 +77,7 @@ def test_the_registry_refuses_the_default_profile(weather_package, demo_url):
 
 async def test_every_tool_registers_and_every_result_passes(data_package, weather_package, demo_url):
     verdict = registry_check(data_package, MODULE)
-    assert verdict["refused"] == {} and len(verdict["registered"]) == 8
+    assert verdict["refused"] == {} and len(verdict["registered"]) == len(WEATHER_TOOLS)
     manifest = json.loads((data_package / "typed-mcp.json").read_text())
     assert manifest["profile"] == "data-tools"
 
@@ -184,7 +184,7 @@ def test_the_typescript_client_lists_and_calls_data_tools(data_package, demo_url
         {"name": "get_temperature", "arguments": {"city": "London"}},
     ]
     run = run_ts_client(command, {"PYTHONPATH": str(data_package / "src"), **TOKEN}, calls, compile_schemas=True)
-    assert run["tools"] == 8 and run["schemas"]["failures"] == []
+    assert run["tools"] == len(WEATHER_TOOLS) and run["schemas"]["failures"] == []
     failed = [(r["name"], r["errorCode"], r["error"], r["text"]) for r in run["results"] if not r["ok"] or r["isError"]]
     assert failed == []
     for result in run["results"]:

@@ -58,6 +58,7 @@ def file_host():
     with HttpServer() as allowed, HttpServer() as other:
         allowed.routes["/photo.png"] = Reply(200, PNG, "image/png")
         allowed.routes["/away"] = Reply(302, b"", "text/plain", headers={"location": f"{other.url}/photo.png"})
+        allowed.routes["/big.bin"] = Reply(200, SECRET + b"\0" * CAP, "application/octet-stream")
         other.routes["/photo.png"] = Reply(200, SECRET, "image/png")
         yield allowed, other
 
@@ -169,6 +170,7 @@ def refusals(files: dict[str, Path], allowed: HttpServer, other: HttpServer) -> 
         ((root / "big.bin").as_uri(), f"over the {CAP} byte cap"),
         (f"file://otherhost{root}/photo.png", "only local files"),
         ((root / "missing.png").as_uri(), "no such file"),
+        (f"{allowed.url}/big.bin", f"over the {CAP} byte cap"),
         (f"{other.url}/photo.png", "is not in WEATHER_MCP_FILE_HOSTS"),
         (f"{allowed.url}/away", "is not in WEATHER_MCP_FILE_HOSTS"),  # a redirect to a host not allowed
         ("ftp://example.com/a.png", "only file:// and http(s):// URIs"),

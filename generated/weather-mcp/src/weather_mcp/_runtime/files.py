@@ -231,8 +231,6 @@ async def _fetch(settings: Settings, url: httpx.URL, shown: str, limit: int) -> 
     """The body of `url`, its file name and its served media type. A bare request on a client of its
     own (no cookie jar shared with the upstream API, none of its headers or credentials); a redirect
     is followed only to a listed host, never from https to http."""
-    from .http import _read_capped  # the upstream's decoding and cap, one reader for both
-
     variable = hosts_variable(settings)
     hosts = _allowed_hosts(settings)
     if not hosts:
@@ -248,7 +246,9 @@ async def _fetch(settings: Settings, url: httpx.URL, shown: str, limit: int) -> 
                         raise FileRefused(f"file reference {shown!r}: not an http(s) URL without user info")
                     if not _host_allowed(url, hosts):
                         raise FileRefused(f"file reference {shown!r}: host {url.host[:100]!r} is not in {variable}")
-                    response = await client.send(client.build_request("GET", url), stream=True)
+                    # Asked for as it is: a file is read raw, so a compressed answer cannot expand past the cap.
+                    request = client.build_request("GET", url, headers={"accept-encoding": "identity"})
+                    response = await client.send(request, stream=True)
                     try:
                         if response.is_redirect:
                             target = url.join(response.headers.get("location", ""))
@@ -261,10 +261,7 @@ async def _fetch(settings: Settings, url: httpx.URL, shown: str, limit: int) -> 
                         declared = response.headers.get("content-length", "")
                         if declared.isdigit() and int(declared) > limit:
                             raise FileRefused(f"file reference {shown!r}: {declared} bytes, over the {limit} byte cap")
-                        try:
-                            data = await _read_capped(response, limit)
-                        except UpstreamError:
-                            raise FileRefused(f"file reference {shown!r}: over the {limit} byte cap") from None
+                        data = await _read_raw(response, limit, shown)
                         served = response.headers.get("content-type", "").split(";")[0].strip() or None
                         return data, posixpath.basename(url.path), served
                     finally:
@@ -274,3 +271,17 @@ async def _fetch(settings: Settings, url: httpx.URL, shown: str, limit: int) -> 
         raise FileRefused(f"file reference {shown!r}: not read within {timeout:g}s") from None
     except httpx.HTTPError as exc:
         raise FileRefused(f"file reference {shown!r}: could not be fetched ({type(exc).__name__})") from None
+
+
+async def _read_raw(response: httpx.Response, limit: int, shown: str) -> bytes:
+    """The body as sent, at most `limit` bytes; one sent with a Content-Encoding though the request
+    asked for none is refused rather than decoded (where it could expand past the cap)."""
+    if response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):
+        raise FileRefused(f"file reference {shown!r}: answered with a Content-Encoding, not the file as it is")
+    chunks, size = [], 0
+    async for chunk in response.aiter_raw():
+        size += len(chunk)
+        if size > limit:
+            raise FileRefused(f"file reference {shown!r}: over the {limit} byte cap")
+        chunks.append(chunk)
+    return b"".join(chunks)
