@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from harness import environment
 from harness.demo.process import free_port, running
-from support import DEMO, HttpServer, Reply, package_stdio
+from support import DEMO, HttpServer, Reply, generate, package_stdio
 
 pytestmark = pytest.mark.anyio
 
@@ -202,3 +202,47 @@ async def test_off_until_the_operator_allows(demo_url, files):
         remote = await call(client, "put_station_photo", {"station": "s1", "body": {"uri": "https://example.com/a"}})
     assert local.is_error and "reading local files is off; set WEATHER_MCP_FILE_ROOTS" in text(local)
     assert remote.is_error and "fetching URLs is off; set WEATHER_MCP_FILE_HOSTS" in text(remote)
+
+
+BLOBS = {
+    "openapi": "3.0.3",
+    "info": {"title": "Blobs", "version": "1"},
+    "servers": [{"url": "http://127.0.0.1:9"}],
+    "paths": {
+        f"/{name}": {
+            "get": {
+                "operationId": f"get_{name}",
+                "responses": {
+                    "200": {"description": "ok", "content": {media: {"schema": {"type": "string", "format": "binary"}}}}
+                },
+            }
+        }
+        for name, media in (("photo", "image/png"), ("report", "application/pdf"))
+    },
+}
+
+
+async def test_binary_answers_inline_and_past_the_budget_by_link(tmp_path):
+    """The other way: a binary answer is an image or an embedded blob; past the tool's inline budget,
+    a line and a resource_link whose resources/read gives the bytes whole."""
+    out = tmp_path / "blobs-mcp"
+    generate(BLOBS, out, "blobs-mcp")
+    small, big = PNG[:100], b"%PDF-1.7\n" + bytes(range(256)) * 40
+    with HttpServer() as upstream:
+        upstream.routes["/photo"] = Reply(200, small, "image/png")
+        upstream.routes["/report"] = Reply(200, big, "application/pdf")
+        params = package_stdio(out, "blobs_mcp", "--base-url", upstream.url)
+        params.env = {**(params.env or {}), "BLOBS_MCP_INLINE_BYTES": "1000"}
+        async with Client(params) as client:
+            photo = await call(client, "get_photo", {})
+            report = await call(client, "get_report", {})
+            (link,) = [block for block in report.content if block.type == "resource_link"]
+            with anyio.fail_after(HANG):
+                read = await client.read_resource(link.uri)
+    assert not photo.is_error and photo.content[0].type == "image"
+    assert base64.b64decode(photo.content[0].data) == small
+    assert not report.is_error and link.mime_type == "application/pdf" and link.size == len(big)
+    assert "over the 1000 bytes this tool answers inline" in text(report)
+    (contents,) = read.contents
+    assert contents.mime_type == "application/pdf" and base64.b64decode(contents.blob) == big
+    assert len(upstream.seen) == 3  # the call, and the link's read made it again
