@@ -196,6 +196,19 @@ async def test_every_escape_is_refused_and_sends_nothing(demo_url, transport, fi
     assert len(other.seen) == other_before  # nor the host that is not allowed
 
 
+async def test_a_media_type_cannot_add_a_header(demo_url, files, file_host):
+    """mimeType becomes a Content-Type line (of the request, or of a multipart part): CR LF in it would
+    add headers of the model's choosing."""
+    before = uploads(demo_url)
+    reference = {"uri": (files["root"] / "photo.png").as_uri(), "mimeType": "image/png\r\nX-Injected: 1"}
+    async with connect("stdio", demo_url, settings(files, file_host[0])) as client:
+        raw = await call(client, "put_station_photo", {"station": "s1", "body": reference})
+        part = await call(client, "upload_attachment", {"body": {"file": reference}})
+    for result in (raw, part):
+        assert result.is_error and "mimeType is not a media type" in text(result)
+    assert uploads(demo_url) == before
+
+
 async def test_off_until_the_operator_allows(demo_url, files):
     async with connect("stdio", demo_url, {}) as client:
         local = await call(client, "put_station_photo", {"station": "s1", "body": {"uri": files["root"].as_uri()}})

@@ -21,6 +21,7 @@ import errno
 import mimetypes
 import os
 import posixpath
+import re
 import stat
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,7 @@ from .work import Overtime, off_loop
 
 MAX_REDIRECTS = 5
 URI_SHOWN = 200  # characters of a URI an error message repeats
+MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*")
 
 
 class FileReference(BaseModel):
@@ -77,6 +79,7 @@ async def read(settings: Settings, value: Any) -> Upload:
     reference = value
     uri = reference.uri
     shown = uri[:URI_SHOWN]
+    _media_type(reference.mime_type, shown)
     try:
         parts = urlsplit(uri)
         url = httpx.URL(uri) if parts.scheme.lower() in ("http", "https") else None
@@ -87,11 +90,20 @@ async def read(settings: Settings, value: Any) -> Upload:
         data, name = await _read_local(settings, parts, shown, limit)
     elif url is not None:
         data, name, served = await _fetch(settings, url, shown, limit)
-        reference = reference if reference.mime_type else reference.model_copy(update={"mime_type": served})
+        if not reference.mime_type and served and MEDIA_TYPE.fullmatch(served):
+            reference = reference.model_copy(update={"mime_type": served})
     else:
         raise FileRefused(f"file reference {shown!r}: only file:// and http(s):// URIs are read")
     guessed = mimetypes.guess_type(name, strict=False)[0]
     return Upload(data, reference.mime_type or guessed or "application/octet-stream", name or "file")
+
+
+def _media_type(value: str | None, shown: str) -> str | None:
+    """A given media type, checked: it becomes a header line, so nothing but `type/subtype` (RFC 6838's
+    characters) may reach one."""
+    if value is None or MEDIA_TYPE.fullmatch(value):
+        return value
+    raise FileRefused(f"file reference {shown!r}: mimeType is not a media type (type/subtype)")
 
 
 async def resolve_body(
