@@ -69,8 +69,9 @@ def is_reference(value: Any) -> bool:
     return isinstance(value, FileReference) or (isinstance(value, dict) and isinstance(value.get("uri"), str))
 
 
-async def read(settings: Settings, value: Any) -> Upload:
-    """The file `value` (a FileReference, or its dump) refers to, read within the call's timeout."""
+async def read(settings: Settings, value: Any, limit: int | None = None) -> Upload:
+    """The file `value` (a FileReference, or its dump) refers to, read within the call's timeout; at
+    most `limit` bytes (default: `<PREFIX>_MAX_RESPONSE_BYTES`)."""
     if not isinstance(value, FileReference):  # a multipart field's dump: its model is the spec's, open to more
         mime_type = value.get("mimeType")
         value = FileReference.model_validate(
@@ -85,7 +86,7 @@ async def read(settings: Settings, value: Any) -> Upload:
         url = httpx.URL(uri) if parts.scheme.lower() in ("http", "https") else None
     except (ValueError, httpx.InvalidURL):
         raise FileRefused(f"file reference {shown!r}: not a valid URI") from None
-    limit = settings.max_response_bytes
+    limit = settings.max_response_bytes if limit is None else limit
     if parts.scheme.lower() == "file":
         data, name = await _read_local(settings, parts, shown, limit)
     elif url is not None:
@@ -111,9 +112,11 @@ async def resolve_body(
 ) -> tuple[Any, Any, str | None]:
     """The raw body, multipart fields and content type with every file reference read: a raw body
     becomes bytes, sent as the reference's media type when it names one (or when the spec's is a
-    wildcard); a multipart file field becomes an `Upload` (text given for one is its UTF-8 bytes)."""
+    wildcard); a multipart file field becomes an `Upload` (text given for one is its UTF-8 bytes).
+    The files of one call share one cap, `<PREFIX>_MAX_RESPONSE_BYTES`."""
+    room = settings.max_response_bytes
     if is_reference(base64_body):
-        upload = await read(settings, base64_body)
+        upload = await read(settings, base64_body, room)
         given = base64_body.mime_type if isinstance(base64_body, FileReference) else None
         if given or not content_type or "*" in content_type:
             content_type = upload.mime_type
@@ -126,7 +129,8 @@ async def resolve_body(
             for name in file_fields:
                 value = fields.get(name)
                 if is_reference(value):
-                    fields[name] = await read(settings, value)
+                    fields[name] = upload = await read(settings, value, room)
+                    room -= len(upload.data)
                 elif isinstance(value, str):
                     fields[name] = Upload(value.encode(), "application/octet-stream", name)
             multipart = fields
@@ -182,6 +186,9 @@ def _read_file(path: str, roots: list[str], variable: str, shown: str, limit: in
         )
         raise FileRefused(f"file reference {shown!r}: {reason}") from None
     with os.fdopen(descriptor, "rb", buffering=0) as file:
+        opened = f"/proc/self/fd/{file.fileno()}"  # Linux: the file opened, whatever moved since realpath
+        if os.path.islink(opened) and not _inside(os.readlink(opened), roots):
+            raise FileRefused(f"file reference {shown!r}: outside the folders {variable} allows")
         status = os.fstat(file.fileno())
         if not stat.S_ISREG(status.st_mode):  # a device, FIFO or socket may never end, or block
             raise FileRefused(f"file reference {shown!r}: not a regular file")
