@@ -31,7 +31,7 @@ COMMITTED = REPO / "generated" / "weather-mcp"
 TOKEN_ENV = "WEATHER_MCP_HTTP_BEARER_TOKEN"
 ALL = list(WEATHER_TOOLS)
 WEATHER_DATA = ["get_temperature", "get_weather", "get_forecast", "get_temperatures", "get_history"]
-STATION_REPORTS = ["create_report", "get_report", "delete_report"]
+STATION_REPORTS = ["create_report", "get_report", "delete_report", "upload_attachment", "put_station_photo"]
 READ_ONLY = [*WEATHER_DATA, "get_report"]
 DISCOVERY = ["search_tools", "list_toolsets", "describe_tool", "call_tool"]
 # Calls whose results are the same every time (the upstream's reads, its errors, argument errors).
@@ -52,7 +52,8 @@ def tagged(tmp_path_factory) -> Path:
     spec = json.loads(WEATHER_SPEC.read_text())
     for path, item in spec["paths"].items():
         for operation in item.values():
-            operation["tags"] = ["Station Reports"] if path.startswith("/v1/reports") else ["Weather Data"]
+            station = path.startswith(("/v1/reports", "/v1/attachments", "/v1/stations"))
+            operation["tags"] = ["Station Reports"] if station else ["Weather Data"]
     out = tmp_path_factory.mktemp("tagged") / "weather-mcp"
     generate(spec, out, "weather-mcp")
     return out
