@@ -69,7 +69,9 @@ def server(package: Path, base_url: str) -> StdioServerParameters:
 def test_the_registry_refuses_the_default_profile(weather_package, demo_url):
     verdict = registry_check(weather_package, "weather_mcp")
     assert verdict["registered"] == []
-    assert len(verdict["refused"]) == 8 and all("sources" in why for why in verdict["refused"].values())
+    assert len(verdict["refused"]) == len(WEATHER_TOOLS) and all(
+        "sources" in why for why in verdict["refused"].values()
+    )
     default_result = httpx.get(f"{demo_url}/v1/weather/Paris").json()  # what a default tool answers
     with pytest.raises(data_registry.Refused, match="no sources"):
         data_registry.accept("get_weather", default_result)
@@ -141,6 +143,8 @@ async def call_every_tool(package: Path, base_url: str) -> dict[str, Any]:
             "get_temperatures": {"cities": ["London", "Sydney"]},
             "get_history": {"city": "London", "hours": 24},
             "create_report": {"body": WEATHER_REPORT},
+            "upload_attachment": {"body": {"file": "hello", "note": "n"}},
+            "put_station_photo": {"station": "s1", "body": "AAEC"},
         }
         results = {name: await client.call_tool(name, arguments) for name, arguments in calls.items()}
         created = results["create_report"]
