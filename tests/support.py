@@ -48,6 +48,8 @@ WEATHER_TOOLS = (
     "start_export",
     "get_export",
     "cancel_export",
+    "upload_attachment",
+    "put_station_photo",
 )
 # The committed demo package, and the table view (MCP Apps) of its one list tool.
 DEMO = REPO / "generated" / "weather-mcp"

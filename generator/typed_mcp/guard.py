@@ -92,7 +92,7 @@ TOOL_LIBRARIES: Mapping[str, frozenset[str]] = {
     "pydantic": frozenset({"Field", "JsonValue"}),
 }
 TOOL_PACKAGE: Mapping[str, frozenset[str]] = {
-    "_runtime": frozenset({"tool"}),
+    "_runtime": frozenset({"tool", "FileReference"}),
     "_runtime.datatools": frozenset({"DataResult", "data_call"}),
     "upstream": frozenset({"api"}),
 }

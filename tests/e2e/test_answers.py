@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from harness.demo.process import free_port
 from harness.node_tools import TS1, TS2_MODERN, run_ts_client
 from harness.runtime_loader import runtime
-from support import DEMO, LINK_KEY, REPO, demo_http, demo_stdio, generate
+from support import DEMO, LINK_KEY, REPO, WEATHER_TOOLS, demo_http, demo_stdio, generate
 
 pytestmark = pytest.mark.anyio
 
@@ -285,7 +285,7 @@ async def test_request_headers_narrow_the_tools_for_list_and_call(demo_url):
                 await client.list_tools()
         http, client = http_client(port)  # without the headers: every tool
         async with http, client:
-            assert len((await client.list_tools()).tools) == 11
+            assert len((await client.list_tools()).tools) == len(WEATHER_TOOLS)
 
 
 async def test_request_headers_never_widen_what_the_server_serves(demo_url):

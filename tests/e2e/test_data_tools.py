@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 
 from harness import data_registry
 from harness.node_tools import run_ts_client
-from support import REPO, WEATHER_REPORT, HttpServer, Reply, generate, run_cli
+from support import REPO, WEATHER_REPORT, WEATHER_TOOLS, HttpServer, Reply, generate, run_cli
 
 pytestmark = pytest.mark.anyio
 
@@ -69,7 +69,9 @@ def server(package: Path, base_url: str) -> StdioServerParameters:
 def test_the_registry_refuses_the_default_profile(weather_package, demo_url):
     verdict = registry_check(weather_package, "weather_mcp")
     assert verdict["registered"] == []
-    assert len(verdict["refused"]) == 11 and all("sources" in why for why in verdict["refused"].values())
+    assert len(verdict["refused"]) == len(WEATHER_TOOLS) and all(
+        "sources" in why for why in verdict["refused"].values()
+    )
     default_result = httpx.get(f"{demo_url}/v1/weather/Paris").json()  # what a default tool answers
     with pytest.raises(data_registry.Refused, match="no sources"):
         data_registry.accept("get_weather", default_result)
@@ -77,7 +79,7 @@ def test_the_registry_refuses_the_default_profile(weather_package, demo_url):
 
 async def test_every_tool_registers_and_every_result_passes(data_package, weather_package, demo_url):
     verdict = registry_check(data_package, MODULE)
-    assert verdict["refused"] == {} and len(verdict["registered"]) == 11
+    assert verdict["refused"] == {} and len(verdict["registered"]) == len(WEATHER_TOOLS)
     manifest = json.loads((data_package / "typed-mcp.json").read_text())
     assert manifest["profile"] == "data-tools"
 
@@ -141,6 +143,8 @@ async def call_every_tool(package: Path, base_url: str) -> dict[str, Any]:
             "get_temperatures": {"cities": ["London", "Sydney"]},
             "get_history": {"city": "London", "hours": 24},
             "create_report": {"body": WEATHER_REPORT},
+            "upload_attachment": {"body": {"file": "hello", "note": "n"}},
+            "put_station_photo": {"station": "s1", "body": "AAEC"},
         }
         results = {name: await client.call_tool(name, arguments) for name, arguments in calls.items()}
         created = results["create_report"]
@@ -190,7 +194,7 @@ def test_the_typescript_client_lists_and_calls_data_tools(data_package, demo_url
         {"name": "get_temperature", "arguments": {"city": "London"}},
     ]
     run = run_ts_client(command, {"PYTHONPATH": str(data_package / "src"), **TOKEN}, calls, compile_schemas=True)
-    assert run["tools"] == 11 and run["schemas"]["failures"] == []
+    assert run["tools"] == len(WEATHER_TOOLS) and run["schemas"]["failures"] == []
     failed = [(r["name"], r["errorCode"], r["error"], r["text"]) for r in run["results"] if not r["ok"] or r["isError"]]
     assert failed == []
     for result in run["results"]:

@@ -191,7 +191,7 @@ async def test_streamable_http_transport(weather_package, demo_url):
     with running(args, f"http://127.0.0.1:{port}/mcp", env):
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert len(tools) == 11
+            assert len(tools) == len(WEATHER_TOOLS)
             result = await client.call_tool("get_forecast", {"city": "Sydney", "days": 1})
             check_structured(tools["get_forecast"], result)
             assert result.structured_content["result"][0]["conditions"] == "rain"

@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from harness.demo.process import free_port, running
 from support import WEATHER_REPORT as REPORT
-from support import HttpServer, Reply, generate, import_server
+from support import WEATHER_TOOLS, HttpServer, Reply, generate, import_server
 
 pytestmark = pytest.mark.anyio
 
@@ -45,7 +45,7 @@ async def test_stateless_http_forwards_the_clients_authorization(weather_package
     port, server = http_server(weather_package, demo_url, "--stateless", "--forward-authorization")
     with server:
         health = httpx.get(f"http://127.0.0.1:{port}/health").json()
-        assert health == {"status": "ok", "package": "weather-mcp", "version": "1.2.0", "tools": 8}
+        assert health == {"status": "ok", "package": "weather-mcp", "version": "1.2.0", "tools": len(WEATHER_TOOLS)}
         for token, ok in (("demo-token", True), ("someone-elses-token", False)):
             headers = {"Authorization": f"Bearer {token}"}
             async with httpx2.AsyncClient(headers=headers) as http:

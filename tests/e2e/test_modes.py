@@ -33,7 +33,7 @@ ALL = list(WEATHER_TOOLS)
 READINGS = ["get_temperature", "get_weather", "get_forecast", "get_temperatures", "get_history"]
 EXPORTS = ["start_export", "get_export", "cancel_export"]  # tagged "Weather Data" too (`tagged`)
 WEATHER_DATA = [*READINGS, *EXPORTS]
-STATION_REPORTS = ["create_report", "get_report", "delete_report"]
+STATION_REPORTS = ["create_report", "get_report", "delete_report", "upload_attachment", "put_station_photo"]
 READ_ONLY = [*READINGS, "get_report", "get_export"]
 DISCOVERY = ["search_tools", "list_toolsets", "describe_tool", "call_tool"]
 # Calls whose results are the same every time (the upstream's reads, its errors, argument errors).
@@ -54,7 +54,8 @@ def tagged(tmp_path_factory) -> Path:
     spec = json.loads(WEATHER_SPEC.read_text())
     for path, item in spec["paths"].items():
         for operation in item.values():
-            operation["tags"] = ["Station Reports"] if path.startswith("/v1/reports") else ["Weather Data"]
+            station = path.startswith(("/v1/reports", "/v1/attachments", "/v1/stations"))
+            operation["tags"] = ["Station Reports"] if station else ["Weather Data"]
     out = tmp_path_factory.mktemp("tagged") / "weather-mcp"
     generate(spec, out, "weather-mcp")
     return out

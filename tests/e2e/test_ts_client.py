@@ -141,8 +141,8 @@ async def test_weather_package_passes_the_typescript_client(client):
         command, env = weather_server(base)
         listed = run_ts_client(command, env, [], list_only=True, dump_tools=True, compile_schemas=True, client=client)
         run = run_ts_client(command, env, WEATHER_CALLS, client=client)
-    assert listed["schemas"] == {"compiled": 21, "failures": []}  # the line's own AJV: 11 inputs, 10 outputs
-    assert listed["tools"] == 11 and run["tools"] == 11
+    assert listed["schemas"] == {"compiled": 25, "failures": []}  # the line's own AJV: 13 inputs, 12 outputs
+    assert listed["tools"] == len(WEATHER_TOOLS) and run["tools"] == len(WEATHER_TOOLS)
     assert run["listed_bytes"] == listed["listed_bytes"] > 1000
     tools = {t["name"]: t for t in listed["tool_list"]}
     assert set(tools) == set(WEATHER_TOOLS)
@@ -192,7 +192,7 @@ def test_weather_package_over_streamable_http(client):
             [*command, "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)], url, env
         ):
             run = run_ts_client(None, {}, WEATHER_CALLS[:4], url=url, client=client)
-    assert run["tools"] == 11 and run["protocol"] == client.protocol
+    assert run["tools"] == len(WEATHER_TOOLS) and run["protocol"] == client.protocol
     assert_strict_ok(run, [c["name"] for c in WEATHER_CALLS[:4]])
     assert [r["structuredContent"] for r in run["results"]][:2] == [
         {"result": 22},

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from harness.node_tools import run_ts_client
-from support import CORPUS, REPO, generate, import_server
+from support import CORPUS, REPO, WEATHER_TOOLS, generate, import_server
 
 TEN_MIB = 10 * 1024 * 1024
 
@@ -32,7 +32,7 @@ def test_lazy_catalog_is_the_sdks_own_listing(monkeypatch):
     package = REPO / "generated" / "weather-mcp"
     lazy = anyio.run(pages, import_server(package, "weather_mcp"))
     eager = anyio.run(pages, sys.modules["weather_mcp.server"].build_server(eager=True))
-    assert lazy == eager and len(lazy[0]) == 11
+    assert lazy == eager and len(lazy[0]) == len(WEATHER_TOOLS)
     server_module = sys.modules["weather_mcp.server"]
     monkeypatch.setattr(server_module.Server, "PAGE_BYTES", 2500)  # force several pages
     paged = anyio.run(pages, server_module.build_server())
@@ -150,5 +150,5 @@ def test_spliced_pages_are_what_the_sdk_would_send(version):
 @pytest.mark.slow  # generates with the CLI (a process)
 def test_an_unknown_cursor_is_an_invalid_params_error():
     first, bad = raw_stdio_listing(WEATHER_STDIO, WEATHER_ENV, "2025-06-18", cursor_override="12345")
-    assert len(first["tools"]) == 11
+    assert len(first["tools"]) == len(WEATHER_TOOLS)
     assert bad["error"]["code"] == -32602 and "cursor" in bad["error"]["message"].lower()

@@ -4,6 +4,7 @@ form, multipart, text or base64 bytes), the argument's name, and the model of a 
 
 from __future__ import annotations
 
+import copy
 import itertools
 import re
 from collections.abc import Iterator
@@ -82,13 +83,70 @@ def request_body(
         media_type = _declared_content_type(doc, path_item, op) or media_type
         what = "base64-encoded bytes" if encoding == "base64" or base64_text else "text"
         note = f"Request body ({media_type}), as {what}."
+        if encoding == "base64":
+            note = f"Request body ({media_type}): base64-encoded bytes, or {FILE_NOTE}."
         text = f"{description}\n\n{note}" if description else note
         return Body(
             arg_name, required, None, media_type, encoding, text, base64_argument=encoding == "base64" or base64_text
         )
     schema = views.view((content[media_type] or {}).get("schema", {}), "request")  # without readOnly properties
+    file_fields: tuple[str, ...] = ()
+    if encoding == "multipart":
+        schema, file_fields = _file_fields(doc, schema)
     key = schema_key(doc, schema, names.pascal_case(tool) + "Request", result, taken)
-    return Body(arg_name, required, key, media_type, encoding, description)
+    return Body(arg_name, required, key, media_type, encoding, description, file_fields=file_fields)
+
+
+# What a file argument may also be: a reference the server reads (`_runtime/files.py`, whose
+# FileReference model is this schema's counterpart for raw bodies).
+FILE_SCOPE = "(from the folders and hosts its operator allows)"
+FILE_NOTE = (
+    f'a file the server reads itself: {{"uri": "file:///path" or "https://...", "mimeType": "..."}} {FILE_SCOPE}'
+)
+FILE_REFERENCE = {
+    "type": "object",
+    "description": f"A file the server reads itself, by URI {FILE_SCOPE}.",
+    "properties": {
+        "uri": {"type": "string", "minLength": 1, "description": "file:///absolute/path or an http(s) URL"},
+        "mimeType": {"type": "string", "description": "The file's media type; guessed from its name when not given"},
+    },
+    "required": ["uri"],
+    "additionalProperties": False,
+}
+
+
+def _is_binary(schema: Any) -> bool:
+    """A string of raw bytes: `format: binary` (OpenAPI 3.0), or a `contentMediaType` without a
+    `contentEncoding` (3.1's way of saying a multipart part is a file)."""
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "string"
+        and (schema.get("format") == "binary" or ("contentMediaType" in schema and "contentEncoding" not in schema))
+    )
+
+
+def _file_fields(doc: Document, schema: Any) -> tuple[Any, tuple[str, ...]]:
+    """A multipart body's schema whose file properties (its own, by wire name) also take a file
+    reference, and their names; the schema as it is when it has none."""
+    resolved, _ = doc.deref(schema, "#")
+    properties = resolved.get("properties") if isinstance(resolved, dict) else None
+    if not isinstance(properties, dict):
+        return schema, ()
+    files = tuple(name for name, prop in properties.items() if _is_binary(doc.deref(prop, "#")[0]))
+    if not files:
+        return schema, ()
+    replaced = {name: _file_property(doc, prop) if name in files else prop for name, prop in properties.items()}
+    return {**resolved, "properties": replaced}, files
+
+
+def _file_property(doc: Document, prop: Any) -> dict[str, Any]:
+    """A file property that also takes a reference, its description saying both."""
+    described = nonblank(doc.deref(prop, "#")[0].get("description"))
+    lead = f"{described}\n\n" if described else ""
+    return {
+        "anyOf": [prop, copy.deepcopy(FILE_REFERENCE)],
+        "description": f"{lead}The file's text (sent as its UTF-8 bytes), or {FILE_NOTE}.",
+    }
 
 
 def _body_encoding(content: dict[str, Any]) -> tuple[str, BodyEncoding]:

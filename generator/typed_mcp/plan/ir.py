@@ -45,6 +45,8 @@ class Body:
     encoding: BodyEncoding
     description: str | None = None
     base64_argument: bool = False  # the argument is base64 text (decoded before sending, or sent as is)
+    # multipart: the fields that are files, each of which may also be a file reference (`_runtime/files.py`)
+    file_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -165,6 +165,8 @@ def _tool_view(op: Operation, models: Models) -> ToolView:
             optional.append(f"{param.arg_name}: {annotation} = {py_literal(param.default)}")
     if op.body is not None:
         body_type = models.annotation(op.body.schema_key) if op.body.schema_key else "str"
+        if op.body.encoding == "base64":  # raw bytes: base64 text, or a file the server reads (`_runtime/files.py`)
+            body_type = "str | FileReference"
         extra: tuple[tuple[str, Any], ...] = ()
         if op.body.base64_argument:  # say so in the inputSchema, for clients and models alike
             extra = (("json_schema_extra", {"contentEncoding": "base64", "contentMediaType": op.body.media_type}),)
@@ -195,6 +197,8 @@ def _tool_view(op: Operation, models: Models) -> ToolView:
         call.append(f"{op.body.encoding}_body={op.body.arg_name}")
         if op.body.encoding in ("text", "base64"):
             call.append(f"content_type={py_literal(op.body.media_type)}")
+        if op.body.file_fields:
+            call.append(f"file_fields={py_literal(op.body.file_fields)}")
     if op.security:
         call.append(f"security={py_literal(op.security)}")
     if op.credentials_required:
@@ -252,7 +256,13 @@ def tool_imports(view: ToolView, models: Models) -> dict[str, list[str]]:
     if op.response.kind == "json" and op.output_schema:
         used |= models.names_used(op.response.schema_key, aliases=True)
     model_names = sorted(used - _TYPING_NAMES - _BUILTINS - set(pydantic_names))
-    return {"typing_imports": typing_names, "pydantic_imports": pydantic_names, "model_imports": model_names}
+    runtime_names = ["FileReference", "tool"] if re.search(r"\bFileReference\b", text) else ["tool"]
+    return {
+        "typing_imports": typing_names,
+        "pydantic_imports": pydantic_names,
+        "model_imports": model_names,
+        "runtime_imports": runtime_names,
+    }
 
 
 def toolsets(plan: ApiPlan) -> dict[str, Sequence[str]]:

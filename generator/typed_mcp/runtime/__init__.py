@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported
 
     from .config import FORWARDED_AUTHORIZATION, Scheme, Settings
     from .contracts import IDEMPOTENT_METHODS
+    from .files import FileReference
     from .formats import (
         EMAIL,
         STRICT_FORMATS,
@@ -79,6 +80,7 @@ _SOURCES = {
         ".formats",
     ),
     "IDEMPOTENT_METHODS": ".contracts",
+    "FileReference": ".files",
     **dict.fromkeys(("RETRY_STATUSES", "Api", "encode_multipart", "multipart_parts"), ".http"),
     **dict.fromkeys(
         ("CountedModel", "DeferredCountedModel", "DeferredOpenModel", "OpenModel", "PropertyCount", "build_models"),
@@ -94,6 +96,7 @@ _SOURCES = {
 __all__ = [
     "EMAIL",
     "FORWARDED_AUTHORIZATION",
+    "FileReference",
     "IDEMPOTENT_METHODS",
     "PROVENANCE_KEY",
     "RETRY_STATUSES",

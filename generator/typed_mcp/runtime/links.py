@@ -35,8 +35,11 @@ from mcp.server.request_state import AESGCMRequestStateCodec, InvalidRequestStat
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
+    BlobResourceContents,
     CallToolResult,
     ContentBlock,
+    EmbeddedResource,
+    ImageContent,
     ReadResourceResult,
     ResourceLink,
     TextContent,
@@ -93,12 +96,15 @@ class Links:
         """`result` of the tool `tool` (its tools/list definition) called with `arguments`, as it is
         when it fits the tool's budget, else a preview with a link (see the module's docstring)."""
         structured = result.structured_content
-        if tool is None or result.is_error or structured is None or not _reads(tool):
+        binary = _binary(result) if structured is None else None
+        if tool is None or result.is_error or (structured is None and binary is None) or not _reads(tool):
             return result
         try:
             budget = self.budget(tool["name"])
         except ValueError as exc:  # a setting the runtime cannot use: said, rather than ignored
             return error_result(str(exc))
+        if binary is not None:
+            return self._binary_answer(tool, arguments, result, binary, budget)
         size = _size(structured)
         if size <= budget:
             return result
@@ -138,11 +144,41 @@ class Links:
             return result
         return self.answer(tools.get(name), inner, result, arguments.get("fields"))
 
+    def _binary_answer(
+        self,
+        tool: Mapping[str, Any],
+        arguments: Mapping[str, Any],
+        result: CallToolResult,
+        binary: tuple[str, str],
+        budget: int,
+    ) -> CallToolResult:
+        """A binary answer (an image, a file) whose base64 is over the budget: a line saying so and a
+        link to it, which resources/read gives whole (as a blob)."""
+        mime_type, blob = binary
+        if len(blob) <= budget:
+            return result
+        size = len(blob) // 4 * 3 - blob[-2:].count("=")  # the bytes the base64 holds
+        link = self.link(tool, arguments, None, size, mime_type)
+        meta = {**(result.meta or {}), TRUNCATED: {"bytes": len(blob), "budget": budget, "uri": link.uri}}
+        text = (
+            f"This answer is {size} bytes of {mime_type} ({len(blob)} characters of base64), over the {budget} "
+            f"bytes this tool answers inline: read it with resources/read of {link.uri} (valid {LINK_SECONDS} s; "
+            "after that, call the tool again)"
+        )
+        return CallToolResult(content=[TextContent(type="text", text=text), link], _meta=meta)
+
     def serves(self, tools: Sequence[Mapping[str, Any]]) -> bool:
         """Some of `tools` may answer with a link (so the server serves resources/read)."""
         return any(_reads(tool) for tool in tools)
 
-    def link(self, tool: Mapping[str, Any], arguments: Mapping[str, Any], fields: Any, size: int) -> ResourceLink:
+    def link(
+        self,
+        tool: Mapping[str, Any],
+        arguments: Mapping[str, Any],
+        fields: Any,
+        size: int,
+        mime_type: str = "application/json",
+    ) -> ResourceLink:
         if self.ephemeral:
             self.ephemeral = False
             logger.warning(
@@ -151,6 +187,7 @@ class Links:
                 self.env_prefix,
                 MIN_KEY_BYTES,
             )
+        kind = "JSON" if mime_type == "application/json" else mime_type
         call = {"p": self.package, "t": tool["name"], "a": arguments, "e": int(time.time()) + LINK_SECONDS}
         if fields is not None:
             call["f"] = fields
@@ -160,8 +197,8 @@ class Links:
             uri=self.prefix + token,
             name=f"{tool['name']} answer",
             title=f"The whole answer of {tool['name']}",
-            description=f"The whole JSON answer of {tool['name']}, made again when read (for {LINK_SECONDS} s)",
-            mime_type="application/json",
+            description=f"The whole {kind} answer of {tool['name']}, made again when read (for {LINK_SECONDS} s)",
+            mime_type=mime_type,
             size=size,
         )
 
@@ -203,11 +240,27 @@ class Links:
     @staticmethod
     def contents(uri: str, result: CallToolResult) -> ReadResourceResult:
         """The whole answer of a link, from the call made again; its failure as an MCPError."""
+        binary = _binary(result) if result.structured_content is None and not result.is_error else None
+        if binary is not None:
+            return ReadResourceResult(contents=[BlobResourceContents(uri=uri, mime_type=binary[0], blob=binary[1])])
         if result.is_error or result.structured_content is None:
             text = " ".join(block.text for block in result.content if isinstance(block, TextContent))
             raise MCPError(code=INVALID_PARAMS, message=f"the call behind {uri[:120]} failed: {text[:2000]}")
         text = json.dumps(result.structured_content, ensure_ascii=False)
         return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type="application/json", text=text)])
+
+
+def _binary(result: CallToolResult) -> tuple[str, str] | None:
+    """The media type and base64 of a binary answer (`results.py` gives one as an image or an embedded
+    blob, alone); None for any other result."""
+    if len(result.content) != 1:
+        return None
+    block = result.content[0]
+    if isinstance(block, ImageContent):
+        return block.mime_type, block.data
+    if isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents):
+        return block.resource.mime_type or "application/octet-stream", block.resource.blob
+    return None
 
 
 def _reads(tool: Mapping[str, Any]) -> bool:

@@ -10,12 +10,13 @@ outside the spec, so tests can see exactly what reached the API.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from datetime import datetime, timezone
 from itertools import count
 from typing import Annotated, Literal
 
-from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response
+from fastapi import Depends, FastAPI, File, Form, HTTPException, Path, Query, Request, Response, UploadFile
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import AwareDatetime, BaseModel, Field
@@ -314,6 +315,51 @@ def cancel_export(export_id: Annotated[int, Path(description="Export identifier"
     if job["status"] == "running":
         job["status"] = "cancelled"
     return JSONResponse(_export(job))
+
+
+class Received(BaseModel):
+    """What an upload brought: enough for a caller to prove which bytes arrived."""
+
+    size: int = Field(description="Bytes received")
+    sha256: str = Field(description="SHA-256 of the bytes received, in hex")
+    content_type: str | None = Field(description="The media type they were sent as")
+    filename: str | None = Field(default=None, description="The file name of a multipart file part")
+    note: str | None = Field(default=None, description="The note sent beside the file")
+
+
+def _received(data: bytes, content_type: str | None, **extra: str | None) -> Received:
+    return Received(size=len(data), sha256=hashlib.sha256(data).hexdigest(), content_type=content_type, **extra)
+
+
+@app.post(
+    "/v1/attachments",
+    response_model=Received,
+    operation_id="upload_attachment",
+    summary="Attach a file to the station log (multipart)",
+)
+async def upload_attachment(
+    file: Annotated[UploadFile, File(description="The file")],
+    note: Annotated[str | None, Form(description="A note about the file")] = None,
+) -> Received:
+    return _received(await file.read(), file.content_type, filename=file.filename, note=note)
+
+
+@app.put(
+    "/v1/stations/{station}/photo",
+    response_model=Received,
+    operation_id="put_station_photo",
+    summary="Replace a station's photo (raw bytes)",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
+async def put_station_photo(
+    station: Annotated[str, Path(description="Station identifier")], request: Request
+) -> Received:
+    return _received(await request.body(), request.headers.get("content-type"))
 
 
 @app.get("/_debug/requests", include_in_schema=False)

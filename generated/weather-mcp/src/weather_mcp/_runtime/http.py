@@ -30,6 +30,7 @@ from pydantic import BaseModel
 from .config import Settings
 from .contracts import IDEMPOTENT_METHODS
 from .credentials import Credentials, Outgoing
+from .files import Upload, is_reference, resolve_body
 from .params import encode_query, encode_simple, expand_path, jsonable
 from .results import (
     UpstreamError,
@@ -99,8 +100,9 @@ class Api(Settings, Credentials):
         form_body: Any = None,
         multipart_body: Any = None,
         text_body: str | None = None,
-        base64_body: str | None = None,
+        base64_body: Any = None,
         content_type: str | None = None,
+        file_fields: tuple[str, ...] = (),
         security: tuple[tuple[str, ...], ...] = (),
         accept: str | None = None,
         returns: Any = None,
@@ -116,6 +118,10 @@ class Api(Settings, Credentials):
         source: dict[str, Any] = {"method": method}
         answer: bytes | None = None  # a 2xx answer's body, once read
         try:
+            if file_fields or is_reference(base64_body):
+                base64_body, multipart_body, content_type = await resolve_body(
+                    self, base64_body, multipart_body, file_fields, content_type
+                )
             body = _Body(json_body, form_body, multipart_body, text_body, base64_body, content_type)
             outgoing = await self.outgoing(security, credentials_required)
             request = self._build(
@@ -470,7 +476,7 @@ class _Body:
     form: Any = None
     multipart: Any = None
     text: str | None = None
-    base64: str | None = None
+    base64: str | bytes | None = None  # bytes: a referenced file's, read already
     content_type: str | None = None
 
     def encode(self, headers: dict[str, str]) -> dict[str, Any]:
@@ -509,6 +515,8 @@ class _Body:
             return self.text.encode()
         if self.base64 is not None:
             headers["content-type"] = self.content_type or "application/octet-stream"
+            if isinstance(self.base64, bytes):
+                return self.base64
             try:
                 return base64.b64decode(self.base64, validate=True)
             except ValueError:
@@ -527,6 +535,8 @@ def multipart_parts(fields: dict[str, Any]) -> list[tuple[str, tuple[str | None,
                 continue
             if isinstance(item, bytes):
                 parts.append((name, (name, item, "application/octet-stream")))
+            elif isinstance(item, Upload):
+                parts.append((name, (item.filename, item.data, item.mime_type)))
             elif isinstance(item, (dict, list, BaseModel)):
                 parts.append((name, (None, json.dumps(jsonable(item)).encode(), "application/json")))
             else:

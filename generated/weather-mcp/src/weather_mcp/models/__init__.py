@@ -15,8 +15,11 @@ _MODULE_OF = {
     "GetHistoryResponse": "get_history_response",
     "GetTemperatureResponse": "get_temperature_response",
     "GetTemperaturesResponse": "get_temperatures_response",
+    "Received": "received",
     "Report": "report",
     "ReportIn": "report_in",
+    "UploadAttachmentRequest": "upload_attachment_request",
+    "UploadAttachmentRequestFile": "upload_attachment_request_file",
     "WeatherData": "weather_data",
 }
 # Other names the models' types use (a tool's root type may too): name -> (module, attribute).

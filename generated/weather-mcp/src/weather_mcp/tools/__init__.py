@@ -18,6 +18,8 @@ INDEX = {
     "start_export": "start_export",
     "get_export": "get_export",
     "cancel_export": "cancel_export",
+    "upload_attachment": "upload_attachment",
+    "put_station_photo": "put_station_photo",
 }
 
 # Toolset -> its tools (`--toolsets`): the operations' tags in snake_case when the package was generated.

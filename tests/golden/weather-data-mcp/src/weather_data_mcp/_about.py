@@ -7,9 +7,9 @@ VERSION = "1.2.0"
 API_TITLE = "Weather API"
 API_VERSION = "1.2.0"
 OPENAPI_VERSION = "3.1.0"
-SPEC_SHA256 = "5398c8e89b60cb69faa6e066bae78ccdb5a95600a69811aee6f7172e1046be60"
+SPEC_SHA256 = "33654e7d7ef4639f06d3e221b0db71860c1ce72de048750fdd75ed88fce7f421"
 GENERATOR = "typed-mcp 0.1.0"
-TOOL_COUNT = 11
+TOOL_COUNT = 13
 # How the server presents itself (server info; its tools' icons): the spec's, or the config's [registry].
 DESCRIPTION = "Current weather, forecasts and station reports for a few cities."
 WEBSITE_URL = None
