@@ -67,7 +67,8 @@ class Models:
     def is_object(self, annotation: str) -> bool:
         """Whether the SDK publishes `annotation` as it is, an object (a model class that is no
         RootModel, or `dict[str, X]`), rather than wrapped in `{"result": ...}`."""
-        return annotation in self.classes - set(self.root_type) or annotation.startswith("dict[str,")
+        # Not `classes - set(root_type)`: asked for every tool, that set would be built each time.
+        return (annotation in self.classes and annotation not in self.root_type) or annotation.startswith("dict[str,")
 
     def _root(self, key: str | None, aliases: bool) -> tuple[str, set[str]]:
         if key is None:
@@ -213,7 +214,7 @@ def _generate(
     parts = [part for part in cached if part is not None]  # all of them by now: found, or generated above
     if merged_key is None:
         return parts[0]
-    merged = model_parts.merge(parts[0][0], parts[1][0], fixed)
+    merged = model_parts.merge(parts[0][0], parts[1][0], fixed, (parts[0][1], parts[1][1]))
     tree = _checked(merged, class_names, doc.origin)
     cache.put(merged_key, merged)
     return merged, tree
