@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from typed_mcp import names
@@ -166,7 +166,7 @@ def distinctions(plan: ApiPlan) -> dict[str, str]:
         if op.title:
             by_title.setdefault(_words(op.title), []).append(op)
     found = {}
-    kinds = (
+    kinds: tuple[Callable[[Operation], list[str]], ...] = (
         lambda o: _words(*(s for s in _segments(o.path) if not _is_parameter(s))).split(),
         lambda o: [p.arg_name for p in o.parameters],
         lambda o: [o.method],
