@@ -183,6 +183,7 @@ directory: $(STAMP) $(NODE_STAMP) $(DIRECTORY_STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py --runs 3 --markdown bench/RESULTS.md
 	$(BIN)/python bench/modes.py --markdown bench/MODES.md
+	$(BIN)/python bench/generation_scale.py --markdown bench/GENERATION.md
 	$(BIN)/python bench/search_quality.py bench/.work/modes-github__api.github.com bench/search_tasks/github.json --peer $(CORPUS)/github__api.github.com.json
 	$(BIN)/python bench/search_quality.py bench/.work/modes-cloudflare__openapi bench/search_tasks/cloudflare.json --peer $(CORPUS)/cloudflare__openapi.json
 	$(BIN)/python bench/search_quality.py bench/.work/modes-github__api.github.com bench/search_tasks/blind/github.json --peer $(CORPUS)/github__api.github.com.json

@@ -63,6 +63,9 @@ MODEL_LIBRARIES: Mapping[str, frozenset[str]] = {
     "uuid": frozenset({"UUID"}),
     "ipaddress": frozenset({"IPv4Address", "IPv6Address", "IPv4Network", "IPv6Network"}),
     "pathlib": frozenset({"Path"}),
+    # A model with a field named like a builtin type (`list`) shadows it in its class body: the code
+    # generator then writes every such type under an alias (`from builtins import list as list_aliased`).
+    "builtins": frozenset({"bool", "bytes", "dict", "float", "frozenset", "int", "list", "set", "str", "tuple"}),
 }
 CODEGEN_BASE = frozenset({"OpenModel"})
 TYPED_EXTRA = "__pydantic_extra__"  # the one reserved field name: the type of unknown fields (additionalProperties)

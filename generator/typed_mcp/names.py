@@ -40,6 +40,9 @@ def short_hash(text: str, length: int = 8) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
 
 
+# Naming asks for the same few strings again and again (each operation's path under every method, a
+# group's names per candidate): Microsoft Graph's 22,000 operations made this a third of planning.
+@functools.lru_cache(maxsize=1 << 18)
 def snake_case(text: str) -> str:
     """`repos/get` -> `repos_get`, `getUserByID` -> `get_user_by_id`, `List Pets!` -> `list_pets`."""
     text = _CAMEL_2.sub(r"\1_\2", text)
@@ -57,8 +60,10 @@ def pascal_case(text: str) -> str:
 
 
 def _route_suffix(method: str, path: str) -> str:
-    """What a generated operationId appends to a function name: its path and method, snake_cased."""
-    return snake_case(f"{path} {method}")
+    """What a generated operationId appends to a function name: its path and method, snake_cased.
+    The same as `snake_case(f"{path} {method}")` (the space parts them), from the path's own, which
+    is asked for under every method."""
+    return "_".join(part for part in (snake_case(path), snake_case(method)) if part)
 
 
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

@@ -43,9 +43,12 @@ def staged(out: Path, files: dict[str, str | bytes]) -> Iterator[Path]:
 
 
 def write_files(folder: Path, files: dict[str, str | bytes]) -> None:
+    made: set[Path] = set()  # a big API's thousands of tool modules share a few folders
     for relative, content in sorted(files.items()):
         target = folder / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
         if isinstance(content, bytes):
             target.write_bytes(content)
         else:

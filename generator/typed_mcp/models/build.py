@@ -67,7 +67,8 @@ class Models:
     def is_object(self, annotation: str) -> bool:
         """Whether the SDK publishes `annotation` as it is, an object (a model class that is no
         RootModel, or `dict[str, X]`), rather than wrapped in `{"result": ...}`."""
-        return annotation in self.classes - set(self.root_type) or annotation.startswith("dict[str,")
+        # Not `classes - set(root_type)`: asked for every tool, that set would be built each time.
+        return (annotation in self.classes and annotation not in self.root_type) or annotation.startswith("dict[str,")
 
     def _root(self, key: str | None, aliases: bool) -> tuple[str, set[str]]:
         if key is None:
@@ -213,7 +214,7 @@ def _generate(
     parts = [part for part in cached if part is not None]  # all of them by now: found, or generated above
     if merged_key is None:
         return parts[0]
-    merged = model_parts.merge(parts[0][0], parts[1][0], fixed)
+    merged = model_parts.merge(parts[0][0], parts[1][0], fixed, (parts[0][1], parts[1][1]))
     tree = _checked(merged, class_names, doc.origin)
     cache.put(merged_key, merged)
     return merged, tree
@@ -257,13 +258,22 @@ def _read_classes(models: Models, tree: ast.Module) -> set[str]:
     (`'Pet'`, to a class defined further on) is written as the name itself, which the tool module
     imports (a string would hide the name from that import, and from the import fixes, render.tidy)."""
     defined: set[str] = set()
+    # A builtin type the code generator imported under an alias (a field shadows it) is written as
+    # itself: the tools import no builtin, and no tool shadows one.
+    builtin = {
+        alias.asname: alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module == "builtins" and node.level == 0
+        for alias in node.names
+        if alias.asname
+    }
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
             continue
         defined.add(node.name)
         for base in node.bases:
             if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Name) and base.value.id == "RootModel":
-                root = _Unquoted().visit(copy.deepcopy(base.slice))
+                root = _Unquoted(builtin).visit(copy.deepcopy(base.slice))
                 models.root_type[node.name] = ast.unparse(root)
                 models.root_names[node.name] = {n.id for n in ast.walk(root) if isinstance(n, ast.Name)}
     models.classes = defined
@@ -272,7 +282,14 @@ def _read_classes(models: Models, tree: ast.Module) -> set[str]:
 
 class _Unquoted(ast.NodeTransformer):
     """A type expression with each quoted class name (a forward reference) written as a name; data
-    stays as it is: `Literal[...]` values, `Annotated[...]` metadata, call arguments (`Field(...)`)."""
+    stays as it is: `Literal[...]` values, `Annotated[...]` metadata, call arguments (`Field(...)`).
+    A name in `builtin` (an alias of a builtin type) is written as that builtin."""
+
+    def __init__(self, builtin: dict[str, str] | None = None) -> None:
+        self._builtin = builtin or {}
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name(self._builtin[node.id], node.ctx) if node.id in self._builtin else node
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         generic = node.value.id if isinstance(node.value, ast.Name) else None

@@ -138,11 +138,12 @@ class _Part:
         return self._uses[name]
 
 
-def merge(first: str, second: str, fixed: set[str]) -> str:
+def merge(first: str, second: str, fixed: set[str], trees: tuple[ast.Module, ast.Module] | None = None) -> str:
     """One models source from the code generator's outputs for two parts (see the module's doc).
     `fixed`: the class names chosen for schemas. Each names one schema in both parts, so where the
-    parts' texts differ (they name the inline models under it differently) the first's is kept."""
-    merged, part = _read(first), _read(second)
+    parts' texts differ (they name the inline models under it differently) the first's is kept.
+    `trees`: the parts' trees, when the caller has parsed them (a big API's take seconds each)."""
+    merged, part = (_read(first), _read(second)) if trees is None else (_read(first, trees[0]), _read(second, trees[1]))
     shared = [n for n in part.order if n in merged.text]
     clash = {n for n in shared if n not in fixed and merged.text[n] != part.text[n]}
     if clash:
@@ -187,10 +188,10 @@ def merge(first: str, second: str, fixed: set[str]) -> str:
     return "".join(lines) + "\n"
 
 
-def _read(source: str) -> _Part:
+def _read(source: str, tree: ast.Module | None = None) -> _Part:
     part = _Part()
     code = PySource(source)
-    for node in parse(source).body:
+    for node in (tree if tree is not None else parse(source)).body:
         text = code.segment(node) + "\n"
         if isinstance(node, ast.ClassDef) and node.decorator_list:
             raise MergeError("a decorated class")  # not written by the code generator's templates

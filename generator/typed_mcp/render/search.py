@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from typed_mcp import names
@@ -101,17 +102,24 @@ def distinctions(plan: ApiPlan) -> dict[str, str]:
         if op.title:
             by_title.setdefault(_words(op.title), []).append(op)
     found = {}
+    kinds: tuple[Callable[[Operation], list[str]], ...] = (
+        lambda o: _words(*(s for s in _segments(o.path) if not _is_parameter(s))).split(),
+        lambda o: [p.arg_name for p in o.parameters],
+        lambda o: [o.method],
+    )
     for ops in by_title.values():
         if len(ops) < 2:
             continue
-        for op in ops:
-            for words_of in (
-                lambda o: _words(*(s for s in _segments(o.path) if not _is_parameter(s))).split(),
-                lambda o: [p.arg_name for p in o.parameters],
-                lambda o: [o.method],
-            ):
-                shared = set.intersection(*(set(words_of(other)) for other in ops))
-                own = [word for word in dict.fromkeys(words_of(op)) if word not in shared]
+        # Each kind of words is read once per tool, and what the group shares once per group: a title
+        # that thousands of tools share (Microsoft Graph's) made this quadratic.
+        read: dict[int, tuple[list[list[str]], set[str]]] = {}
+        for index, op in enumerate(ops):
+            for kind, words_of in enumerate(kinds):
+                if kind not in read:
+                    each = [words_of(other) for other in ops]
+                    read[kind] = (each, set.intersection(*(set(words) for words in each)))
+                each, shared = read[kind]
+                own = [word for word in dict.fromkeys(each[index]) if word not in shared]
                 if own:
                     found[op.tool_name] = prose.clip(" ".join(own), 60)
                     break
