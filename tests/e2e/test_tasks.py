@@ -134,6 +134,20 @@ async def test_without_the_extension_the_call_polls_to_the_end_with_progress(dem
     assert "working" in (seen[0][1] or "") and "completed" in (seen[-1][1] or "")
 
 
+async def test_discovery_modes_call_tool_follows_the_operation_to_its_end(demo_url):
+    # Discovery's call_tool answers within the call, whatever the client declares: its result is the
+    # tool's final answer (trimmed by `fields`), never a task handle nor the accepted job as it came.
+    async with Client(demo_stdio(demo_url, "--discovery"), extensions=[TasksClient()]) as client:
+        called = {"name": "start_export", "arguments": EXPORT}
+        result = await client.call_tool("call_tool", called)
+        assert not result.is_error, result
+        assert result.structured_content is not None, result
+        assert result.structured_content["status"] == "succeeded", result.structured_content
+        assert result.structured_content["readings"] == READINGS
+        trimmed = await client.call_tool("call_tool", {**called, "fields": "status"})
+        assert not trimmed.is_error and "succeeded" in json.dumps(trimmed.structured_content), trimmed
+
+
 async def test_past_the_deadline_the_result_says_where_to_continue(demo_url):
     async with Client(demo_stdio(demo_url, WEATHER_MCP_LONG_RUNNING_SECONDS="2.5")) as client:
         result = await client.call_tool("start_export", NEVER)

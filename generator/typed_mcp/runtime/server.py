@@ -331,7 +331,7 @@ class Server(LowLevelServer):
             return error_result(oversized)
         gate = self.typed_mcp_gate(ctx, params)
         if catalog.discovery is not None:
-            return await self.typed_mcp_discover(catalog, params.name, arguments, gate)
+            return await self.typed_mcp_discover(ctx, catalog, params.name, arguments, gate)
         refused = catalog.refusal(params.name)
         if refused is not None:
             return refused
@@ -346,7 +346,7 @@ class Server(LowLevelServer):
         return await _off_loop(catalog.info, CUTTING, answer, tool, arguments, result, size=_text_bytes(result))
 
     async def typed_mcp_discover(
-        self, catalog: _Catalog, name: str, arguments: dict[str, Any], gate: Gate
+        self, ctx: ServerRequestContext, catalog: _Catalog, name: str, arguments: dict[str, Any], gate: Gate
     ) -> CallToolResult:
         """A call in discovery mode: one of the discovery tools, or the refusal of any other."""
         from . import discovery  # loaded with the mode (`_Catalog`)
@@ -360,8 +360,17 @@ class Server(LowLevelServer):
         if name == discovery.DESCRIBE_TOOL:
             return found.describe_tool(arguments, catalog.refusal)
         if name == discovery.CALL_TOOL:
-            gated = functools.partial(self.typed_mcp_call, gate=gate)
-            result = await found.call_tool(arguments, catalog.refusal, gated, self.typed_mcp_select)
+
+            async def called(tool: str, tool_arguments: dict[str, Any]) -> CallToolResult:
+                result = await self.typed_mcp_call(tool, tool_arguments, gate=gate)
+                if self.typed_mcp_tasks is None:
+                    return result
+                # A long-running operation is followed to its end within the call (never a task: the
+                # result is the tool's answer, which `fields` may trim).
+                followed = await self.typed_mcp_tasks.follow(ctx, catalog.by_name.get(tool), result, task=False)
+                return cast(CallToolResult, followed)
+
+            result = await found.call_tool(arguments, catalog.refusal, called, self.typed_mcp_select)
             links = self.typed_mcp_links
             size = _text_bytes(result)
             return await _off_loop(catalog.info, CUTTING, links.called, catalog.by_name, arguments, result, size=size)

@@ -97,10 +97,11 @@ class LongRunning:
         self.extension = Tasks(self.get, self.cancel)
 
     async def follow(
-        self, ctx: ServerRequestContext, tool: Mapping[str, Any] | None, result: CallToolResult
+        self, ctx: ServerRequestContext, tool: Mapping[str, Any] | None, result: CallToolResult, *, task: bool = True
     ) -> CallToolResult | dict[str, Any]:
         """A call's result, followed when the tool is long-running and the API accepted it (202): a
-        task for a client of the extension, else the operation's end polled within the call."""
+        task for a client of the extension (unless `task` is false: discovery's call_tool, whose result
+        is the tool's answer), else the operation's end polled within the call."""
         status = (result.meta or {}).get(SOURCE) or {}
         if tool is None or tool["name"] not in self.tools or result.is_error or "location" not in status:
             return result
@@ -109,7 +110,7 @@ class LongRunning:
             self._relative(status["location"])
         except MCPError as exc:  # never polled: the answer as it came, and why it is not followed
             return _failure(f"{tool['name']}: accepted by the API, not followed: {exc.error.message}", status)
-        if _declares_tasks(ctx):
+        if task and _declares_tasks(ctx):
             return self._created(ctx, tool["name"], status["location"], status.get("security", []), wait)
         return await self._within(ctx, tool, status["location"], status.get("security", []), wait)
 
