@@ -9,7 +9,7 @@ from harness import corpus
 from support import CORPUS
 
 SMALL = 250_000  # bytes; the larger specs take minutes each with fidelity, see `make corpus`
-QUICK = 160_000  # bytes; the small specs above this take a minute or two each: make test-long runs them
+QUICK = 50_000  # bytes; the small specs above this take half a minute or more each: make test-long runs them
 
 
 def size_marks(meta: dict[str, str]) -> list[pytest.MarkDecorator]:

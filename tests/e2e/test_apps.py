@@ -32,7 +32,8 @@ def table_config(html: str) -> dict[str, Any]:
 
 async def test_list_tool_points_at_its_view_and_the_server_serves_it(demo_url):
     async with Client(package_stdio(DEMO, "weather_mcp", "--base-url", demo_url), extensions=APPS_CLIENT) as client:
-        assert client.server_capabilities.extensions == {EXTENSION_ID: {}}
+        # Apps for the views, and tasks for the demo's long-running export (`test_tasks.py`).
+        assert client.server_capabilities.extensions == {EXTENSION_ID: {}, "io.modelcontextprotocol/tasks": {}}
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert tools["get_forecast"].meta["ui"] == {"resourceUri": FORECAST_VIEW}
         assert [name for name, tool in tools.items() if "ui" in (tool.meta or {})] == ["get_forecast", "get_history"]
@@ -195,6 +196,9 @@ def test_the_eager_server_serves_the_same_views_through_the_sdks_apps_extension(
     proc = subprocess.run([sys.executable, "-c", EAGER_AND_LAZY], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lazy, eager = json.loads(proc.stdout)
-    assert lazy["read"] == eager["read"] and lazy["meta"] == eager["meta"] and lazy["extensions"] == eager["extensions"]
+    assert lazy["read"] == eager["read"] and lazy["meta"] == eager["meta"]
+    # The same Apps extension; the tasks extension (long-running operations) is the catalog server's own.
+    assert lazy["extensions"].pop("io.modelcontextprotocol/tasks") == {}
+    assert lazy["extensions"] == eager["extensions"]
     assert [r["uri"] for r in lazy["listed"]] == [r["uri"] for r in eager["listed"]] == [FORECAST_VIEW, HISTORY_VIEW]
     assert {r["mimeType"] for r in lazy["listed"] + eager["listed"]} == {APP_MIME_TYPE}

@@ -49,7 +49,7 @@ def test_generate_from_file_writes_a_complete_project(tmp_path: Path):
         "src/weather_mcp/tools/get_weather.py",
     ):
         assert (out / relative).is_file(), relative
-    assert "11 tools (10 with outputSchema), 0 skipped" in proc.stderr
+    assert "13 tools (12 with outputSchema), 0 skipped" in proc.stderr
     manifest = json.loads((out / "typed-mcp.json").read_text())
     assert manifest["tools"]["get_weather"] == "GET /v1/weather/{city}"
     assert manifest["spec"]["sha256"] == __import__("hashlib").sha256(WEATHER.read_bytes()).hexdigest()

@@ -103,9 +103,13 @@ def text(result: Any) -> str:
 
 async def test_the_config_marks_the_tools_to_confirm(confirming, demo_url, tmp_path):
     tools = (confirming / "weather_mcp" / "tools" / "__init__.py").read_text()
-    assert 'CONFIRM: frozenset[str] = frozenset(\n    [\n        "delete_report",\n    ]\n)' in tools
+    # The destructive tools: DELETE, and PUT unless the spec or the config says otherwise.
+    assert (
+        'CONFIRM: frozenset[str] = frozenset(\n    [\n        "delete_report",\n        "put_station_photo",\n    ]\n)'
+        in tools
+    )
     manifest = json.loads((confirming.parent / "typed-mcp.json").read_text())
-    assert manifest["confirm"] == ["delete_report"]
+    assert manifest["confirm"] == ["delete_report", "put_station_photo"]
     assert {
         "operation": "DELETE /v1/reports/{report_id}",
         "action": "confirmed by the person before it is sent",
@@ -119,7 +123,7 @@ async def test_the_config_marks_the_tools_to_confirm(confirming, demo_url, tmp_p
     )
     generate(REPO / "specs" / "weather-api.json", tmp_path / "pkg", "weather-mcp", "--config", str(config))
     manifest = json.loads((tmp_path / "pkg" / "typed-mcp.json").read_text())
-    assert manifest["confirm"] == ["get_history", "create_report"]
+    assert manifest["confirm"] == ["get_history", "create_report", "put_station_photo"]
     # Without the setting (the committed demo package): nothing to confirm, nothing recorded.
     assert "confirm" not in json.loads((DEMO / "typed-mcp.json").read_text())
     # A confirmed read tool's big answer links to the whole, but reading the link cannot ask the

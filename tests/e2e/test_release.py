@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from harness.index import package_index
-from support import CORPUS, DEMO_CONFIG, REPO, generate, run_cli
+from support import CORPUS, DEMO_CONFIG, REPO, WEATHER_TOOLS, generate, run_cli
 
 WEATHER = REPO / "specs" / "weather-api.json"
 COMMITTED = REPO / "generated" / "weather-mcp"
@@ -93,9 +93,9 @@ def test_diff_classifies_and_flags_a_missing_major_bump(tmp_path: Path, version:
     proc = run_cli("diff", str(WEATHER), str(spec), "--format", "json", "--fail-on", "breaking")
     assert proc.returncode == 1
     report = json.loads(proc.stdout)
-    # The weather schema's change reaches the three tools that answer it (get_weather, and the lists
-    # get_forecast and get_history).
-    assert report["summary"]["breaking"] == 3 and report["summary"]["compatible"] == 3
+    # The weather schema's change reaches the six tools that answer it (get_weather, the lists
+    # get_forecast and get_history, and the export job's readings of start_, get_ and cancel_export).
+    assert report["summary"]["breaking"] == 6 and report["summary"]["compatible"] == 6
     kinds = {(c["tool"], c["path"], c["kind"], c["breaking"]) for c in report["changes"]}
     assert ("get_weather", "conditions", "output_field_removed", True) in kinds
     assert ("get_weather", "wind", "output_field_added", False) in kinds
@@ -103,7 +103,7 @@ def test_diff_classifies_and_flags_a_missing_major_bump(tmp_path: Path, version:
     assert ("breaking changes without a major version change" in proc.stderr) is warned
     markdown = run_cli("diff", str(COMMITTED), str(spec), "--format", "markdown")
     assert markdown.returncode == 0  # --fail-on defaults to never
-    assert markdown.stdout.startswith("## MCP tool catalog changes") and "### Breaking (3)" in markdown.stdout
+    assert markdown.stdout.startswith("## MCP tool catalog changes") and "### Breaking (6)" in markdown.stdout
 
 
 @pytest.mark.long  # two 13 MB specs compared: about 100 s on 2 cores
@@ -209,15 +209,4 @@ def test_build_publish_to_a_real_index_and_install_fresh(tmp_path: Path):
 
     import anyio
 
-    assert anyio.run(list_tools) == sorted(
-        [
-            "create_report",
-            "delete_report",
-            "get_forecast",
-            "get_history",
-            "get_report",
-            "get_temperature",
-            "get_temperatures",
-            "get_weather",
-        ]
-    )
+    assert anyio.run(list_tools) == sorted(WEATHER_TOOLS)

@@ -138,6 +138,7 @@ async def test_discovery_modes_call_tool_follows_the_operation_to_its_end(demo_u
     # Discovery's call_tool answers within the call, whatever the client declares: its result is the
     # tool's final answer (trimmed by `fields`), never a task handle nor the accepted job as it came.
     async with Client(demo_stdio(demo_url, "--discovery"), extensions=[TasksClient()]) as client:
+        assert tasks.EXTENSION not in (client.server_capabilities.extensions or {})  # it creates no task
         called = {"name": "start_export", "arguments": EXPORT}
         result = await client.call_tool("call_tool", called)
         assert not result.is_error, result

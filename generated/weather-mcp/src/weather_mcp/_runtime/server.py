@@ -230,16 +230,18 @@ class Server(LowLevelServer):
             self.typed_mcp_confirm = Confirmation(package.name, package.env_prefix, package.confirm, links.secret)
             self.middleware.append(self.typed_mcp_confirm.boundary)
         self.typed_mcp_tasks: LongRunning | None = None
-        if package.long_running:
-            from .tasks import LongRunning  # only a package with long-running tools loads it
+        if package.long_running & catalog.by_name.keys():  # a served tool is long-running
+            from .tasks import LongRunning  # only such a server loads it
 
             tasks = LongRunning(
                 package.name, package.env_prefix, package.long_running, links.secret, package.api, catalog.package
             )
             self.typed_mcp_tasks = tasks
-            for method in tasks.extension.methods():  # the SDK's extension bindings, on the low-level server
-                self.add_request_handler(method.method, method.params_type, self.typed_mcp_forwarding(method.handler))
-            self.extensions[tasks.extension.identifier] = tasks.extension.settings()
+            if not discovery:  # discovery's call_tool follows within the call: it creates no task
+                for method in tasks.extension.methods():  # the SDK's extension bindings, on the low-level server
+                    handler = self.typed_mcp_forwarding(method.handler)
+                    self.add_request_handler(method.method, method.params_type, handler)
+                self.extensions[tasks.extension.identifier] = tasks.extension.settings()
 
         def narrowed(selection: Narrowed) -> _Catalog:
             return _Catalog(package, self.PAGE_BYTES, forward_authorization_header, selection, discovery)
