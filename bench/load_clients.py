@@ -38,6 +38,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 NAMES = sorted(CITIES)
+HOLD_SECONDS = 0.6  # more than two of the harness's socket polls (bench/load.py POLL_SECONDS)
 SAMPLES = 5  # error messages kept, to say what went wrong
 EXPECTED_TOOLS = {"get_weather", "create_report"}
 
@@ -54,6 +55,8 @@ class Tally:
         self.waiting = clients  # sessions not yet open (or failed to open)
         self.opened = anyio.Event()  # every session is open: the calls start together
         self.go = anyio.Event()
+        self.busy = clients  # sessions still making calls
+        self.finished = anyio.Event()  # every session has made its calls: the row's time ends here
 
     def note(self, message: str) -> None:
         if len(self.samples) < SAMPLES:
@@ -63,6 +66,12 @@ class Tally:
         self.waiting -= 1
         if self.waiting == 0:
             self.opened.set()
+
+    def ended(self) -> None:
+        self.busy -= 1
+        if self.busy == 0:
+            self.end = time.time()
+            self.finished.set()
 
     def record(self, start: float, outcome: str, station: str | None) -> None:
         if self.calls is not None:
@@ -98,7 +107,7 @@ async def client(
     url: str, index: int, calls: int, writes: float, flat: bool, ramp: float, timeout: float, tally: Tally
 ) -> None:
     """One session: its share of the calls, one after another (until `tally.until`, when set)."""
-    done, settled = 0, False
+    done, settled, ended = 0, False, False
     try:
         await anyio.sleep(index * ramp)  # sessions opened one after another (`--ramp`), not in one burst
         async with Client(streamable_http_client(url)) as session:
@@ -134,10 +143,18 @@ async def client(
                     tally.record(wall, "error", station)
                 else:
                     tally.record(wall, "ok", station)
+            tally.ended()
+            ended = True
+            # Every session stays open until all have made their calls, and a little longer, so the
+            # harness's polls of the workers' sockets see each session's connection however short the row.
+            await tally.finished.wait()
+            await anyio.sleep(HOLD_SECONDS)
     except Exception as exc:  # a timeout, a broken connection or session: the rest is lost
         tally.note(f"{type(exc).__name__}: {exc}")
     if not settled:
         tally.settled()
+    if not ended:
+        tally.ended()
     tally.lost += calls - done
 
 
@@ -164,7 +181,8 @@ async def run(
         signal.signal(signal.SIGUSR1, lambda *_: setattr(tally, "until", time.time()))
         print("started", file=sys.stderr, flush=True)  # every session open: a driver may act from now on
         tally.go.set()
-    tally.end = time.time()
+    if not tally.end:
+        tally.end = time.time()
     return tally
 
 
