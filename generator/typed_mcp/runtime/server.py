@@ -17,11 +17,12 @@ empty tool list.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
@@ -297,13 +298,20 @@ class Server(LowLevelServer):
         """`handler` with the request's Authorization forwarded upstream, as tools/call does."""
 
         async def forwarding(ctx: ServerRequestContext, params: Any) -> Any:
-            token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
-            try:
+            with self.typed_mcp_forwarded_scope(ctx):
                 return await handler(ctx, params)
-            finally:
-                FORWARDED_AUTHORIZATION.reset(token)
 
         return forwarding
+
+    @contextlib.contextmanager
+    def typed_mcp_forwarded_scope(self, ctx: ServerRequestContext) -> Iterator[None]:
+        """While the block runs, upstream requests carry the request's Authorization when the server
+        forwards it (`credentials.py` reads it from the context variable)."""
+        token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
+        try:
+            yield
+        finally:
+            FORWARDED_AUTHORIZATION.reset(token)
 
     async def typed_mcp_call_tool(
         self, ctx: ServerRequestContext, params: CallToolRequestParams
@@ -313,13 +321,11 @@ class Server(LowLevelServer):
         server's selection leaves out is an `isError` result saying how to enable it. In discovery
         mode only the discovery tools are served: `call_tool` calls the others. A tool the person
         confirms first answers with the question (2026-07-28 clients: `confirm.py`)."""
-        token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
-        try:
-            return await self.typed_mcp_answer(ctx, params)
-        except _Asking as asking:
-            return asking.question
-        finally:
-            FORWARDED_AUTHORIZATION.reset(token)
+        with self.typed_mcp_forwarded_scope(ctx):
+            try:
+                return await self.typed_mcp_answer(ctx, params)
+            except _Asking as asking:
+                return asking.question
 
     async def typed_mcp_answer(
         self, ctx: ServerRequestContext, params: CallToolRequestParams
@@ -440,12 +446,9 @@ class Server(LowLevelServer):
         schemas (`schemas.py`), as the SDK derives them from its function."""
         address = str(params.uri)
         if self.typed_mcp_links.owns(address):  # a big answer's link: the call made again, whole
-            token = FORWARDED_AUTHORIZATION.set(self.typed_mcp_forwarded(ctx))
-            try:
+            with self.typed_mcp_forwarded_scope(ctx):
                 refusal = self.typed_mcp_for(ctx).refusal
                 return await self.typed_mcp_links.read(address, refusal, self.typed_mcp_call, self.typed_mcp_select)
-            finally:
-                FORWARDED_AUTHORIZATION.reset(token)
         name = schemas.tool_named(self.typed_mcp.info.name, address)
         if name is not None and name in self.typed_mcp.by_name:
             self.typed_mcp.register(name)
