@@ -20,7 +20,7 @@ PACKAGE := weather-mcp
 CONFIG := specs/weather-mcp.toml
 SPEC_URL ?=
 
-.PHONY: live-venv generate golden test test-fast test-long lint docs demo corpus directory bench load check build bundle publish clean venv lock fuzz real-servers
+.PHONY: live-venv node-modules generate golden test test-fast test-long lint docs demo corpus directory bench load check build bundle publish clean venv lock fuzz real-servers
 
 venv: $(STAMP)
 
@@ -45,6 +45,8 @@ lock:
 $(NODE_STAMP): tests/node/package-lock.json
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
+
+node-modules: $(NODE_STAMP)
 
 # Real open-source servers the tests run (tests/harness/live.py), in their own venv, pinned.
 $(LIVE_STAMP): tests/live/requirements.txt

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +160,24 @@ def generate(
     proc = run_cli("generate", str(spec), "--out", str(out), "--package-name", package, "--no-snapshot", *extra)
     assert proc.returncode == 0, proc.stderr
     return proc
+
+
+_GENERATED: dict[tuple[str, str, tuple[str, ...]], Path] = {}
+
+
+def generated_copy(spec: dict[str, Any] | Path | str, out: Path, package: str, *extra: str) -> Path:
+    """`out` holds a copy of the package `generate` writes for these arguments, generated once per
+    test process: for tests that start from a package and test something else (a failure leaves it
+    alone, a crafted manifest)."""
+    key = (json.dumps(spec, sort_keys=True) if isinstance(spec, dict) else str(spec), package, extra)
+    if key not in _GENERATED:
+        root = tempfile.mkdtemp(prefix="typed-mcp-test-")
+        atexit.register(shutil.rmtree, root, True)
+        built = Path(root) / package
+        generate(spec, built, package, *extra)
+        _GENERATED[key] = built
+    shutil.copytree(_GENERATED[key], out, symlinks=True)
+    return out
 
 
 def generate_plain_and_curated(spec: str, root: Path, package: str, config: str) -> dict[str, Path]:

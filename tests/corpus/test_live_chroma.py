@@ -25,7 +25,7 @@ import pytest
 from mcp import Client
 
 from harness.live import chroma, ok, stdio_server
-from harness.node_tools import STRICT_CLIENTS, run_ts_client
+from harness.node_tools import STRICT_CLIENT_PARAMS, run_ts_client
 from harness.strict_run import recording_proxy
 from support import generate_plain_and_curated
 
@@ -170,7 +170,7 @@ async def test_list_databases_contradicts_its_spec(packages, api):
     assert warning.startswith(f"warning: {MISMATCH}") and json.loads(data) == databases
 
 
-@pytest.mark.parametrize("strict", STRICT_CLIENTS, ids=lambda c: c.id)
+@pytest.mark.parametrize("strict", STRICT_CLIENT_PARAMS)
 def test_the_typescript_clients_run_the_same_workflow(packages, api, strict):
     """The official TypeScript clients (1.x and 2.x, Ajv checking each structuredContent against its
     outputSchema), in two sessions: delete an old collection, create a new one and take

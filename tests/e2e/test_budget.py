@@ -308,6 +308,7 @@ def test_importing_every_model_builds_none_of_the_big_recursive_group(payments):
     assert counts["lazy_built"] == 0
 
 
+@pytest.mark.long  # a minute on 2 cores; make test lists the package through both lines below
 def test_the_strict_typescript_client_lists_the_trimmed_package(payments):
     out, _ = payments
     run = run_ts_client(
@@ -326,9 +327,9 @@ def test_the_strict_typescript_client_lists_the_trimmed_package(payments):
     "spec",
     [
         "oai__v3.0-petstore.yaml",
-        "apisguru__spotify.com.json",
         "apisguru__docker.com_engine.json",
-        "pypi__airflow-core-v2-rest-api.yaml",
+        pytest.param("apisguru__spotify.com.json", marks=pytest.mark.long),  # more of the same kind: test-long
+        pytest.param("pypi__airflow-core-v2-rest-api.yaml", marks=pytest.mark.long),
         pytest.param("github__api.github.com.json", marks=pytest.mark.long),  # about a minute on 2 cores
     ],
 )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from support import DEMO_CONFIG, REPO, HttpServer, Reply, generate, run_cli, tree_digest
+from support import DEMO_CONFIG, REPO, HttpServer, Reply, generate, generated_copy, run_cli, tree_digest
 
 WEATHER = REPO / "specs" / "weather-api.json"
 COMMITTED_PACKAGE = REPO / "generated" / "weather-mcp"
@@ -31,9 +31,7 @@ def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
 @pytest.fixture
 def existing(tmp_path: Path) -> Path:
     """An output folder holding a good package, to check failures leave it alone."""
-    out = tmp_path / "pkg"
-    generate(WEATHER, out, "weather-mcp")
-    return out
+    return generated_copy(WEATHER, tmp_path / "pkg", "weather-mcp")
 
 
 def test_generate_from_file_writes_a_complete_project(tmp_path: Path):

@@ -3,12 +3,13 @@
 committed weather package on the live demo API, and against a package generated from a corpus
 spec served by a Prism mock that reports every request that does not match the spec. The weather
 package goes through every strict client (`STRICT_CLIENTS`: the 1.x line, and the 2.x line on both
-protocol revisions), over stdio and streamable HTTP.
+protocol revisions; the 2.x line on the older one in make test-long), over stdio and streamable HTTP.
 
 Needs Node.js and npm: tests/node is installed with `npm ci` (see tests/harness/node_tools.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -24,7 +25,7 @@ from harness.node_tools import (
     CONTROL_SERVER,
     INVALID_PARAMS,
     INVALID_REQUEST,
-    STRICT_CLIENTS,
+    STRICT_CLIENT_PARAMS,
     TS1,
     TS2,
     TS2_MODERN,
@@ -32,7 +33,7 @@ from harness.node_tools import (
     prism,
     run_ts_client,
 )
-from support import CORPUS, REPO, WEATHER_TOOLS, HttpServer, Reply, generate, run_cli
+from support import CORPUS, REPO, WEATHER_TOOLS, HttpServer, Reply, Seen, generate, run_cli
 from support import LONDON_REPORT as REPORT
 
 pytestmark = pytest.mark.needs("node")
@@ -135,7 +136,7 @@ def test_ts_client_reports_what_it_must(client, server):
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("client", STRICT_CLIENTS, ids=lambda c: c.id)
+@pytest.mark.parametrize("client", STRICT_CLIENT_PARAMS)
 async def test_weather_package_passes_the_typescript_client(client):
     with demo_api() as base:
         command, env = weather_server(base)
@@ -180,7 +181,7 @@ async def test_weather_package_passes_the_typescript_client(client):
         assert ts_value == py_value, call["name"]
 
 
-@pytest.mark.parametrize("client", STRICT_CLIENTS, ids=lambda c: c.id)
+@pytest.mark.parametrize("client", STRICT_CLIENT_PARAMS)
 def test_weather_package_over_streamable_http(client):
     """The same package served over streamable HTTP, for the SDK's StreamableHTTPClientTransport
     (on 2026-07-28: one self-contained POST per request, no session)."""
@@ -388,9 +389,10 @@ EMAIL_SPEC = {
     "openapi": "3.0.3",
     "info": {"title": "Mail", "version": "1"},
     "paths": {
-        "/me": {
+        "/me/{n}": {
             "get": {
                 "operationId": "getMe",
+                "parameters": [{"name": "n", "in": "path", "required": True, "schema": {"type": "integer"}}],
                 "responses": {
                     "200": {
                         "description": "ok",
@@ -399,9 +401,10 @@ EMAIL_SPEC = {
                 },
             }
         },
-        "/emails": {
+        "/emails/{n}": {
             "get": {
                 "operationId": "listEmails",
+                "parameters": [{"name": "n", "in": "path", "required": True, "schema": {"type": "integer"}}],
                 "responses": {
                     "200": {
                         "description": "ok",
@@ -440,32 +443,43 @@ EMAIL_SPEC = {
 }
 
 
-@pytest.mark.parametrize(
-    ("address", "accepted"),
-    [
-        ("ann@example.com", True),
-        ("a.b+c@mail.example.co", True),
-        ("ann@localhost", False),  # AJV's `email` wants a dot in the domain
-        ("ännä@example.com", False),
-        ("ann@example.com\n", False),
-        ('"ann smith"@example.com', False),
-        ("abc", False),
-    ],
-)
-def test_email_format_is_kept_and_checked_as_strict_clients_do(tmp_path, address, accepted):
+ADDRESSES = [  # (address, whether the strict client's AJV accepts it)
+    ("ann@example.com", True),
+    ("a.b+c@mail.example.co", True),
+    ("ann@localhost", False),  # AJV's `email` wants a dot in the domain
+    ("ännä@example.com", False),
+    ("ann@example.com\n", False),
+    ('"ann smith"@example.com', False),
+    ("abc", False),
+]
+
+
+def test_email_format_is_kept_and_checked_as_strict_clients_do(tmp_path):
     """`format: email` stays in the schemas (inputs and outputs), and the server accepts an email
-    exactly when the strict client's AJV would: what it passes on, the client never refuses."""
+    exactly when the strict client's AJV would: what it passes on, the client never refuses. One
+    client session calls every tool once per address (address n at /me/n and /emails/n)."""
     out = tmp_path / "mail"
     generate(EMAIL_SPEC, out, "mail-mcp")
+    invited: list[str] = []
+
+    def invite(seen: Seen) -> Reply:
+        invited.append(json.loads(seen.body)["email"])
+        return Reply(204)
+
     with HttpServer() as upstream:
-        upstream.routes["/me"] = Reply(200, {"email": address, "backup": None})
-        upstream.routes["/emails"] = Reply(200, [address])
-        upstream.routes["/invite"] = Reply(204)
+        for n, (address, _) in enumerate(ADDRESSES):
+            upstream.routes[f"/me/{n}"] = Reply(200, {"email": address, "backup": None})
+            upstream.routes[f"/emails/{n}"] = Reply(200, [address])
+        upstream.routes["/invite"] = invite
         command = [sys.executable, "-m", "mail_mcp", "--base-url", upstream.url]
         calls = [
-            {"name": "get_me", "arguments": {}},
-            {"name": "list_emails", "arguments": {}},
-            {"name": "invite", "arguments": {"body": {"email": address}}},
+            call
+            for n, (address, _) in enumerate(ADDRESSES)
+            for call in (
+                {"name": "get_me", "arguments": {"n": n}},
+                {"name": "list_emails", "arguments": {"n": n}},
+                {"name": "invite", "arguments": {"body": {"email": address}}},
+            )
         ]
         run = run_ts_client(command, {"PYTHONPATH": str(out / "src")}, calls, dump_tools=True)
     tools = {t["name"]: t for t in run["tool_list"]}
@@ -475,13 +489,16 @@ def test_email_format_is_kept_and_checked_as_strict_clients_do(tmp_path, address
         "type": "string",
     }
     assert tools["invite"]["inputSchema"]["$defs"]["User"]["properties"]["email"]["format"] == "email"
-    results = by_name(run)
-    assert all(r["ok"] and r["errorCode"] is None for r in results.values()), results  # never a -32602
-    for name in ("get_me", "list_emails", "invite"):
-        assert results[name]["isError"] is (not accepted), (name, results[name]["text"])
-    if not accepted:
-        assert "email" in results["get_me"]["text"]
-        assert len(upstream.seen) == 2  # an invalid email argument never reaches the upstream API
+    results = run["results"]
+    assert [r["name"] for r in results] == [c["name"] for c in calls]
+    assert all(r["ok"] and r["errorCode"] is None for r in results), results  # never a -32602
+    for n, (address, accepted) in enumerate(ADDRESSES):
+        for result in results[3 * n : 3 * n + 3]:
+            assert result["isError"] is (not accepted), (address, result["name"], result["text"])
+        if not accepted:
+            assert "email" in results[3 * n]["text"], address
+    # An invalid email argument never reaches the upstream API.
+    assert invited == [address for address, accepted in ADDRESSES if accepted]
 
 
 def test_synthesize_prefers_a_value_that_matches_one_oneof_branch():

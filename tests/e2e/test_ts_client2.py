@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from harness.node_tools import INVALID_PARAMS, INVALID_REQUEST, STRICT_CLIENTS, ajv_accepts, run_ts_client
+from harness.node_tools import INVALID_PARAMS, INVALID_REQUEST, STRICT_CLIENT_PARAMS, ajv_accepts, run_ts_client
 from support import HttpServer, Reply, generate
 
 pytestmark = pytest.mark.needs("node")
@@ -110,7 +110,7 @@ def walk(node: Any) -> Any:
             yield from walk(value)
 
 
-@pytest.mark.parametrize("client", STRICT_CLIENTS, ids=lambda c: c.id)
+@pytest.mark.parametrize("client", STRICT_CLIENT_PARAMS)
 def test_a_spec_of_2020_12_keywords_passes_every_strict_client(keywords_package, client):
     """Every tool lists and compiles in the client's own AJV, and each answer that breaks the spec's
     2020-12 keyword comes back as structuredContent the client accepts (an object, for 1.x), or as an

@@ -23,7 +23,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from harness.demo.process import free_port, running
-from support import HttpServer, Reply, generate, import_server, run_cli
+from support import HttpServer, Reply, generate, generated_copy, import_server, run_cli
 
 pytestmark = pytest.mark.anyio
 
@@ -443,8 +443,7 @@ def test_hole_secrets_written_out_source_url_credentials_reach_no_output(tmp_pat
     ],
 )
 def test_hole_code_from_the_manifest_crafted_values_are_one_line_errors(tmp_path, key, value):
-    package = tmp_path / "pkg"
-    generate(MINI, package, "mini-mcp")
+    package = generated_copy(MINI, tmp_path / "pkg", "mini-mcp")
     evil = tmp_path / "path" / "evil_marker"
     evil.mkdir(parents=True)
     marker = tmp_path / "PWNED"

@@ -165,7 +165,7 @@ def resolved(schema, depth=0, defs=None):
 
 
 @pytest.mark.parametrize("name", ["apisguru__zoom.us.json"])
-@pytest.mark.slow  # the parts are generated in helper processes
+@pytest.mark.long  # half a minute on 2 cores; the renaming itself is tested above, in make test
 def test_models_generated_in_parts_publish_the_same_tools(name, tmp_path, monkeypatch):
     """Zoom's parts name hundreds of inline models alike (`Settings1`...): generated in two parts, every
     tool's schemas accept exactly what the one-run package's accept."""
