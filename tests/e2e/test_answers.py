@@ -84,13 +84,36 @@ def test_strict_typescript_clients_accept_the_preview(demo_url, line):
     # Both lines validate structuredContent against the outputSchema (AJV): no -32600 or -32602.
     env = {"PYTHONPATH": str(DEMO / "src"), "WEATHER_MCP_INLINE_BYTES": "2000"}
     calls = [
-        {"name": "get_history", "arguments": {"city": "London", "hours": 500}},
-        {"name": "get_weather", "arguments": {"city": "Paris"}},
+        {"name": "get_history", "arguments": {"city": "London", "hours": 500}, "readLinks": True},
+        {"name": "get_weather", "arguments": {"city": "Paris"}, "readLinks": True},
     ]
     command = [sys.executable, "-m", "weather_mcp", "--base-url", demo_url]
     history, weather = run_ts_client(command, env, calls, client=line)["results"]
     assert history["ok"] and not history["isError"] and 1 < len(history["structuredContent"]["result"]) < 500
-    assert weather["ok"] and not weather["isError"]  # within the budget: whole
+    # The client reads the link (resources/read): the whole answer, of which the preview is the start.
+    (link,) = history["links"]
+    whole_answer = json.loads(link["text"])
+    assert len(whole_answer["result"]) == 500
+    assert (
+        whole_answer["result"][: len(history["structuredContent"]["result"])] == history["structuredContent"]["result"]
+    )
+    assert weather["ok"] and not weather["isError"] and weather["links"] == []  # within the budget: whole
+
+
+@pytest.mark.parametrize("line", [TS1, TS2_MODERN], ids=["ts1", "ts2-modern"])
+def test_strict_typescript_clients_send_the_narrowing_headers(demo_url, line):
+    port = free_port()
+    with demo_http(port, demo_url):
+        calls = [
+            {"name": "get_weather", "arguments": {"city": "Paris"}},
+            {"name": "get_forecast", "arguments": {"city": "Paris"}},
+        ]
+        headers = {"X-MCP-Tools": "get_weather,get_history"}
+        run = run_ts_client(None, calls=calls, url=f"http://127.0.0.1:{port}/mcp", headers=headers, client=line)
+    assert run["tools"] == 2
+    weather, forecast = run["results"]
+    assert weather["ok"] and not weather["isError"], weather
+    assert forecast["ok"] and forecast["isError"] and "X-MCP-Tools: get_weather,get_history" in forecast["text"]
 
 
 async def test_the_budget_comes_from_the_environment_and_an_answer_without_a_list_is_an_error_with_the_link(
@@ -259,6 +282,26 @@ async def test_full_mode_tools_keep_their_exact_output_schema(demo_url):
     assert {name: tool.output_schema for name, tool in tools.items()} == {
         name: tool.get("outputSchema") for name, tool in generated.items()
     }
+
+
+@pytest.mark.parametrize("line", [TS1, TS2_MODERN], ids=["ts1", "ts2-modern"])
+def test_strict_typescript_clients_trim_with_fields(demo_url, line):
+    # call_tool's outputSchema is open: both lines' AJV accept the trimmed answer as it comes.
+    command = [sys.executable, "-m", "weather_mcp", "--base-url", demo_url, "--discovery"]
+    calls = [
+        {
+            "name": "call_tool",
+            "arguments": {
+                "name": "get_forecast",
+                "arguments": {"city": "Tokyo", "days": 3},
+                "fields": "result[].temperature",
+            },
+        },
+        {"name": "call_tool", "arguments": {"name": "get_weather", "arguments": {"city": "Paris"}, "fields": "[["}},
+    ]
+    trimmed, bad = run_ts_client(command, {"PYTHONPATH": str(DEMO / "src")}, calls, client=line)["results"]
+    assert trimmed["ok"] and not trimmed["isError"] and trimmed["structuredContent"] == {"result": [27.0, 28.0, 29.0]}
+    assert bad["ok"] and bad["isError"] and "not a JMESPath expression" in bad["text"]
 
 
 # -- tools per request ----------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from harness.node_tools import TS1, TS2, run_ts_client
 from support import CORPUS, HttpServer, Reply, generate, import_server
 from typed_mcp.catalog import budget
 
-SMALL = 40  # resources of the synthetic payments API in the tests: 200 operations, closures of ~500 definitions
+SMALL = 20  # resources of the synthetic payments API in the tests: 100 operations, a recursive group of 80 models
 MODULE = "payments_mcp"
 
 
@@ -147,8 +147,8 @@ def test_trimmed_schemas_accept_what_the_full_ones_accept_and_are_deterministic(
         strict, open_ = jsonschema.Draft202012Validator(schema), jsonschema.Draft202012Validator(fitted.output_schema)
         for depth in range(fitted.depth + 2):  # every depth a tool may be cut at accepts what the full one does
             cut = jsonschema.Draft202012Validator(budget.trim(schema, depth))
-            accepted = [value for value in (instance(schema, schema, rng) for _ in range(20)) if strict.is_valid(value)]
-            assert len(accepted) >= 15  # values of the full schema, reaching past the cut
+            accepted = [value for value in (instance(schema, schema, rng) for _ in range(10)) if strict.is_valid(value)]
+            assert len(accepted) >= 7  # values of the full schema, reaching past the cut
             for value in accepted:
                 assert cut.is_valid(value) and open_.is_valid(value)
 
@@ -303,7 +303,7 @@ def test_importing_every_model_builds_none_of_the_big_recursive_group(payments):
         [sys.executable, "-c", BUILT_AT_IMPORT, str(out / "src")], capture_output=True, text=True, check=True
     )
     counts = json.loads(proc.stdout)
-    assert counts["group"] >= 100 and counts["group_lazy"] == counts["group"]  # a big recursive group, deferred
+    assert counts["group"] >= 3 * SMALL and counts["group_lazy"] == counts["group"]  # a big recursive group, deferred
     assert counts["models"] > counts["lazy"] > counts["group"]  # its users too; the other models are not
     assert counts["lazy_built"] == 0
 

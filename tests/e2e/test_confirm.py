@@ -23,7 +23,7 @@ from mcp.types import ElicitResult
 
 from harness import environment
 from harness.demo.process import free_port, running
-from harness.node_tools import TS1, run_ts_client
+from harness.node_tools import STRICT_CLIENT_PARAMS, run_ts_client
 from support import DEMO, REPO, generate
 
 pytestmark = pytest.mark.anyio
@@ -224,17 +224,19 @@ async def test_discovery_mode_call_tool_asks_too(confirming, demo_url):
     assert deletes(demo_url, kept) == 0 and deletes(demo_url, gone) == 1
 
 
-def test_the_typescript_client_confirms_or_declines(confirming, demo_url):
-    # The 1.x TypeScript SDK (2025-11-25, initialize handshake) answers elicitation/create.
+@pytest.mark.parametrize("client", STRICT_CLIENT_PARAMS)
+def test_the_typescript_client_confirms_or_declines(confirming, demo_url, client):
+    # On the initialize handshake both lines answer the server's elicitation/create; on 2026-07-28 the
+    # 2.x client answers the input request of the input_required result and retries with the sealed state.
     kept, gone = report(demo_url), report(demo_url)
     env = {"PYTHONPATH": str(confirming), **TOKEN}
     command = [sys.executable, "-m", "weather_mcp", "--base-url", demo_url]
     (declined,) = run_ts_client(
-        command, env, [{"name": "delete_report", "arguments": {"report_id": kept}}], client=TS1, elicit="decline"
+        command, env, [{"name": "delete_report", "arguments": {"report_id": kept}}], client=client, elicit="decline"
     )["results"]
     assert declined["ok"] and declined["isError"] and "declined" in declined["text"]
     (deleted,) = run_ts_client(
-        command, env, [{"name": "delete_report", "arguments": {"report_id": gone}}], client=TS1, elicit="accept"
+        command, env, [{"name": "delete_report", "arguments": {"report_id": gone}}], client=client, elicit="accept"
     )["results"]
     assert deleted["ok"] and not deleted["isError"], deleted
     assert deletes(demo_url, kept) == 0 and deletes(demo_url, gone) == 1

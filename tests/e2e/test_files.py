@@ -25,6 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from harness import environment
 from harness.demo.process import free_port, running
+from harness.node_tools import TS1, TS2_MODERN, run_ts_client
 from support import DEMO, HttpServer, Reply, generate, package_stdio
 
 pytestmark = pytest.mark.anyio
@@ -147,6 +148,31 @@ async def test_the_right_bytes_arrive(demo_url, transport, files, file_host):
     assert part == fetched == {**local, "filename": "photo.png"}
     assert typed.structured_content["sha256"] == hashlib.sha256(b"typed text").hexdigest()
     assert typed.structured_content["note"] == "n" and typed.structured_content["filename"] == "file"
+
+
+@pytest.mark.parametrize("line", [TS1, TS2_MODERN], ids=["ts1", "ts2-modern"])
+def test_strict_typescript_clients_send_files_by_reference(demo_url, files, file_host, line):
+    root, png = files["root"], hashlib.sha256(PNG).hexdigest()
+    before = uploads(demo_url)
+    command = [sys.executable, "-m", "weather_mcp", "--base-url", demo_url]
+    env = {"PYTHONPATH": str(DEMO / "src"), **settings(files, file_host[0])}
+    photo = {"uri": (root / "photo.png").as_uri(), "mimeType": "image/png"}
+    escape = (files["outside"] / "secret.txt").as_uri()
+    calls = [
+        {"name": "put_station_photo", "arguments": {"station": "s1", "body": photo}},
+        {"name": "upload_attachment", "arguments": {"body": {"file": {"uri": f"{file_host[0].url}/photo.png"}}}},
+        {"name": "put_station_photo", "arguments": {"station": "s1", "body": {"uri": escape}}},
+    ]
+    local, fetched, refused = run_ts_client(command, env, calls, client=line)["results"]
+    for result in (local, fetched):  # structuredContent valid for the outputSchema (AJV): no -32602
+        assert result["ok"] and not result["isError"], result
+        assert result["structuredContent"]["sha256"] == png and result["structuredContent"]["size"] == len(PNG)
+    assert fetched["structuredContent"]["filename"] == "photo.png"
+    assert (
+        refused["ok"] and refused["isError"] and "outside the folders WEATHER_MCP_FILE_ROOTS allows" in refused["text"]
+    )
+    assert "SECRET" not in refused["text"]
+    assert uploads(demo_url) == before + 2  # the refused one sent nothing
 
 
 def received(result) -> dict:

@@ -175,7 +175,7 @@ def run_ts_client(
             args.append("--compile-schemas")
         for name, value in (headers or {}).items():
             args += ["--header", f"{name}: {value}"]
-        if elicit is not None:  # line 1: answer every elicitation/create with this action
+        if elicit is not None:  # answer every elicitation/create with this action
             args += ["--elicit", elicit]
         args += ["--url", url] if url is not None else ["--stdio", "--", *server_cmd]
         try:

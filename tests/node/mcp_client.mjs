@@ -19,8 +19,10 @@
 //                     the run); adds "schemas": {"compiled": N, "failures": [{"name", "which", "error"}]}
 //   --timeout MS      per-request timeout in milliseconds (default 60000)
 //   --header "N: V"   extra HTTP header for --url (repeatable)
-//   --elicit ACTION   line 1 only: declare the elicitation capability and answer every
-//                     elicitation/create with ACTION (accept, with {"confirm": true}; decline; cancel)
+//   --elicit ACTION   declare the elicitation capability and answer every elicitation/create with
+//                     ACTION (accept, with {"confirm": true}; decline; cancel): a request from the
+//                     server (the handshake revisions) or, on 2026-07-28 (line 2), an input request
+//                     of an input_required result, which the 2.x client answers and retries itself
 //
 // Lists ALL tools, then calls each tool with `client.callTool`, which validates `structuredContent`
 // against the tool's outputSchema with AJV: a mismatch throws error -32602 (McpError in line 1,
@@ -28,7 +30,8 @@
 // does not compile), a tool with an outputSchema that returns no structuredContent (and is not an
 // error) throws -32600. Every call's outcome is recorded; one failing call never ends the run.
 // A call may also be {"resource": uri} (resources/read: the contents' text) or {"templates": true}
-// (resources/templates/list: the result as structuredContent).
+// (resources/templates/list: the result as structuredContent); a tool call with "readLinks": true
+// also reads every resource_link of its result (resources/read) into "links": [{"uri", "text"}].
 // Prints ONE JSON document on stdout:
 //   {"line", "protocol", "tools": N, "listed_bytes": B, "results": [{"name", "ok", "isError",
 //    "errorCode", "error", "errorType", "structuredContent", "text", "meta"}]}
@@ -119,7 +122,7 @@ function parseArgs(argv) {
     if (opts.line !== 1 && opts.line !== 2) usage('--line must be 1 or 2');
     if (opts.protocol !== null && opts.line !== 2) usage('--protocol needs --line 2 (line 1 only has the initialize handshake)');
     if (opts.protocol !== null && opts.protocol !== LEGACY && opts.protocol !== MODERN) usage(`--protocol must be ${LEGACY} or ${MODERN}`);
-    if (opts.elicit !== null && (opts.line !== 1 || !['accept', 'decline', 'cancel'].includes(opts.elicit))) usage('--elicit takes accept, decline or cancel, with --line 1');
+    if (opts.elicit !== null && !['accept', 'decline', 'cancel'].includes(opts.elicit)) usage('--elicit takes accept, decline or cancel');
     if (!Number.isFinite(opts.timeout) || opts.timeout <= 0) usage('--timeout must be a positive number of milliseconds');
     return opts;
 }
@@ -196,11 +199,13 @@ async function main() {
     };
     // Line 2 runs the initialize handshake unless asked for the modern revision (pinned: no fallback).
     let options = opts.protocol === MODERN ? { versionNegotiation: { mode: { pin: MODERN } } } : undefined;
-    if (opts.elicit !== null) options = { capabilities: { elicitation: { form: {} } } };
+    if (opts.elicit !== null) options = { ...options, capabilities: { elicitation: { form: {} } } };
     const client = new sdk.Client({ name: 'typed-mcp-ts-client', version: '0.0.0' }, options);
     if (opts.elicit !== null) {
-        client.setRequestHandler(sdk.ElicitRequestSchema, async () =>
-            opts.elicit === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: opts.elicit });
+        const answer = async () =>
+            opts.elicit === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: opts.elicit };
+        // Line 1 takes the request's schema; line 2 the method's name.
+        client.setRequestHandler(opts.line === 1 ? sdk.ElicitRequestSchema : 'elicitation/create', answer);
     }
     const requestOptions = { timeout: opts.timeout };
     let output;
@@ -231,6 +236,13 @@ async function main() {
                 entry.meta = result._meta ?? null;
                 const texts = (result.content ?? []).filter(c => c.type === 'text').map(c => c.text);
                 entry.text = texts.length ? texts.join('\n') : null;
+                if (call.readLinks) {
+                    entry.links = [];
+                    for (const link of (result.content ?? []).filter(c => c.type === 'resource_link')) {
+                        const read = await client.readResource({ uri: link.uri }, requestOptions);
+                        entry.links.push({ uri: link.uri, text: read.contents.map(c => c.text ?? '').join('\n') });
+                    }
+                }
             } catch (error) {
                 entry.errorType = error?.constructor?.name ?? typeof error;
                 entry.errorCode = error instanceof sdk.errorClass ? error.code : null;

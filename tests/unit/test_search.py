@@ -360,6 +360,19 @@ async def test_list_toolsets_and_search_within_one_through_the_sdk_client(paymen
         assert refused.is_error and "cursor" in refused.content[0].text
 
 
+@pytest.mark.slow  # a generated server (the CLI, a process)
+async def test_the_toolsets_list_toolsets_names_select_tools_at_start(payments):
+    # A part of a split tag, as discovery's list_toolsets names it, is a toolset `--toolsets` takes.
+    out, tool = payments
+    async with Client(package_stdio(out, "payments_mcp", "--toolsets", "customers.tax_ids,settings")) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+    tax_ids = {
+        tool[f"{method} /customers/{{customer}}/tax_ids{item}"]
+        for method, item in (("GET", ""), ("POST", ""), ("GET", "/{id}"), ("POST", "/{id}"), ("DELETE", "/{id}"))
+    }
+    assert listed == tax_ids | {tool["GET /sso"]}
+
+
 def test_list_toolsets_pages_stay_under_4_kb_whatever_the_toolsets(tmp_path):
     """Hundreds of toolsets with the longest names and descriptions: every page is under 4 KB and
     the pages, followed by their cursors, hold every toolset once."""

@@ -29,7 +29,7 @@ from typed_mcp.profile import Profile
 from typed_mcp.pysource import UNPRINTABLE, escape_unprintable
 from typed_mcp.render.clients import client_setups
 from typed_mcp.render.registry import icons
-from typed_mcp.render.search import search_documents
+from typed_mcp.render.search import browse_toolsets, search_documents
 from typed_mcp.render.semantic import semantic_files
 from typed_mcp.render.views import table_views
 from typed_mcp.resources import runtime_dir, templates_dir
@@ -267,14 +267,19 @@ def tool_imports(view: ToolView, models: Models) -> dict[str, list[str]]:
 
 def toolsets(plan: ApiPlan) -> dict[str, Sequence[str]]:
     """Toolset name -> its tools, in the order of the spec: the operations' tags in snake_case (two
-    tags with one snake_case name are one toolset), and the config's toolsets (which replace a tag's
-    toolset of the same name). Toolsets are sorted by name."""
+    tags with one snake_case name are one toolset), the parts a big tag is split into for browsing
+    (`repos.branches`: discovery's list_toolsets names them, so `--toolsets` and `X-MCP-Toolsets` take
+    them too), and the config's toolsets (which replace a toolset of the same name). Sorted by name."""
     found: dict[str, list[str]] = {}
     for op in plan.operations:
         for tag in op.tags:
             name = names.snake_case(tag)
             if name and op.tool_name not in found.setdefault(name, []):
                 found[name].append(op.tool_name)
+    toolset_of, _ = browse_toolsets(plan)
+    for tool, part in toolset_of.items():
+        if "." in part:
+            found.setdefault(part, []).append(tool)
     merged: dict[str, Sequence[str]] = {**found, **plan.toolsets}
     return dict(sorted(merged.items()))
 
