@@ -241,7 +241,7 @@ def source_documents(source: Path, ref_root: Path | None = None) -> tuple[Module
         return search, documents, operations, source.name
     from typed_mcp.plan.build import plan
     from typed_mcp.plan.curation import Curation
-    from typed_mcp.render.search import search_documents
+    from typed_mcp.render.search import browse_toolsets, search_documents
     from typed_mcp.resources import runtime_dir
     from typed_mcp.spec.load import load
     from typed_mcp.spec.normalize import normalize
@@ -250,7 +250,7 @@ def source_documents(source: Path, ref_root: Path | None = None) -> tuple[Module
     api = plan(doc, package_name="known-item", module="known_item", curation=Curation(None, []))
     folder = Path(tempfile.mkdtemp(prefix="known-item-"))
     documents = folder / "search.json"
-    documents.write_text(search_documents(api), encoding="utf-8")
+    documents.write_text(search_documents(api, browse_toolsets(api)), encoding="utf-8")
     search = _module(runtime_dir() / "search.py", "generator")
     return search, documents, {op.tool_name: op.key for op in api.operations}, source.name
 

@@ -29,7 +29,7 @@ from typed_mcp.profile import Profile
 from typed_mcp.pysource import UNPRINTABLE, escape_unprintable
 from typed_mcp.render.clients import client_setups
 from typed_mcp.render.registry import icons
-from typed_mcp.render.search import browse_toolsets, search_documents
+from typed_mcp.render.search import Browse, browse_toolsets, search_documents
 from typed_mcp.render.semantic import semantic_files
 from typed_mcp.render.views import table_views
 from typed_mcp.resources import runtime_dir, templates_dir
@@ -265,19 +265,19 @@ def tool_imports(view: ToolView, models: Models) -> dict[str, list[str]]:
     }
 
 
-def toolsets(plan: ApiPlan) -> dict[str, Sequence[str]]:
+def toolsets(plan: ApiPlan, browse: Browse) -> dict[str, Sequence[str]]:
     """Toolset name -> its tools, in the order of the spec: the operations' tags in snake_case (two
     tags with one snake_case name are one toolset), the parts a big tag is split into for browsing
     (`repos.branches`: discovery's list_toolsets names them, so `--toolsets` and `X-MCP-Toolsets` take
-    them too), and the config's toolsets (which replace a toolset of the same name). Sorted by name."""
+    them too), and the config's toolsets (which replace a toolset of the same name). Sorted by name.
+    `browse`: the plan's `browse_toolsets`."""
     found: dict[str, list[str]] = {}
     for op in plan.operations:
         for tag in op.tags:
             name = names.snake_case(tag)
             if name and op.tool_name not in found.setdefault(name, []):
                 found[name].append(op.tool_name)
-    toolset_of, _ = browse_toolsets(plan)
-    for tool, part in toolset_of.items():
+    for tool, part in browse.toolset_of.items():
         if "." in part:
             found.setdefault(part, []).append(tool)
     merged: dict[str, Sequence[str]] = {**found, **plan.toolsets}
@@ -371,6 +371,7 @@ def render_package(
 ) -> Package:
     """The complete project, and the guard of each of its Python files."""
     env = templates()
+    browse = browse_toolsets(plan)
     data_tools = plan.profile is Profile.DATA_TOOLS
     if data_tools:  # every answer is under `data` of the structuredContent
         views = table_views(plan, {op.tool_name for op in plan.operations}, root=("data",))
@@ -390,7 +391,7 @@ def render_package(
         "schemes": list(plan.schemes.values()),
         "models_imported": sorted(models.modules.imported.items()),
         "module_of": sorted(models.modules.module_of.items()),
-        "toolsets": toolsets(plan),
+        "toolsets": toolsets(plan, browse),
         "views": views,
         "data_tools": data_tools,
         "docker_base": DOCKER_BASE,
@@ -407,7 +408,7 @@ def render_package(
         "deploy/nginx.conf": env.get_template("deploy/nginx.conf.j2").render(context),
         "deploy/kubernetes.yaml": env.get_template("deploy/kubernetes.yaml.j2").render(context),
         f"{src}/py.typed": "",
-        f"{src}/search.json": search_documents(plan),
+        f"{src}/search.json": search_documents(plan, browse),
     }
     if plan.search_semantic:  # the optional semantic ranking's vectors and tokenizer, beside search.json
         files.update({f"{src}/{name}": text for name, text in semantic_files(files[f"{src}/search.json"]).items()})

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from typed_mcp import names
 from typed_mcp.plan import prose
@@ -180,7 +180,14 @@ def _split(name: str, ops: list[Operation], anchor: list[str], depth: int = 0) -
     return parts
 
 
-def browse_toolsets(plan: ApiPlan) -> tuple[dict[str, str], list[dict[str, str]]]:
+class Browse(NamedTuple):
+    """The toolsets an agent browses: computed once per package, read by search.json and the toolsets list."""
+
+    toolset_of: dict[str, str]  # tool -> its toolset (a split tag's part, else the tag's)
+    listed: list[dict[str, str]]  # each toolset's name and one-line description, in order
+
+
+def browse_toolsets(plan: ApiPlan) -> Browse:
     """Tool -> its toolset for browsing, and the toolsets (name, one-line description), in order.
 
     A toolset is an operation's first tag in snake_case (the name `--toolsets` takes); the untagged
@@ -209,7 +216,7 @@ def browse_toolsets(plan: ApiPlan) -> tuple[dict[str, str], list[dict[str, str]]
         for part, members in parts.items():
             for op in members:
                 toolset_of[op.tool_name] = part
-    return toolset_of, listed
+    return Browse(toolset_of, listed)
 
 
 def _titles(ops: list[Operation]) -> str:
@@ -217,11 +224,11 @@ def _titles(ops: list[Operation]) -> str:
     return "; ".join(dict.fromkeys(op.title or op.tool_name for op in ops))
 
 
-def search_documents(plan: ApiPlan) -> str:
-    """`search.json`, one document a line."""
+def search_documents(plan: ApiPlan, browse: Browse) -> str:
+    """`search.json`, one document a line; `browse`: the plan's `browse_toolsets`."""
     described = tag_descriptions(plan)
     distinct = distinctions(plan)
-    toolset_of, toolsets = browse_toolsets(plan)
+    toolset_of, toolsets = browse
     docs = []
     for op in plan.operations:
         params = [p.arg_name for p in op.parameters]
