@@ -20,7 +20,7 @@ from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 
 from harness import environment
 from harness.demo.process import HttpServer, Reply, Seen, running  # noqa: F401 - re-exported for the tests
-from typed_mcp.compare import CACHES
+from typed_mcp.write import CACHES
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,5 @@
-"""A local cache for the two slow steps of a run: model generation and the tool catalog.
+"""A local cache for the two slow steps of a run, model generation and the tool catalog, and for
+the record of each whole run (runs.py).
 
 Regenerating a big API when nothing changed (the drift check, `make generate` after a pull) would
 otherwise redo both: datamodel-code-generator takes seconds on a big spec, and registering a
@@ -21,11 +22,14 @@ import contextvars
 import functools
 import hashlib
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
 
 from typed_mcp import __version__
 from typed_mcp.resources import templates_dir
@@ -70,17 +74,47 @@ def _generator_digest() -> str:
     return digest.hexdigest()
 
 
+# The libraries whose versions are part of every key: what typed-mcp needs to run (and its semantic
+# extra, which computes the search vectors), and what they need, found from the installed metadata,
+# so that a dependency added to pyproject.toml is covered without a list to keep here.
+_ROOTS = ("typed-mcp", "mcp", "pydantic", "datamodel-code-generator", "ruff")
+_OUTPUT_EXTRAS = frozenset({"semantic"})
+
+
+@functools.lru_cache(maxsize=1)
+def _toolchain() -> tuple[str, ...]:
+    """`name version` of each distribution typed-mcp runs with, sorted: the closure of its requirements
+    (the extras that reach the output included, development ones not)."""
+    seen: dict[str, str] = {}
+    queue = [(name, frozenset(_OUTPUT_EXTRAS if name == "typed-mcp" else ())) for name in _ROOTS]
+    while queue:
+        name, extras = queue.pop()
+        canonical = re.sub(r"[-_.]+", "-", name).lower()
+        if canonical in seen:
+            continue
+        try:
+            dist = metadata.distribution(canonical)
+        except metadata.PackageNotFoundError:
+            seen[canonical] = "-"
+            continue
+        seen[canonical] = dist.version
+        for text in dist.requires or ():
+            try:
+                requirement = Requirement(text)
+            except InvalidRequirement:
+                continue
+            marker = requirement.marker
+            if marker is None or any(marker.evaluate({"extra": extra}) for extra in extras or {""}):
+                queue.append((requirement.name, frozenset(requirement.extras)))
+    return tuple(f"{name} {version}" for name, version in sorted(seen.items()))
+
+
 def key(kind: str, *parts: str | bytes) -> str:
     """A digest of the inputs, of the generator itself and of every library version that could
     change the result."""
     digest = hashlib.sha256()
     versions = [f"typed-mcp {__version__} {_generator_digest()}", f"python {sys.version_info[0]}.{sys.version_info[1]}"]
-    for package in ("mcp", "pydantic", "pydantic-core", "datamodel-code-generator"):
-        try:
-            versions.append(f"{package} {metadata.version(package)}")
-        except metadata.PackageNotFoundError:
-            versions.append(f"{package} -")
-    for part in [kind, *versions, *parts]:
+    for part in [kind, *versions, *_toolchain(), *parts]:
         data = part.encode() if isinstance(part, str) else part
         digest.update(len(data).to_bytes(8, "big"))  # length-prefixed: ("ab", "c") != ("a", "bc")
         digest.update(data)

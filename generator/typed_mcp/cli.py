@@ -43,7 +43,8 @@ def _console() -> Console:
 
 
 CACHE_HELP = (
-    "reuse models and tool catalogs computed before from the same inputs (~/.cache/typed-mcp, or TYPED_MCP_CACHE_DIR)"
+    "reuse models and tool catalogs computed before from the same inputs, and leave a folder that already holds"
+    " what they generate as it is (~/.cache/typed-mcp, or TYPED_MCP_CACHE_DIR)"
 )
 # Options shared by several commands, spelled once.
 Header = Annotated[list[str], typer.Option("--header", "-H", help="'Name: value' sent when fetching a URL")]
@@ -190,31 +191,32 @@ def generate(
 
 
 def _summary(result: Result, out: Path) -> None:
-    api = result.plan
-    structured = sum(1 for op in api.operations if op.has_output_schema)
+    summary = result.summary
     seconds = sum(result.timings.values())
+    unchanged = " (unchanged: the folder already held what these inputs generate)" if result.plan is None else ""
     print(
-        f"{api.package_name}: {len(api.operations)} tools ({structured} with outputSchema), "
-        f"{len(api.skipped)} skipped, in {seconds:.1f}s -> {out}",
+        f"{summary.package_name}: {summary.tools} tools ({summary.structured} with outputSchema), "
+        f"{len(summary.skipped)} skipped, in {seconds:.1f}s -> {out}{unchanged}",
         file=sys.stderr,
     )
     if result.snapshot is not None:
         print(f"  snapshot of the spec -> {result.snapshot}", file=sys.stderr)
-    if api.listing.registry_name is None:
+    if summary.registry_name is None:
         hint = 'to list the server, give the config [registry] name = "io.github.OWNER/NAME"'
         print(f"  MCP Registry: no server.json ({hint})", file=sys.stderr)
     else:
-        print(f"  MCP Registry: server.json for {api.listing.registry_name}", file=sys.stderr)
-    for skipped in api.skipped:
-        print(f"  skipped {skipped.key}: {skipped.reason}", file=sys.stderr)
-    for warning in api.warnings:
+        print(f"  MCP Registry: server.json for {summary.registry_name}", file=sys.stderr)
+    for key, reason in summary.skipped:
+        print(f"  skipped {key}: {reason}", file=sys.stderr)
+    for warning in summary.warnings:
         print(f"  warning: {warning}", file=sys.stderr)
-    for note in api.degraded:
+    for note in summary.degraded:
         print(f"  degraded {note}", file=sys.stderr)
-    excluded = sum(1 for entry in api.curation if entry["action"] == "excluded")
-    if api.curation:
-        changed = len({e["operation"] for e in api.curation if e["action"] != "excluded" and e["operation"] != "*"})
-        print(f"  curation: {excluded} operation(s) excluded, {changed} changed (see typed-mcp.json)", file=sys.stderr)
+    if summary.curated:
+        print(
+            f"  curation: {summary.excluded} operation(s) excluded, {summary.changed} changed (see typed-mcp.json)",
+            file=sys.stderr,
+        )
 
 
 def _budget(result: Result) -> None:
@@ -224,10 +226,7 @@ def _budget(result: Result) -> None:
     from typed_mcp.catalog import budget
 
     err = _console()
-    catalog = result.files.get(f"src/{result.plan.module}/catalog.json")
-    if not isinstance(catalog, str):
-        return
-    figures = budget.report(catalog)
+    figures = result.summary.catalog
     if not err.is_terminal:
         for line in figures.lines():
             print(line, file=sys.stderr)

@@ -4,6 +4,7 @@ committed package, or list the catalog of a spec that has no package yet."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,10 +15,8 @@ from packaging.version import InvalidVersion, Version
 from typed_mcp.catalog import diff
 from typed_mcp.catalog.listing import catalog_of_package, is_package
 from typed_mcp.options import GenerateOptions
-from typed_mcp.pipeline import generate
-
-# Folders that tools write next to sources (bytecode, linter and test caches): never part of a package.
-CACHES = frozenset({"__pycache__", ".ruff_cache", ".mypy_cache", ".pytest_cache"})
+from typed_mcp.pipeline import generate, unchanged
+from typed_mcp.write import tree_files
 
 
 @dataclass
@@ -37,6 +36,9 @@ def check(options: GenerateOptions) -> Drift:
         fresh_options = dataclasses.replace(
             options, out=fresh, snapshot=fetched if options.snapshot else None, default_snapshot=False, verify=False
         )
+        spec = unchanged(dataclasses.replace(fresh_options, out=options.out))
+        if spec is not None and (options.snapshot is None or _holds(options.snapshot, spec.raw)):
+            return drift  # the run cache knows the committed files are what the spec generates now
         generate(fresh_options)
         snapshot = options.snapshot
         if snapshot is not None and (not snapshot.is_file() or snapshot.read_bytes() != fetched.read_bytes()):
@@ -50,20 +52,28 @@ def check(options: GenerateOptions) -> Drift:
     return drift
 
 
+def _holds(path: Path, content: bytes) -> bool:
+    try:
+        return path.read_bytes() == content
+    except OSError:
+        return False
+
+
 def tree_changes(old: Path, new: Path) -> list[str]:
     """The relative paths of the files that differ between two folders (missing on one side included)."""
 
-    def files(root: Path) -> dict[str, bytes]:
-        if not root.is_dir():
-            return {}
+    def files(root: Path) -> dict[str, bytes | str]:
+        # A link is compared as where it points: a generated package has none.
         return {
-            str(p.relative_to(root)): p.read_bytes()
-            for p in root.rglob("*")
-            if p.is_file() and not CACHES.intersection(p.relative_to(root).parts)
+            name: os.readlink(path) if path.is_symlink() else path.read_bytes()
+            for name, path in tree_files(root).items()
         }
 
     before, after = files(old), files(new)
-    return sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    missing = object()
+    return sorted(
+        name for name in before.keys() | after.keys() if before.get(name, missing) != after.get(name, missing)
+    )
 
 
 def catalog_of(source: str, *, headers: dict[str, str] | None = None) -> dict[str, Any]:

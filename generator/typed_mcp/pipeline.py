@@ -7,13 +7,13 @@ import gc
 import json
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from typed_mcp import __version__, cache, names
+from typed_mcp import __version__, cache, names, runs
 from typed_mcp.catalog.budget import BUDGET
 from typed_mcp.catalog.pack import layout_problem, pack
 from typed_mcp.catalog.verify import GC_THRESHOLD, CatalogWorkers, VerifyError, check_catalog
@@ -29,9 +29,10 @@ from typed_mcp.profile import Profile
 from typed_mcp.render.package import MCP_REQUIREMENT, Package, render_package
 from typed_mcp.render.registry import SERVER_JSON, server_json
 from typed_mcp.render.tidy import tidy
+from typed_mcp.runs import Summary
 from typed_mcp.spec.load import LoadedSpec, load
 from typed_mcp.spec.normalize import Document, normalize
-from typed_mcp.spec.overlay import apply_overlays
+from typed_mcp.spec.overlay import Overlay, Removed, apply_overlays
 from typed_mcp.write import MANIFEST, staged, write_file_atomically, write_files
 
 _PACKAGE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -39,9 +40,10 @@ _PACKAGE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 @dataclass
 class Result:
-    plan: ApiPlan
+    plan: ApiPlan | None  # None when the run cache recognized the output (runs.py): nothing was planned
+    summary: Summary
     spec: LoadedSpec
-    files: dict[str, str | bytes]
+    files: Mapping[str, str | bytes]  # what the package folder holds
     snapshot: Path | None  # where the fetched document was saved
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -112,10 +114,16 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
 
     config = options.config  # read (and checked) when the options were made: before any fetch
     step("loading the spec")
-    spec = load(options.source, headers=dict(options.headers))
-    overlay_paths = (config.overlay_paths if config is not None else ()) + tuple(options.overlays)
-    spec, overlays, removed = apply_overlays(spec, overlay_paths)
+    spec, overlays, removed, run = _loaded(options)
+    known = runs.recognize(run, options.out, verify=options.verify) if run is not None else None
     lap("load")
+    if known is not None:
+        summary, folder = known
+        step("the package is already what these inputs generate")
+        snapshot = snapshot_path(spec, options, summary.package_name)
+        if snapshot is not None:
+            write_file_atomically(snapshot, spec.raw)
+        return Result(plan=None, summary=summary, spec=spec, files=folder, snapshot=snapshot, timings=timings)
     doc = normalize(
         spec,
         allow_remote_refs=options.allow_remote_refs,
@@ -167,8 +175,31 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
             write_files(staging, {path: files[path], MANIFEST: files[MANIFEST]})
     if snapshot is not None:
         write_file_atomically(snapshot, spec.raw)
+    summary = Summary.of(api, str(files[f"src/{api.module}/catalog.json"]))
+    if run is not None:
+        runs.record(run, spec, files, summary, verified=options.verify)
     lap("catalog and write")
-    return Result(plan=api, spec=spec, files=files, snapshot=snapshot, timings=timings)
+    return Result(plan=api, summary=summary, spec=spec, files=files, snapshot=snapshot, timings=timings)
+
+
+def _loaded(options: GenerateOptions) -> tuple[LoadedSpec, list[Overlay], list[Removed], str | None]:
+    """The spec with the overlays applied, the overlays, the operations they removed, and the run's
+    key in the run cache (None: not to be recognized)."""
+    config = options.config
+    spec = load(options.source, headers=dict(options.headers))
+    overlay_paths = (config.overlay_paths if config is not None else ()) + tuple(options.overlays)
+    spec, overlays, removed = apply_overlays(spec, overlay_paths)
+    return spec, overlays, removed, runs.key(spec, [(o.path.name, o.sha256) for o in overlays], options)
+
+
+def unchanged(options: GenerateOptions) -> LoadedSpec | None:
+    """The spec, when the run cache recognizes `options.out` as what `options` generate (runs.py);
+    else None. Nothing is written."""
+    with cache.enabled(options.cache):
+        spec, _, _, run = _loaded(options)
+        if run is None or runs.recognize(run, options.out, verify=options.verify) is None:
+            return None
+    return spec
 
 
 def _package_files(

@@ -16,6 +16,8 @@ from pathlib import Path
 from typed_mcp.errors import OutputError
 
 MANIFEST = "typed-mcp.json"
+# Folders that tools write next to sources (bytecode, linter and test caches): never part of a package.
+CACHES = frozenset({"__pycache__", ".ruff_cache", ".mypy_cache", ".pytest_cache"})
 
 
 @contextlib.contextmanager
@@ -80,3 +82,19 @@ def write_file_atomically(path: Path, content: bytes) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def tree_files(root: Path) -> dict[str, Path]:
+    """Everything in the folder `root` but its folders, by path relative to it (with `/`): files,
+    and symbolic links (never followed), but not what is in CACHES. Empty when `root` is no folder."""
+    found: dict[str, Path] = {}
+    if not root.is_dir():
+        return found
+    start = len(str(root)) + 1
+    for folder, subfolders, names in os.walk(root):
+        linked = [name for name in subfolders if os.path.islink(os.path.join(folder, name))]
+        subfolders[:] = sorted(name for name in subfolders if name not in CACHES and name not in linked)
+        relative = folder[start:].replace(os.sep, "/")
+        for name in [*names, *linked]:
+            found[f"{relative}/{name}" if relative else name] = Path(folder, name)
+    return found

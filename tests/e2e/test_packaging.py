@@ -18,10 +18,10 @@ import pytest
 
 from support import CORPUS, DEMO_CONFIG, REPO, build_wheel, generate, run_cli
 from typed_mcp import guard
-from typed_mcp.compare import CACHES
 from typed_mcp.errors import ToolchainError
 from typed_mcp.models import rewrite
 from typed_mcp.pysource import PySource
+from typed_mcp.write import CACHES
 
 
 @pytest.fixture(scope="module")

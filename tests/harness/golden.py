@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from typed_mcp.compare import CACHES
+from typed_mcp.write import CACHES
 
 REPO = Path(__file__).resolve().parent.parent.parent
 RUNTIME = "_runtime"  # the copied runtime, not recorded (see above)

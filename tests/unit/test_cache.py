@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ def gen(spec: Path, out: Path, cache_dir: Path, *extra: str):
 
 
 def entries(cache_dir: Path) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {"models": [], "catalog": []}
+    found: dict[str, list[str]] = {"models": [], "catalog": [], "run": []}
     for path in sorted(cache_dir.iterdir()):
         if path.is_file():
             found[path.name.split("-")[0]].append(path.name)
@@ -128,15 +129,18 @@ def test_a_catalog_entry_that_is_not_this_packages_catalog_is_not_used(tmp_path:
     gen(WEATHER, tmp_path / "fresh", cache_dir)
     (entry,) = entries(cache_dir)["catalog"]
     packed = json.loads((cache_dir / entry).read_text())
-    for broken in (
-        {**packed, "tools": packed["tools"][1:]},  # a tool less: check_catalog
-        {**packed, "sizes": [-1] * len(packed["sizes"])},  # not the catalog's layout
-        {**packed, "format": "other"},
+    for number, broken in enumerate(
+        (
+            {**packed, "tools": packed["tools"][1:]},  # a tool less: check_catalog
+            {**packed, "sizes": [-1] * len(packed["sizes"])},  # not the catalog's layout
+            {**packed, "format": "other"},
+        )
     ):
         plant(cache_dir, entry, json.dumps(broken), digest=True)
-        proc = gen(WEATHER, tmp_path / "out", cache_dir)
+        out = tmp_path / f"out{number}"  # a new folder each time: the run cache recognizes an old one
+        proc = gen(WEATHER, out, cache_dir)
         assert "warning: cache entry catalog-" in proc.stderr and "not this package's catalog" in proc.stderr
-        assert tree_digest(tmp_path / "out") == tree_digest(REPO / "generated" / "weather-mcp")
+        assert tree_digest(out) == tree_digest(REPO / "generated" / "weather-mcp")
 
 
 def test_the_drift_workflow_restores_only_its_exact_cache_key(tmp_path: Path):
@@ -146,3 +150,130 @@ def test_the_drift_workflow_restores_only_its_exact_cache_key(tmp_path: Path):
     steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
     (cache,) = [step for step in steps if str(step.get("uses", "")).startswith("actions/cache")]
     assert cache["with"]["key"].startswith("typed-mcp-") and "restore-keys" not in cache["with"]
+
+
+# --- the run cache (runs.py): a folder that already holds what the inputs generate is left as it is ---
+
+UNCHANGED = "(unchanged: the folder already held what these inputs generate)"
+
+
+def files_on_disk(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each entry's inode and modification time, the folder's own included: any write changes them."""
+    return {str(p.relative_to(folder)): (p.lstat().st_ino, p.lstat().st_mtime_ns) for p in [folder, *folder.rglob("*")]}
+
+
+def summary_lines(stderr: str) -> list[str]:
+    """What the command says after a run, without the time it took and the unchanged remark."""
+    return [line.split(" in ")[0] if " tools (" in line else line for line in stderr.splitlines()]
+
+
+def test_a_folder_that_already_holds_the_output_is_left_as_it_is(tmp_path: Path):
+    cache_dir, out = tmp_path / "cache", tmp_path / "out"
+    first = gen(WEATHER, out, cache_dir)
+    assert UNCHANGED not in first.stderr
+    (record,) = entries(cache_dir)["run"]
+    before = files_on_disk(out)
+    again = gen(WEATHER, out, cache_dir)
+    assert UNCHANGED in again.stderr
+    assert files_on_disk(out) == before  # nothing was written, not even swapped in again
+    assert summary_lines(again.stderr) == summary_lines(first.stderr)  # the summary and the budget, from the record
+    assert entries(cache_dir)["run"] == [record]
+
+    # Any difference in the folder is a full run, which writes the package as a fresh run would.
+    catalog = out / "src" / "weather_mcp" / "catalog.json"
+    changes = {
+        "an edited file": lambda: catalog.write_text(catalog.read_text().replace("weather", "whether", 1)),
+        "a file more": lambda: (out / "src" / "weather_mcp" / "extra.py").write_text("import os\n"),
+        "a file less": lambda: (out / "README.md").unlink(),
+        "a link for a file": lambda: (
+            (tmp_path / "copy.json").write_bytes(catalog.read_bytes()),
+            catalog.unlink(),
+            catalog.symlink_to(tmp_path / "copy.json"),
+        ),
+    }
+    for change in changes.values():
+        change()
+        proc = gen(WEATHER, out, cache_dir)
+        assert UNCHANGED not in proc.stderr, proc.stderr
+        assert tree_digest(out) == tree_digest(REPO / "generated" / "weather-mcp")
+        assert not any(path.is_symlink() for path in out.rglob("*"))
+
+
+def test_other_inputs_are_never_recognized(tmp_path: Path):
+    cache_dir, out = tmp_path / "cache", tmp_path / "out"
+    gen(WEATHER, out, cache_dir, "--no-verify")  # a run that did not list its tools to check them...
+    proc = gen(WEATHER, out, cache_dir)  # ...is no record for a run that does
+    assert UNCHANGED not in proc.stderr
+    assert UNCHANGED in gen(WEATHER, out, cache_dir, "--no-verify").stderr  # the other way is fine
+
+    prefixed = gen(WEATHER, out, cache_dir, "--tool-prefix", "wx_")  # an option
+    assert UNCHANGED not in prefixed.stderr and "wx_get_weather" in (out / "typed-mcp.json").read_text()
+    config = tmp_path / "weather-mcp.toml"  # the config's content, though the output is the same
+    config.write_text(DEMO_CONFIG.read_text() + "\n# a comment\n")
+    assert UNCHANGED not in gen(WEATHER, out, cache_dir, "--config", str(config)).stderr
+    assert UNCHANGED in gen(WEATHER, out, cache_dir, "--config", str(config)).stderr
+    assert UNCHANGED not in gen(WEATHER, out, cache_dir).stderr
+    assert tree_digest(out) == tree_digest(REPO / "generated" / "weather-mcp")
+
+
+def test_a_spec_whose_refs_reach_another_file_is_never_recognized(tmp_path: Path):
+    """The other file's content is not in the key: were the run recognized, an edit there would be lost."""
+    spec = json.loads(WEATHER.read_text())
+    schemas = spec["components"]["schemas"]
+    name = next(key for key, schema in schemas.items() if "$ref" not in json.dumps(schema) and "description" in schema)
+    side = tmp_path / "side.json"
+    side.write_text(json.dumps({name: schemas[name]}))
+    schemas[name] = {"$ref": f"side.json#/{name}"}
+    (tmp_path / "api.json").write_text(json.dumps(spec))
+    cache_dir, out = tmp_path / "cache", tmp_path / "out"
+    gen(tmp_path / "api.json", out, cache_dir)
+    side.write_text(json.dumps({name: {**json.loads(side.read_text())[name], "description": "Edited beside."}}))
+    proc = gen(tmp_path / "api.json", out, cache_dir)
+    assert UNCHANGED not in proc.stderr
+    assert "Edited beside." in (out / "src" / "weather_mcp" / "catalog.json").read_text() or any(
+        "Edited beside." in path.read_text() for path in (out / "src" / "weather_mcp" / "models").glob("*.py")
+    )
+
+
+def test_the_drift_check_recognizes_the_committed_package(tmp_path: Path):
+    cache_dir, out = tmp_path / "cache", tmp_path / "out"
+    gen(WEATHER, out, cache_dir)
+    # A models entry that no run can use: a check that regenerated would say so in a warning.
+    (models,) = entries(cache_dir)["models"]
+    plant(cache_dir, models, "not models", digest=False)
+
+    def check() -> subprocess.CompletedProcess[str]:
+        args = ["check", str(WEATHER), "--out", str(out), "--package-name", "weather-mcp", "--config", str(DEMO_CONFIG)]
+        return run_cli(*args, env={"TYPED_MCP_NO_CACHE": "", "TYPED_MCP_CACHE_DIR": str(cache_dir)})
+
+    clean = check()
+    assert clean.returncode == 0 and "no drift" in clean.stderr, clean.stderr + clean.stdout
+    assert "warning: cache entry" not in clean.stderr  # nothing was generated
+    (out / "README.md").write_text("edited\n")
+    drifted = check()
+    assert drifted.returncode == 1 and "README.md" in drifted.stdout, drifted.stderr + drifted.stdout
+    assert "warning: cache entry models-" in drifted.stderr  # this one did generate
+
+
+def test_a_run_record_that_is_not_one_is_not_used(tmp_path: Path):
+    cache_dir, out = tmp_path / "cache", tmp_path / "out"
+    gen(WEATHER, out, cache_dir)
+    (entry,) = entries(cache_dir)["run"]
+    record = json.loads((cache_dir / entry).read_text())
+    for number, broken in enumerate(
+        (
+            {**record, "summary": {**record["summary"], "catalog": None}},
+            {**record, "summary": {**record["summary"], "tools": "13"}},
+            {**record, "format": 0},
+        )
+    ):
+        plant(cache_dir, entry, json.dumps(broken), digest=True)
+        proc = gen(WEATHER, out, cache_dir)
+        assert UNCHANGED not in proc.stderr, number
+        if number < 2:
+            assert f"warning: cache entry {entry[:60]} not used: not a run summary" in proc.stderr, proc.stderr
+        assert tree_digest(out) == tree_digest(REPO / "generated" / "weather-mcp")
+    # A record of other files (with its digest: someone who can write the whole cache folder) is no
+    # match for the folder: the run does the work.
+    plant(cache_dir, entry, json.dumps({**record, "files": {**record["files"], "extra.py": "0" * 64}}), digest=True)
+    assert UNCHANGED not in gen(WEATHER, out, cache_dir).stderr
