@@ -355,9 +355,7 @@ def test_the_report_is_a_table_on_a_terminal_and_quiet_with_q(tmp_path, monkeypa
     catalog = (REPO / "generated" / "weather-mcp" / "src" / "weather_mcp" / "catalog.json").read_text()
     screen = io.StringIO()
     monkeypatch.setattr(cli, "err", Console(file=screen, force_terminal=True, width=120, highlight=False))
-    cli._budget(
-        SimpleNamespace(plan=SimpleNamespace(module="weather_mcp"), files={"src/weather_mcp/catalog.json": catalog})
-    )
+    cli._budget(SimpleNamespace(summary=SimpleNamespace(catalog=budget.report(catalog))))
     shown = screen.getvalue()
     assert "tokens (bytes/4)" in shown and "biggest tools" in shown and "create_report" in shown and "┃" in shown
     assert "advice" not in shown  # 8 tools: far below what clients take
