@@ -20,7 +20,7 @@ from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 
 from harness import environment
 from harness.demo.process import HttpServer, Reply, Seen, running  # noqa: F401 - re-exported for the tests
-from typed_mcp.write import CACHES
+from typed_mcp.write import tree_files
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -199,11 +199,7 @@ def import_server(out: Path, module: str):
 
 
 def tree_digest(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not CACHES.intersection(p.relative_to(root).parts)
-    }
+    return {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in sorted(tree_files(root).items())}
 
 
 def strip_annotations(schema: Any) -> Any:

@@ -15,7 +15,7 @@ from packaging.version import InvalidVersion, Version
 from typed_mcp.catalog import diff
 from typed_mcp.catalog.listing import catalog_of_package, is_package
 from typed_mcp.options import GenerateOptions
-from typed_mcp.pipeline import generate, unchanged
+from typed_mcp.pipeline import generate, load_inputs
 from typed_mcp.write import tree_files
 
 
@@ -36,10 +36,11 @@ def check(options: GenerateOptions) -> Drift:
         fresh_options = dataclasses.replace(
             options, out=fresh, snapshot=fetched if options.snapshot else None, default_snapshot=False, verify=False
         )
-        spec = unchanged(dataclasses.replace(fresh_options, out=options.out))
-        if spec is not None and (options.snapshot is None or _holds(options.snapshot, spec.raw)):
+        loaded = load_inputs(fresh_options)  # fetched once, for both what follows
+        recognized = loaded.recognizes(options.out, verify=False)
+        if recognized is not None and (options.snapshot is None or _holds(options.snapshot, loaded.spec.raw)):
             return drift  # the run cache knows the committed files are what the spec generates now
-        generate(fresh_options)
+        generate(fresh_options, loaded=loaded)
         snapshot = options.snapshot
         if snapshot is not None and (not snapshot.is_file() or snapshot.read_bytes() != fetched.read_bytes()):
             drift.problems.append(f"the spec differs from the snapshot {snapshot}")

@@ -95,14 +95,42 @@ def _fewer_gc_passes() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-@_fewer_gc_passes()
-def generate(options: GenerateOptions, *, step: Callable[[str], None] = lambda _: None) -> Result:
-    """Generate the package `options` describe into `options.out`: everything or nothing."""
+@dataclass(frozen=True)
+class Loaded:
+    """The spec with the overlays applied, the overlays, the operations they removed, and the run's
+    key in the run cache (None: the cache is off)."""
+
+    spec: LoadedSpec
+    overlays: list[Overlay]
+    removed: list[Removed]
+    run: str | None
+
+    def recognizes(self, out: Path, *, verify: bool) -> tuple[Summary, runs.FolderFiles] | None:
+        """The record's summary and the folder's files when `out` is what these inputs generate (runs.py)."""
+        return runs.recognize(self.run, out, verify=verify) if self.run is not None else None
+
+
+def load_inputs(options: GenerateOptions) -> Loaded:
+    """The spec `options` name, fetched or read once, with the overlays applied (nothing is written)."""
     with cache.enabled(options.cache):
-        return _generate(options, step)
+        config = options.config
+        spec = load(options.source, headers=dict(options.headers))
+        overlay_paths = (config.overlay_paths if config is not None else ()) + tuple(options.overlays)
+        spec, overlays, removed = apply_overlays(spec, overlay_paths)
+        return Loaded(spec, overlays, removed, runs.key(spec, [(o.path.name, o.sha256) for o in overlays], options))
 
 
-def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
+@_fewer_gc_passes()
+def generate(
+    options: GenerateOptions, *, step: Callable[[str], None] = lambda _: None, loaded: Loaded | None = None
+) -> Result:
+    """Generate the package `options` describe into `options.out`: everything or nothing. `loaded`:
+    the inputs, when the caller has loaded them already (`load_inputs` of the same options)."""
+    with cache.enabled(options.cache):
+        return _generate(options, step, loaded)
+
+
+def _generate(options: GenerateOptions, step: Callable[[str], None], loaded: Loaded | None) -> Result:
     timings: dict[str, float] = {}
     started = time.perf_counter()
 
@@ -114,8 +142,9 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
 
     config = options.config  # read (and checked) when the options were made: before any fetch
     step("loading the spec")
-    spec, overlays, removed, run = _loaded(options)
-    known = runs.recognize(run, options.out, verify=options.verify) if run is not None else None
+    inputs = loaded or load_inputs(options)
+    spec, overlays, removed, run = inputs.spec, inputs.overlays, inputs.removed, inputs.run
+    known = inputs.recognizes(options.out, verify=options.verify)
     lap("load")
     if known is not None:
         summary, folder = known
@@ -171,35 +200,15 @@ def _generate(options: GenerateOptions, step: Callable[[str], None]) -> Result:
             files[path] = _catalog(api, files, staging / "src", workers, options.verify, step)
             # The manifest is written last, once: it records which tools the schema budget trimmed,
             # known once they are listed.
-            files[MANIFEST] = manifest(api, spec, spec_file, version_of(api, options), files[path])
+            summary = Summary.of(api, str(files[path]))
+            files[MANIFEST] = manifest(api, spec, spec_file, version_of(api, options), summary.catalog.trimmed)
             write_files(staging, {path: files[path], MANIFEST: files[MANIFEST]})
     if snapshot is not None:
         write_file_atomically(snapshot, spec.raw)
-    summary = Summary.of(api, str(files[f"src/{api.module}/catalog.json"]))
     if run is not None:
         runs.record(run, spec, files, summary, verified=options.verify)
     lap("catalog and write")
     return Result(plan=api, summary=summary, spec=spec, files=files, snapshot=snapshot, timings=timings)
-
-
-def _loaded(options: GenerateOptions) -> tuple[LoadedSpec, list[Overlay], list[Removed], str | None]:
-    """The spec with the overlays applied, the overlays, the operations they removed, and the run's
-    key in the run cache (None: not to be recognized)."""
-    config = options.config
-    spec = load(options.source, headers=dict(options.headers))
-    overlay_paths = (config.overlay_paths if config is not None else ()) + tuple(options.overlays)
-    spec, overlays, removed = apply_overlays(spec, overlay_paths)
-    return spec, overlays, removed, runs.key(spec, [(o.path.name, o.sha256) for o in overlays], options)
-
-
-def unchanged(options: GenerateOptions) -> LoadedSpec | None:
-    """The spec, when the run cache recognizes `options.out` as what `options` generate (runs.py);
-    else None. Nothing is written."""
-    with cache.enabled(options.cache):
-        spec, _, _, run = _loaded(options)
-        if run is None or runs.recognize(run, options.out, verify=options.verify) is None:
-            return None
-    return spec
 
 
 def _package_files(
@@ -287,9 +296,9 @@ def version_of(api: ApiPlan, options: GenerateOptions) -> str:
     return package_version(options.version or api.api_version)
 
 
-def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catalog: str | bytes) -> str:
-    """What was generated from what: read by the drift check and by people. No timestamps. From the
-    `catalog`, the schema budget and the tools it trimmed (tool -> depth of references kept)."""
+def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, trimmed: Mapping[str, int]) -> str:
+    """What was generated from what: read by the drift check and by people. No timestamps. `trimmed`:
+    the tools the schema budget trimmed in the catalog (tool -> depth of references kept)."""
     data = {
         "generator": f"typed-mcp {__version__}",
         "sdk": MCP_REQUIREMENT,  # the MCP SDK minor the package was generated and tested with
@@ -331,6 +340,5 @@ def manifest(api: ApiPlan, spec: LoadedSpec, spec_name: str, version: str, catal
         data["registry"] = registry
     if api.warnings or api.degraded:  # inputs left out of a tool (a header never sent), malformed schemas
         data["notes"] = [*api.warnings, *api.degraded]
-    trimmed = json.loads(catalog).get("budget", {}).get("trimmed", {})
-    data["schema_budget"] = {"bytes": BUDGET, "trimmed": trimmed}
+    data["schema_budget"] = {"bytes": BUDGET, "trimmed": dict(trimmed)}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
