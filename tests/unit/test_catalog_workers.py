@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from test_scale import pages
 
-from support import REPO
+from support import REPO, generate
+from typed_mcp import children
 from typed_mcp.catalog import verify
 from typed_mcp.catalog.verify import CatalogWorkers, VerifyError
 
@@ -104,3 +107,104 @@ def test_the_workers_register_with_the_generators_runtime(tmp_path):
     with CatalogWorkers(1) as workers:
         listed = workers.tools(tmp_path / "src", "weather_mcp", names)
     assert [tool["_meta"] for tool in listed] == [tool["_meta"] for tool in catalog["tools"]]
+
+
+def _wide_spec() -> dict[str, Any]:
+    """An API whose schemas each reach more than `worker.POOL_DEFS` models, in answers and in request
+    bodies, with a recursive model and an enum among them."""
+    schemas: dict[str, Any] = {
+        f"C{i}": {
+            "type": "object",
+            "properties": {f"c{i}": {"type": "string"}, "kind": {"$ref": "#/components/schemas/Kind"}},
+        }
+        for i in range(240)
+    }
+    schemas["Kind"] = {"type": "string", "enum": ["small", "large"]}
+    schemas["Node"] = {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+        },
+    }
+    refs = {f"p{i}": {"$ref": f"#/components/schemas/C{i}"} for i in range(240)}
+    schemas["Root"] = {"type": "object", "properties": {**refs, "node": {"$ref": "#/components/schemas/Node"}}}
+    schemas["Wrapper"] = {
+        "type": "object",
+        "required": ["root"],
+        "properties": {"root": {"$ref": "#/components/schemas/Root"}},
+    }
+
+    def answer(name: str) -> dict[str, Any]:
+        return {
+            "200": {
+                "description": "ok",
+                "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}},
+            }
+        }
+
+    def body(name: str) -> dict[str, Any]:
+        return {"required": True, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}}
+
+    kind = {"name": "kind", "in": "query", "schema": {"$ref": "#/components/schemas/Kind"}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Wide", "version": "1"},
+        "paths": {
+            "/roots": {
+                "get": {"operationId": "getRoot", "responses": answer("Root")},
+                "post": {"operationId": "createRoot", "requestBody": body("Root"), "responses": answer("Root")},
+            },
+            "/wrappers": {
+                "get": {"operationId": "getWrapper", "parameters": [kind], "responses": answer("Wrapper")},
+                "put": {
+                    "operationId": "putWrapper",
+                    "parameters": [kind],
+                    "requestBody": body("Wrapper"),
+                    "responses": answer("Wrapper"),
+                },
+            },
+            "/nodes": {
+                "get": {"operationId": "getNode", "responses": answer("Node")},
+                "post": {"operationId": "createNode", "requestBody": body("Node"), "responses": answer("Node")},
+            },
+        },
+        "components": {"schemas": schemas},
+    }
+
+
+def test_schemas_from_the_one_pass_are_byte_for_byte_those_derived_alone(tmp_path):
+    """On an API whose closures are big, a worker derives the first schemas alone and the rest from one
+    pass over every model (`worker._Pool`, for answers and for request bodies). The catalog keeps the
+    order of keys, so both ways must give the same bytes: else `catalog.json` would depend on which
+    worker happened to list a tool first."""
+    out = tmp_path / "wide-mcp"
+    generate(_wide_spec(), out, "wide-mcp")
+    src = out / "src"
+    names = [tool["name"] for tool in json.loads((src / "wide_mcp" / "catalog.json").read_text())["tools"]]
+    pooled, alone = _listed(src, "wide_mcp", names), _listed(src, "wide_mcp", names, pool_defs=10**9)
+    assert len(pooled) == 6 and [tool["name"] for tool in pooled] == names
+    bodies = [tool["inputSchema"] for tool in pooled if "Root" in tool["inputSchema"].get("$defs", {})]
+    assert len(bodies) == 2 and all(len(schema["$defs"]) > 240 for schema in bodies)  # whole, not trimmed
+    assert json.dumps(pooled) == json.dumps(alone)
+
+
+def _listed(src: Path, module: str, names: list[str], pool_defs: int | None = None) -> list[dict[str, Any]]:
+    """`names` listed in that order by one worker, with no schema budget (and no pool when `pool_defs`
+    is that big)."""
+    code = "from typed_mcp.catalog import worker\n"
+    if pool_defs is not None:
+        code += f"worker.POOL_DEFS = {pool_defs}\n"
+    code += "worker.main()\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(verify.GC_THRESHOLD)],
+        input=json.dumps({"src": str(src), "module": module, "budget": 10**9}) + "\n" + json.dumps(names) + "\n",
+        capture_output=True,
+        text=True,
+        env=children.child_env(),
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    tools: list[dict[str, Any]] = children.result_line(proc.stdout)["tools"]
+    return tools

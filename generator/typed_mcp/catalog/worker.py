@@ -24,7 +24,7 @@ import anyio
 import pydantic
 import pydantic.json_schema
 from mcp.server import MCPServer
-from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.types import Icon
 
 from typed_mcp.catalog import budget
@@ -36,6 +36,8 @@ _JSON_SCHEMA = pydantic.TypeAdapter.json_schema  # before `_faster_schemas` wrap
 # type of the adapter it derives it with (read from the SDK's public field, not from the adapter).
 _DERIVING: contextvars.ContextVar[Any] = contextvars.ContextVar("deriving", default=None)
 POOL_DEFS = 200  # a schema with more definitions than this: derive every model's schema once, in one pass
+_POOLED = "x-typed-mcp-pooled"  # stands in for a pooled model's definition while an arguments schema is derived
+_ARGUMENTS = (("by_alias", True),)  # how the SDK derives a tool's input schema (`Tool.from_function`)
 
 
 class _Pool:
@@ -47,7 +49,8 @@ class _Pool:
     derives all the package's models together (the same definitions, under the same names, since
     every model class has its own name), and a tool's schema is its model's definition plus the
     closure of definitions it refers to: the shared objects themselves, never copied, so that the
-    budget (`budget.Trimmer`) measures each of them once and the worker never holds a full catalog."""
+    budget (`budget.Trimmer`) measures each of them once and the worker never holds a full catalog.
+    Input schemas take their models from a pool too (`arguments`): a request body's closure is as big."""
 
     def __init__(self, module: str) -> None:
         self.module = module
@@ -62,18 +65,51 @@ class _Pool:
             return None
         names, defs = built
         name = names[kind]
+        closure = self.closure(defs, [name])
+        # In pydantic's order (keys sorted), whichever way a schema was derived: `catalog.json` keeps it.
+        if name in closure:  # recursive: pydantic keeps the root a reference (the SDK inlines it)
+            return {"$defs": {key: defs[key] for key in sorted(closure)}, "$ref": f"#/$defs/{name}"}
+        schema = dict(defs[name])
+        if closure:
+            schema["$defs"] = {key: defs[key] for key in sorted(closure)}
+        return dict(sorted(schema.items()))
+
+    def closure(self, defs: dict[str, Any], names: list[str]) -> dict[str, None]:
+        """The names of the definitions that those of `names` refer to, directly or not."""
         closure: dict[str, None] = {}
-        queue = [name]
+        queue = list(names)
         while queue:
             for other in self.refs.refs(defs[queue.pop()]):
                 if other not in closure and other in defs:
                     closure[other] = None
                     queue.append(other)
-        if name in closure:  # recursive: pydantic keeps the root a reference (the SDK inlines it)
-            return {"$defs": {key: defs[key] for key in closure}, "$ref": f"#/$defs/{name}"}
-        schema = dict(defs[name])
-        if closure:
-            schema["$defs"] = {key: defs[key] for key in closure}
+        return closure
+
+    def arguments(self, model: type[pydantic.BaseModel], options: tuple[tuple[str, Any], ...]) -> dict[str, Any] | None:
+        """The schema of a tool's arguments model as `model.model_json_schema(**options)` gives it, its
+        fields derived by pydantic and the package's models taken from the pool (so the closure behind
+        a request body is not walked again for each tool); None when the pool is not built for
+        `options` or pydantic names a model differently than in the pool."""
+        built = self.ready.get(options)
+        if built is None:
+            return None
+        names, defs = built
+        marker = _POOLED
+
+        class Shallow(pydantic.json_schema.GenerateJsonSchema):
+            def model_schema(self, schema: Any) -> Any:
+                name = names.get(schema["cls"])
+                return {marker: name} if name is not None else super().model_schema(schema)
+
+        schema = pydantic.json_schema.model_json_schema(model, schema_generator=Shallow, **dict(options))
+        own = schema.get("$defs") or {}
+        pooled = [key for key, value in own.items() if marker in value]
+        if any(own[key][marker] != key for key in pooled):
+            return None
+        if pooled:
+            together = {key: value for key, value in own.items() if key not in pooled}
+            together.update((key, defs[key]) for key in (*pooled, *self.closure(defs, pooled)))
+            schema["$defs"] = dict(sorted(together.items()))  # sorted, as pydantic sorts them
         return schema
 
     def build(self, options: tuple[tuple[str, Any], ...]) -> None:
@@ -140,6 +176,19 @@ def _faster_schemas(pool: _Pool) -> None:
             _DERIVING.reset(token)
 
     FuncMetadata.model_post_init = deriving  # type: ignore[method-assign]  # as above
+
+    def pooled_arguments(cls: type[ArgModelBase], /, **options: Any) -> dict[str, Any]:
+        settings = tuple(sorted(options.items()))
+        if settings == _ARGUMENTS:
+            pooled = pool.arguments(cls, settings)
+            if pooled is not None:
+                return pooled
+        derived = pydantic.json_schema.model_json_schema(cls, **options)  # what the class method returns
+        if settings == _ARGUMENTS and len(derived.get("$defs") or ()) > POOL_DEFS:
+            pool.build(settings)
+        return derived
+
+    ArgModelBase.model_json_schema = classmethod(pooled_arguments)  # type: ignore[assignment,method-assign]  # as above
 
 
 def _listed(server: MCPServer) -> list[Any]:
