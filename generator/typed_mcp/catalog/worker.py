@@ -24,7 +24,7 @@ import anyio
 import pydantic
 import pydantic.json_schema
 from mcp.server import MCPServer
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata, StrictJsonSchema
 from mcp.types import Icon
 
 from typed_mcp.catalog import budget
@@ -38,6 +38,8 @@ _DERIVING: contextvars.ContextVar[Any] = contextvars.ContextVar("deriving", defa
 POOL_DEFS = 200  # a schema with more definitions than this: derive every model's schema once, in one pass
 _POOLED = "x-typed-mcp-pooled"  # stands in for a pooled model's definition while an arguments schema is derived
 _ARGUMENTS = (("by_alias", True),)  # how the SDK derives a tool's input schema (`Tool.from_function`)
+_ANSWERS = (("schema_generator", StrictJsonSchema),)  # and its output schema (`FuncMetadata.output_schema`)
+_ALIKE = frozenset({_ARGUMENTS, _ANSWERS})  # the same definitions, unless pydantic warns (the strict one raises)
 
 
 class _Pool:
@@ -54,7 +56,8 @@ class _Pool:
 
     def __init__(self, module: str) -> None:
         self.module = module
-        self.ready: dict[tuple[Any, ...], tuple[dict[type, str], dict[str, Any]]] = {}
+        # options -> each model's name and the definitions; None: derive each schema alone
+        self.ready: dict[tuple[Any, ...], tuple[dict[type, str], dict[str, Any]] | None] = {}
         self.refs = budget.Sizes()  # the references of each definition, found once
 
     def schema(self, kind: Any, options: tuple[tuple[str, Any], ...]) -> dict[str, Any] | None:
@@ -123,13 +126,30 @@ class _Pool:
         # the group's size squared.) Its items are the models' references, in order.
         shape: Any = GenericAlias(tuple, tuple(classes)) if classes else tuple[()]
         together = pydantic.TypeAdapter(shape)
-        top = _JSON_SCHEMA(together, **dict(options))
+        if options in _ALIKE:  # one pass for answers and request bodies, when no generator would warn
+
+            class Watching(pydantic.json_schema.GenerateJsonSchema):
+                def emit_warning(self, kind: Any, detail: str) -> None:
+                    warned.append(kind)
+                    super().emit_warning(kind, detail)
+
+            warned: list[Any] = []
+            top = _JSON_SCHEMA(together, schema_generator=Watching)
+            # Where pydantic warns, the SDK's stricter generator raises: then each tool's schemas are
+            # derived alone, so that only the tools whose own models warn fail, as they do in the SDK.
+            self.ready.update(dict.fromkeys(_ALIKE, None if warned else self._found(classes, top)))
+        else:
+            self.ready[options] = self._found(classes, _JSON_SCHEMA(together, **dict(options)))
+
+    @staticmethod
+    def _found(classes: list[type], top: dict[str, Any]) -> tuple[dict[type, str], dict[str, Any]]:
+        """Each model's name among the definitions of the one pass `top`, and the definitions."""
         names = {}
         for cls, item in zip(classes, top.get("prefixItems") or [], strict=False):
             ref = item.get("$ref") if len(item) == 1 else None
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
                 names[cls] = ref[len("#/$defs/") :]
-        self.ready[options] = (names, top.get("$defs", {}))
+        return names, top.get("$defs", {})
 
 
 def _faster_schemas(pool: _Pool) -> None:
