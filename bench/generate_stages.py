@@ -1,7 +1,8 @@
 """`python bench/generate_stages.py SPEC OUT [--cache] [--no-verify]`: one `pipeline.generate` with the
-command line's defaults, printing the seconds since the start at which each stage begins, then the
-stages' timings and the peak RSS of this process and of its largest child (bench/GENERATION.md's
-Microsoft Graph rows; run it under `/usr/bin/time -v` for the whole run's figures)."""
+command line's defaults, printing the seconds since the start at which each stage begins (and this
+process's peak RSS so far), then the stages' timings and the peak RSS of this process and of its
+largest child (bench/GENERATION.md's Microsoft Graph rows; run it under `/usr/bin/time -v` for the
+whole run's figures)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def main() -> None:
 
     def step(text: str) -> None:
         if "listing tools with the MCP SDK:" not in text:  # the per-chunk progress
-            print(f"{time.perf_counter() - start:7.1f}s {text}", file=sys.stderr, flush=True)
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+            print(f"{time.perf_counter() - start:7.1f}s {peak:6d} MiB {text}", file=sys.stderr, flush=True)
 
     result = generate(options, step=step)
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024

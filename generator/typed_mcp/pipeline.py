@@ -14,8 +14,8 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from typed_mcp import __version__, cache, names, runs
-from typed_mcp.catalog.budget import BUDGET
-from typed_mcp.catalog.pack import layout_problem, pack
+from typed_mcp.catalog.budget import BUDGET, Report, figures, report
+from typed_mcp.catalog.pack import Packer, layout_problem
 from typed_mcp.catalog.verify import GC_THRESHOLD, CatalogWorkers, VerifyError, check_catalog
 from typed_mcp.errors import SpecError, StrictModeError
 from typed_mcp.models.build import build_models
@@ -197,10 +197,10 @@ def _generate(options: GenerateOptions, step: Callable[[str], None], loaded: Loa
             tidy(staging, files)
             package.check({path: text for path, text in files.items() if text != before[path]})  # before any import
             path = f"src/{api.module}/catalog.json"
-            files[path] = _catalog(api, files, staging / "src", workers, options.verify, step)
+            files[path], listed = _catalog(api, files, staging / "src", workers, options.verify, step)
             # The manifest is written last, once: it records which tools the schema budget trimmed,
             # known once they are listed.
-            summary = Summary.of(api, str(files[path]))
+            summary = Summary.of(api, listed)
             files[MANIFEST] = manifest(api, spec, spec_file, version_of(api, options), summary.catalog.trimmed)
             write_files(staging, {path: files[path], MANIFEST: files[MANIFEST]})
     if snapshot is not None:
@@ -244,26 +244,29 @@ def _catalog(
     workers: CatalogWorkers,
     verify: bool,
     step: Callable[[str], None],
-) -> str:
-    """`catalog.json` for the package whose sources are `files`, written out under `src`; checked."""
+) -> tuple[str, Report]:
+    """`catalog.json` for the package whose sources are `files`, written out under `src`; checked;
+    and its figures."""
     sources = sorted((path, content) for path, content in files.items() if path.startswith("src/"))
     entry = cache.key("catalog", f"budget {BUDGET}", *(part for path, content in sources for part in (path, content)))
-    packed = _cached_catalog(entry, api)
-    if packed is not None:
+    cached = _cached_catalog(entry, api)
+    if cached is not None:
         step("the tool catalog of these exact sources is cached")
-        return packed
+        return cached
     step(f"listing {len(api.operations)} tools with the MCP SDK")
     tools = workers.tools(
         src,
         api.module,
         [op.tool_name for op in api.operations],
         progress=lambda done, total: step(f"listing tools with the MCP SDK: {done:,} of {total:,}"),
+        keep=(packer := Packer()).add,
     )
     if verify:
-        check_catalog(tools, api)
-    packed = pack(tools, trimmed=workers.trimmed, budget=BUDGET)
+        check_catalog([tool for _, tool in tools], api)
+    packed = packer.text(tools, trimmed=workers.trimmed, budget=BUDGET)
     cache.put(entry, packed)
-    return packed
+    names = [tool["name"] for _, tool in tools]
+    return packed, figures(names, [size for size, _ in tools], dict(workers.trimmed), BUDGET)
 
 
 def snapshot_path(spec: LoadedSpec, options: GenerateOptions, package_name: str) -> Path | None:
@@ -274,9 +277,9 @@ def snapshot_path(spec: LoadedSpec, options: GenerateOptions, package_name: str)
     return Path("specs") / f"{package_name}.{spec.format}"
 
 
-def _cached_catalog(entry: str, api: ApiPlan) -> str | None:
-    """A cached catalog, if it has the catalog's layout and lists the plan's tools (see
-    check_catalog); else a warning, and None."""
+def _cached_catalog(entry: str, api: ApiPlan) -> tuple[str, Report] | None:
+    """A cached catalog and its figures, if it has the catalog's layout and lists the plan's tools
+    (see check_catalog); else a warning, and None."""
     packed = cache.get(entry)
     if packed is None:
         return None
@@ -289,7 +292,7 @@ def _cached_catalog(entry: str, api: ApiPlan) -> str | None:
     except (ValueError, VerifyError) as exc:  # json's errors are ValueErrors
         cache.warn(entry, f"it is not this package's catalog ({exc})")
         return None
-    return packed
+    return packed, report(data)
 
 
 def version_of(api: ApiPlan, options: GenerateOptions) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from typed_mcp import cache
-from typed_mcp.catalog.budget import Report, report
+from typed_mcp.catalog.budget import Report
 from typed_mcp.spec.bundle import has_external_refs
 from typed_mcp.spec.load import LoadedSpec
 from typed_mcp.write import MANIFEST, tree_files
@@ -61,10 +61,10 @@ class Summary:
     catalog: Report  # the tool catalog's size, its biggest tools, the tools the schema budget trimmed
 
     @classmethod
-    def of(cls, api: ApiPlan, catalog: str) -> Summary:
-        """From the plan and the text of `catalog.json`."""
+    def of(cls, api: ApiPlan, catalog: Report) -> Summary:
+        """From the plan and the figures of its `catalog.json`."""
         return cls(
-            catalog=report(catalog),
+            catalog=catalog,
             package_name=api.package_name,
             module=api.module,
             tools=len(api.operations),

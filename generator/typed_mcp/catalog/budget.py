@@ -333,16 +333,14 @@ def approximate_tokens(count: int) -> int:
 def report(catalog: str | dict[str, Any], top: int = 10) -> Report:
     """The figures of a packed `catalog.json` (its text or parsed)."""
     data = json.loads(catalog) if isinstance(catalog, str) else catalog
-    sizes = data["sizes"]
+    budget = data.get("budget") or {}
     names = [tool["name"] for tool in data["tools"]]
+    return figures(names, data["sizes"], dict(budget.get("trimmed") or {}), int(budget.get("bytes") or BUDGET), top)
+
+
+def figures(names: list[str], sizes: list[int], trimmed: dict[str, int], budget: int, top: int = 10) -> Report:
+    """The figures of a catalog of the tools `names`, each `sizes` bytes of JSON."""
     ranked = sorted(zip(names, sizes, strict=True), key=lambda pair: (-pair[1], pair[0]))[:top]
     # The tools/list result: {"tools":[...]} around the tools, one comma between two.
     total = sum(sizes) + max(len(sizes) - 1, 0) + len('{"tools":[]}')
-    budget = data.get("budget") or {}
-    return Report(
-        tools=len(names),
-        catalog_bytes=total,
-        biggest=ranked,
-        trimmed=dict(budget.get("trimmed") or {}),
-        budget=int(budget.get("bytes") or BUDGET),
-    )
+    return Report(tools=len(names), catalog_bytes=total, biggest=ranked, trimmed=trimmed, budget=budget)

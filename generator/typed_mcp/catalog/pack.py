@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from typed_mcp.runtime.contracts import CATALOG_FORMAT, CATALOG_SCHEMAS
 
@@ -21,27 +21,67 @@ def pack(tools: list[dict[str, Any]], trimmed: dict[str, int] | None = None, bud
     pages without serializing anything. `budget` records the tools the schema budget trimmed (tool ->
     depth of references kept), when there are some.
     """
-    shared: list[Any] = []
-    index: dict[str, int] = {}
-    packed, sizes = [], []
-    for tool in tools:
-        sizes.append(len(json.dumps(tool, **_COMPACT).encode()))
+    packer = Packer()
+    return packer.text([packer.add(tool) for tool in tools], trimmed, budget)
+
+
+class Packed(NamedTuple):
+    size: int  # bytes of the tool's JSON
+    tool: dict[str, Any]  # the tool, each `$defs` entry the number of its text in its `Packer`
+
+
+class Packer:
+    """`pack` tool by tool, in any order: only each distinct `$defs` entry's text is kept, never a
+    whole tool (listing a big API, the whole tools are most of the generator's memory)."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, int] = {}  # a `$defs` entry's text -> its number, in the order seen
+
+    def add(self, tool: dict[str, Any]) -> Packed:
+        size = len(json.dumps(tool, **_COMPACT).encode())
         tool = dict(tool)
-        for key in CATALOG_SCHEMAS:
-            schema = tool.get(key)
-            if isinstance(schema, dict) and isinstance(schema.get("$defs"), dict):
-                defs = {}
-                for name, value in schema["$defs"].items():
-                    number = index.setdefault(json.dumps(value, **_COMPACT), len(shared))
-                    if number == len(shared):
-                        shared.append(value)
-                    defs[name] = number
-                tool[key] = {**schema, "$defs": defs}
-        packed.append(tool)
-    data: dict[str, Any] = {"format": CATALOG_FORMAT, "sizes": sizes, "shared": shared, "tools": packed}
-    if trimmed:
-        data["budget"] = {"bytes": budget, "trimmed": trimmed}
-    return json.dumps(data, **_COMPACT) + "\n"
+        for key, defs in _defs(tool):
+            numbers = {
+                name: self._texts.setdefault(json.dumps(value, **_COMPACT), len(self._texts))
+                for name, value in defs.items()
+            }
+            tool[key] = {**tool[key], "$defs": numbers}
+        return Packed(size, tool)
+
+    def text(self, tools: list[Packed], trimmed: dict[str, int] | None = None, budget: int | None = None) -> str:
+        """`catalog.json` of `tools` (packed by `add`), in that order: shared entries are numbered by
+        their first use there, whichever order the tools were added in."""
+        texts = list(self._texts)
+        order: dict[int, int] = {}  # number in the order seen -> number in the catalog
+        for packed in tools:
+            for key, defs in _defs(packed.tool):
+                packed.tool[key] = {
+                    **packed.tool[key],
+                    "$defs": {name: order.setdefault(n, len(order)) for name, n in defs.items()},
+                }
+        shared = [""] * len(order)
+        for seen, number in order.items():
+            shared[number] = texts[seen]
+        # As `json.dumps` of the whole document writes it, the shared entries from their own text.
+        parts = [
+            '{"format":' + json.dumps(CATALOG_FORMAT, **_COMPACT),
+            '"sizes":' + json.dumps([packed.size for packed in tools], **_COMPACT),
+            '"shared":[' + ",".join(shared) + "]",
+            '"tools":' + json.dumps([packed.tool for packed in tools], **_COMPACT),
+        ]
+        if trimmed:
+            parts.append('"budget":' + json.dumps({"bytes": budget, "trimmed": trimmed}, **_COMPACT))
+        return ",".join(parts) + "}\n"
+
+
+def _defs(tool: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The `$defs` of a tool's schemas, in the catalog's order."""
+    found = []
+    for key in CATALOG_SCHEMAS:
+        schema = tool.get(key)
+        if isinstance(schema, dict) and isinstance(schema.get("$defs"), dict):
+            found.append((key, schema["$defs"]))
+    return found
 
 
 def layout_problem(data: Any) -> str | None:

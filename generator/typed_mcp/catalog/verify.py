@@ -14,7 +14,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from typed_mcp import children
 from typed_mcp.catalog.budget import BUDGET
@@ -30,6 +30,13 @@ from typed_mcp.profile import Profile
 GC_THRESHOLD = 50_000
 PARALLEL_MIN_TOOLS = 200  # below this, one process is faster than several imports of the package
 CHUNK = 8  # tools per request to a worker: small enough to keep the workers evenly busy
+
+
+T = TypeVar("T")
+
+
+def _as_listed(tool: dict[str, Any]) -> dict[str, Any]:
+    return tool
 
 
 class VerifyError(TypedMcpError):
@@ -91,18 +98,20 @@ class CatalogWorkers:
         timeout: float = 1200,
         budget: int = BUDGET,
         progress: Callable[[int, int], None] = lambda done, total: None,
-    ) -> list[dict[str, Any]]:
+        keep: Callable[[dict[str, Any]], T] = _as_listed,  # type: ignore[assignment]  # T is the dict then
+    ) -> list[T]:
         """The tools/list result for `names` (in that order) of the package `module` in `src`, as JSON
         objects, each tool's schemas within `budget` bytes (`trimmed`: tool -> depth of references
         kept, for those that were cut). Once per set of workers: they keep the package imported.
-        `progress(done, total)` is told how many tools are listed after each chunk."""
+        `progress(done, total)` is told how many tools are listed after each chunk. Each tool is
+        `keep(tool)` as soon as its chunk comes (so a big API's whole tools need never be held)."""
         self.trimmed: dict[str, int] = {}
         if not names:
             return []
         self.start()
         deadline = time.monotonic() + timeout
         chunks = [names[i : i + CHUNK] for i in range(0, len(names), CHUNK)]
-        results: list[dict[str, Any] | None] = [None] * len(chunks)
+        results: list[tuple[list[T], dict[str, int]]] = [([], {})] * len(chunks)
         # Each worker walks its own contiguous share of the tools (neighbours share models, so it
         # imports fewer of them); one that runs out takes chunks from the far end of the largest share.
         share = -(-len(chunks) // len(self._procs))
@@ -123,14 +132,15 @@ class CatalogWorkers:
                 for key, _ in ready:
                     worker = key.data
                     chunk = working.pop(worker)
-                    results[chunk] = self._result(worker)
+                    result = self._result(worker)
+                    results[chunk] = ([keep(tool) for tool in result.get("tools", [])], result.get("trimmed", {}))
                     self.chunks_done[worker] += 1
                     listed += len(chunks[chunk])
                     progress(listed, len(names))
                     self._next(worker, pending, chunks, working)
-        for result in results:  # in the order of the tools, whichever worker listed them
-            self.trimmed.update((result or {}).get("trimmed", {}))
-        return [tool for result in results for tool in (result or {}).get("tools", [])]
+        for _, trimmed in results:  # in the order of the tools, whichever worker listed them
+            self.trimmed.update(trimmed)
+        return [tool for kept, _ in results for tool in kept]
 
     def _result(self, worker: int) -> Any:
         # Read up to the result line, not just one line: lines the SDK may log before it would
