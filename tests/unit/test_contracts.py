@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,3 +88,26 @@ def test_a_packed_catalog_unpacks_to_its_tools():
     unpacked, sizes, trimmed = contracts.unpack_catalog(data)
     assert unpacked == tools and trimmed == ["b"] and len(sizes) == 2
     assert unpacked[0]["inputSchema"]["$defs"]["Item"] is unpacked[1]["inputSchema"]["$defs"]["Item"]
+
+
+def test_tools_packed_in_any_order_give_the_same_catalog():
+    """The generator packs each chunk of tools as a worker returns it, in whatever order they finish:
+    the catalog's shared entries are still numbered by their first use in the tools' order."""
+    models = [{"type": "object", "properties": {"n": {"const": i}}} for i in range(6)]
+    tools = [
+        {
+            "name": f"t{i}",
+            "inputSchema": {"type": "object", "$defs": {f"M{j}": models[j] for j in (i % 6, (i * 5) % 6)}},
+            "outputSchema": {"$defs": {"Out": models[(i * 7 + 3) % 6]}, "title": "ü"},
+        }
+        for i in range(12)
+    ]
+    whole = pack.pack(tools, {"t3": 1}, 100)
+    assert whole == json.dumps(json.loads(whole), ensure_ascii=False, separators=(",", ":")) + "\n"
+    for order in (list(reversed(range(12))), [5, 0, 11, 2, 9, 1, 7, 3, 10, 4, 8, 6]):
+        packer = pack.Packer()
+        packed: list[Any] = [None] * len(tools)
+        for i in order:
+            packed[i] = packer.add(tools[i])
+        assert packer.text(packed, {"t3": 1}, 100) == whole
+    assert json.loads(whole)["shared"][:2] == [models[0], models[3]]  # t0's, first
