@@ -262,11 +262,10 @@ def _catalog(
         keep=(packer := Packer()).add,
     )
     if verify:
-        check_catalog([tool for _, tool in tools], api)
+        check_catalog({tool.name: tool.has_output for tool in tools}, api)
     packed = packer.text(tools, trimmed=workers.trimmed, budget=BUDGET)
     cache.put(entry, packed)
-    names = [tool["name"] for _, tool in tools]
-    return packed, figures(names, [size for size, _ in tools], dict(workers.trimmed), BUDGET)
+    return packed, figures([tool.name for tool in tools], [tool.size for tool in tools], dict(workers.trimmed), BUDGET)
 
 
 def snapshot_path(spec: LoadedSpec, options: GenerateOptions, package_name: str) -> Path | None:
@@ -288,7 +287,7 @@ def _cached_catalog(entry: str, api: ApiPlan) -> tuple[str, Report] | None:
         problem = layout_problem(data)
         if problem is not None:
             raise VerifyError(problem)
-        check_catalog(data["tools"], api)
+        check_catalog({tool["name"]: "outputSchema" in tool for tool in data["tools"]}, api)
     except (ValueError, VerifyError) as exc:  # json's errors are ValueErrors
         cache.warn(entry, f"it is not this package's catalog ({exc})")
         return None

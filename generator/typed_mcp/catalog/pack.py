@@ -27,12 +27,15 @@ def pack(tools: list[dict[str, Any]], trimmed: dict[str, int] | None = None, bud
 
 class Packed(NamedTuple):
     size: int  # bytes of the tool's JSON
-    tool: dict[str, Any]  # the tool, each `$defs` entry the number of its text in its `Packer`
+    name: str
+    has_output: bool  # it has an outputSchema
+    text: str  # the tool's JSON, each `$defs` entry the number of its text in its `Packer`
 
 
 class Packer:
-    """`pack` tool by tool, in any order: only each distinct `$defs` entry's text is kept, never a
-    whole tool (listing a big API, the whole tools are most of the generator's memory)."""
+    """`pack` tool by tool, in any order: only each distinct `$defs` entry's text and each tool's
+    text without them are kept, never a whole tool (listing a big API, the whole tools would be
+    most of the generator's memory)."""
 
     def __init__(self) -> None:
         self._texts: dict[str, int] = {}  # a `$defs` entry's text -> its number, in the order seen
@@ -46,28 +49,28 @@ class Packer:
                 for name, value in defs.items()
             }
             tool[key] = {**tool[key], "$defs": numbers}
-        return Packed(size, tool)
+        return Packed(size, tool["name"], "outputSchema" in tool, json.dumps(tool, **_COMPACT))
 
     def text(self, tools: list[Packed], trimmed: dict[str, int] | None = None, budget: int | None = None) -> str:
         """`catalog.json` of `tools` (packed by `add`), in that order: shared entries are numbered by
         their first use there, whichever order the tools were added in."""
         texts = list(self._texts)
         order: dict[int, int] = {}  # number in the order seen -> number in the catalog
-        for packed in tools:
-            for key, defs in _defs(packed.tool):
-                packed.tool[key] = {
-                    **packed.tool[key],
-                    "$defs": {name: order.setdefault(n, len(order)) for name, n in defs.items()},
-                }
+        packed = []
+        for each in tools:
+            tool = json.loads(each.text)
+            for key, defs in _defs(tool):
+                tool[key] = {**tool[key], "$defs": {name: order.setdefault(n, len(order)) for name, n in defs.items()}}
+            packed.append(json.dumps(tool, **_COMPACT))
         shared = [""] * len(order)
         for seen, number in order.items():
             shared[number] = texts[seen]
-        # As `json.dumps` of the whole document writes it, the shared entries from their own text.
+        # As `json.dumps` of the whole document writes it, each part from its own text.
         parts = [
             '{"format":' + json.dumps(CATALOG_FORMAT, **_COMPACT),
-            '"sizes":' + json.dumps([packed.size for packed in tools], **_COMPACT),
+            '"sizes":' + json.dumps([each.size for each in tools], **_COMPACT),
             '"shared":[' + ",".join(shared) + "]",
-            '"tools":' + json.dumps([packed.tool for packed in tools], **_COMPACT),
+            '"tools":[' + ",".join(packed) + "]",
         ]
         if trimmed:
             parts.append('"budget":' + json.dumps({"bytes": budget, "trimmed": trimmed}, **_COMPACT))

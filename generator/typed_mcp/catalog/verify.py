@@ -178,10 +178,10 @@ class CatalogWorkers:
         self._send(worker, chunks[chunk])
 
 
-def check_catalog(tools: list[dict[str, Any]], plan: ApiPlan) -> None:
-    """The catalog lists every planned tool, and every tool with a JSON response has an outputSchema
-    (in the data-tools profile, every tool: the `{sources, data}` envelope)."""
-    listed = {tool["name"]: "outputSchema" in tool for tool in tools}
+def check_catalog(listed: dict[str, bool], plan: ApiPlan) -> None:
+    """The catalog (`listed`: each tool's name -> whether it has an outputSchema) lists every planned
+    tool, and every tool with a JSON response has an outputSchema (in the data-tools profile, every
+    tool: the `{sources, data}` envelope)."""
     every = plan.profile is Profile.DATA_TOOLS
     expected = {op.tool_name: every or op.has_output_schema for op in plan.operations}
     if set(listed) != set(expected):
