@@ -139,6 +139,10 @@ def test_a_killed_replica_fails_only_the_calls_it_held_and_no_write_is_applied_t
         load = Load(f"{replicas.balancer.url}/mcp", clients=12)
         time.sleep(3.0)
         victim = replicas.replicas[1]
+        deadline = time.monotonic() + 30
+        while victim.held() < 2:  # killed while it holds calls, however slow the machine is
+            assert time.monotonic() < deadline, "the replica to kill never held two calls"
+            time.sleep(0.01)
         killing = time.time()
         victim.kill()
         killed = time.time()

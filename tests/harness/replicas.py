@@ -168,6 +168,14 @@ class Replica:
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(timeout=timeout)
 
+    def held(self) -> int:
+        """Requests it holds now: its established inbound connections (nginx opens one per request)."""
+        held = 0
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            held += state == "01" and int(local.rsplit(":", 1)[1], 16) == self.port
+        return held
+
     def kill(self) -> None:
         """SIGKILL: gone at once, with whatever it held; returns once the process is reaped (its sockets closed)."""
         assert self.proc is not None
