@@ -30,7 +30,7 @@ the schema or the tool).
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Mapping
 
 from typed_mcp.pysource import PySource, parse
 from typed_mcp.resources import runtime_dir
@@ -284,19 +284,18 @@ def _each(tree: ast.Module, check: Callable[[int, ast.stmt], None]) -> None:
 # --- models ------------------------------------------------------------------------------------------
 
 
-def check_models(source: str, *, split_module: bool = False, classes: Iterable[str] | None = None) -> ast.Module:
+def check_models(source: str, *, split_module: bool = False, classes: Container[str] | None = None) -> ast.Module:
     """Check a models source and return its tree: the code generator's output (absolute imports,
     its base class module), or with `split_module` one module of `models/` (the runtime and the
     sibling modules imported relatively; a sibling import must name some of `classes`, the
     models' classes, when given)."""
     tree = _parse(source)
     scope = _Scope()
-    known = set(classes) if classes is not None else None
     state = {"sys": False}
 
     def imports(index: int, node: ast.stmt) -> None:
         if isinstance(node, ast.ImportFrom):
-            _model_import(node, scope, split_module, known)
+            _model_import(node, scope, split_module, classes)
         elif isinstance(node, ast.Import):
             if not (split_module and [(a.name, a.asname) for a in node.names] == [("sys", None)]) or state["sys"]:
                 raise Refused("an import statement", node)
@@ -321,9 +320,9 @@ def check_models(source: str, *, split_module: bool = False, classes: Iterable[s
     return tree
 
 
-def _model_import(node: ast.ImportFrom, scope: _Scope, split_module: bool, classes: set[str] | None) -> None:
+def _model_import(node: ast.ImportFrom, scope: _Scope, split_module: bool, classes: Container[str] | None) -> None:
     module, level = node.module or "", node.level
-    allowed: frozenset[str] | set[str] | None
+    allowed: Container[str] | None
     if split_module and level == 2 and module == "_runtime":
         allowed = RUNTIME_MODEL_NAMES
     elif split_module and level == 1 and not _reserved(module):
@@ -448,14 +447,13 @@ def check_tool(source: str, *, function: str, models: Mapping[str, str]) -> ast.
     imports: `Union`, `Date`...)."""
     tree = _parse(source)
     scope = _Scope()
-    exported = dict(models)
     seen = {"function": False}
 
     def check(index: int, node: ast.stmt) -> None:
         if index == 0 and _docstring(node):
             return
         if isinstance(node, ast.ImportFrom):
-            _tool_import(node, scope, exported)
+            _tool_import(node, scope, models)
         elif isinstance(node, ast.AsyncFunctionDef) and node.name == function and not seen["function"]:
             seen["function"] = True
             _tool_function(node, scope)
@@ -468,7 +466,7 @@ def check_tool(source: str, *, function: str, models: Mapping[str, str]) -> ast.
     return tree
 
 
-def _tool_import(node: ast.ImportFrom, scope: _Scope, exported: dict[str, str]) -> None:
+def _tool_import(node: ast.ImportFrom, scope: _Scope, exported: Mapping[str, str]) -> None:
     module = node.module or ""
     allowed: Mapping[str, str]
     if node.level == 0 and module in TOOL_LIBRARIES:

@@ -126,6 +126,7 @@ def instance(schema: dict[str, Any], root: dict[str, Any], rng: random.Random, d
     return rng.choice(["free", 3, None])
 
 
+@pytest.mark.long  # half a minute of drawn values; make test checks trimmed tools through both clients below
 def test_trimmed_schemas_accept_what_the_full_ones_accept_and_are_deterministic(payments):
     out, _ = payments
     published = {t["name"]: t for t in catalog_tools(out, MODULE)}

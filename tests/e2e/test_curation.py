@@ -451,6 +451,7 @@ def test_an_overlay_target_that_multiplies_the_nodes_it_visits_stops_at_its_dead
     assert time.monotonic() - started < 120  # a hang, not speed: the old evaluation ran for hours
 
 
+@pytest.mark.long  # half a minute; make test regenerates a curated package byte for byte above
 def test_check_regenerates_with_the_same_curation(curated: Path, tmp_path: Path):
     """The drift check is given the same --config: no drift; without it, the curated package drifts."""
     config = curated.parent / "typed-mcp.toml"

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import REPO
 
 
@@ -24,6 +26,7 @@ def rows(markdown: str) -> dict[str, dict[str, str]]:
     return table
 
 
+@pytest.mark.long  # the load harness itself (make load); make test runs its replicas through test_replicas.py
 def test_a_tiny_load_counts_every_call_once_and_at_its_worker(tmp_path: Path):
     out = tmp_path / "load.md"
     args = [sys.executable, str(REPO / "bench" / "load.py"), "--servers", "typed-mcp", "--workers", "1"]

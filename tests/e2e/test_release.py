@@ -87,7 +87,7 @@ def test_versions_are_recorded_and_exposed(tmp_path: Path):
     assert json.loads((out / "typed-mcp.json").read_text())["version"] == "2.0.0rc1"
 
 
-@pytest.mark.parametrize(("version", "warned"), [("1.3.0", True), ("2.0.0", False)])
+@pytest.mark.parametrize(("version", "warned"), [("1.3.0", True), pytest.param("2.0.0", False, marks=pytest.mark.long)])
 def test_diff_classifies_and_flags_a_missing_major_bump(tmp_path: Path, version: str, warned: bool):
     spec = changed_weather(tmp_path, version)
     proc = run_cli("diff", str(WEATHER), str(spec), "--format", "json", "--fail-on", "breaking")
@@ -139,6 +139,7 @@ def _venv(path: Path) -> Path:
     return path / "bin"
 
 
+@pytest.mark.long  # a minute on 2 cores (a venv, a build, an index, an install): run before a release
 def test_build_publish_to_a_real_index_and_install_fresh(tmp_path: Path):
     # A package index on 127.0.0.1 that only accepts uploads with the token.
     from passlib.apache import HtpasswdFile

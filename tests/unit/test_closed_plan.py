@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from support import REPO
-from typed_mcp import project
+from typed_mcp import names, project
 from typed_mcp.config import load_config
 from typed_mcp.errors import ConfigError
 from typed_mcp.plan.build import plan
@@ -130,3 +131,49 @@ def test_the_configs_profile_is_the_one_profile_type(tmp_path: Path):
     config.write_text('profile = "tables"\n')
     with pytest.raises(ConfigError, match="profile.*data-tools"):
         load_config(config)
+
+
+def _planned(tmp_path: Path, spec: dict):
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    return plan(normalize(load(str(path))), package_name="x-mcp", module="x_mcp")
+
+
+def test_a_skipped_operation_leaves_no_schema_and_an_inline_one_never_takes_a_components_key(tmp_path: Path):
+    # POST /a registers its inline body, then fails on its answer's `content`: the body goes with it.
+    # GET /b's inline answer wants `GetBResponse`; a component has that key and another has the key
+    # it would take next, `GetBResponse<hash>`: the answer takes a third, and both components stay.
+
+    hashed = "GetBResponse" + names.short_hash("GetBResponse", 6).upper()
+    inline = {"type": "object", "properties": {"inline": {"type": "string"}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "x", "version": "1"},
+        "paths": {
+            "/a": {
+                "post": {
+                    "operationId": "post_a",
+                    "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}},
+                    "responses": {"200": {"description": "ok", "content": "not a map"}},
+                }
+            },
+            "/b": {
+                "get": {
+                    "operationId": "get_b",
+                    "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": inline}}}},
+                }
+            },
+        },
+        "components": {
+            "schemas": {
+                "GetBResponse": {"type": "object", "properties": {"one": {"type": "integer"}}},
+                hashed: {"type": "object", "properties": {"two": {"type": "integer"}}},
+            }
+        },
+    }
+    api = _planned(tmp_path, spec)
+    assert [s.key for s in api.skipped] == ["POST /a"]
+    assert not any(key.startswith("PostA") for key in api.schemas), list(api.schemas)
+    (op,) = api.operations
+    answer = op.response.schema_key
+    assert answer not in ("GetBResponse", hashed) and api.schemas[answer] == inline

@@ -87,7 +87,7 @@ def plan(
     root_security = data.get("security")
     for key, path, method, path_item, op in raw_ops:
         tool = prefix + tool_names[key]
-        schemas, warnings = dict(draft.schemas), len(draft.warnings)
+        schemas, warnings = len(draft.schemas), len(draft.warnings)  # an operation only adds schemas
         try:
             if key in unusable:
                 raise Unsupported(unusable[key])
@@ -110,8 +110,8 @@ def plan(
             )
         except (Unsupported, SpecError, *_MALFORMED) as exc:
             # The unit of failure is the operation: what it had added goes, the others stay.
-            draft.schemas.clear()
-            draft.schemas.update(schemas)
+            while len(draft.schemas) > schemas:
+                draft.schemas.popitem()  # the last added
             del draft.warnings[warnings:]
             draft.skipped.append(Skipped(key, _reason(exc)))
     if curation is not None:

@@ -31,8 +31,8 @@ def schema_key(doc: Document, schema: Any, wanted: str, result: Draft, taken: se
             result.schemas.setdefault(name, schema["$ref"])
             return name
     key = wanted
-    if key in taken:
-        key = f"{wanted}{names.short_hash(wanted, 6).upper()}"
+    while key in taken:  # never another schema's key: an operation only adds schemas (plan.build)
+        key = f"{wanted}{names.short_hash(key, 6).upper()}"
     taken.add(key)
     result.schemas[key] = schema if isinstance(schema, dict) else {}
     return key
