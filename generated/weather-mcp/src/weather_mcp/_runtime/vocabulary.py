@@ -61,7 +61,9 @@ for _target, _words in {
     "limit": "quota remaining left",
     # who and what it is done to
     "authenticated": "logged signed whoami me myself",
-    "user": "logged signed whoami me myself account profile person people",
+    # "me" is the caller (the authenticated user), never a users resource: in "give me what it says",
+    # an API whose users are the people an admin manages is not what is asked.
+    "user": "logged signed whoami account profile person people",
     "organization": "org orgs company",
     "org": "organization organizations",
     "certificate": "cert certs ssl tls https",
