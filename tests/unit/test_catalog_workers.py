@@ -165,6 +165,21 @@ def _wide_spec() -> dict[str, Any]:
                     "responses": answer("Wrapper"),
                 },
             },
+            "/roots/all": {  # a list: the SDK wraps it in a model of its own, `{"result": [...]}`
+                "get": {
+                    "operationId": "listRoots",
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {"type": "array", "items": {"$ref": "#/components/schemas/Root"}}
+                                }
+                            },
+                        }
+                    },
+                }
+            },
             "/nodes": {
                 "get": {"operationId": "getNode", "responses": answer("Node")},
                 "post": {"operationId": "createNode", "requestBody": body("Node"), "responses": answer("Node")},
@@ -184,7 +199,9 @@ def test_schemas_from_the_one_pass_are_byte_for_byte_those_derived_alone(tmp_pat
     src = out / "src"
     names = [tool["name"] for tool in json.loads((src / "wide_mcp" / "catalog.json").read_text())["tools"]]
     pooled, alone = _listed(src, "wide_mcp", names), _listed(src, "wide_mcp", names, pool_defs=10**9)
-    assert len(pooled) == 6 and [tool["name"] for tool in pooled] == names
+    assert len(pooled) == 7 and [tool["name"] for tool in pooled] == names
+    (wrapped,) = [tool["outputSchema"] for tool in pooled if tool["name"] == "list_roots"]
+    assert wrapped["properties"]["result"]["items"] == {"$ref": "#/$defs/Root"} and len(wrapped["$defs"]) > 240
     bodies = [tool["inputSchema"] for tool in pooled if "Root" in tool["inputSchema"].get("$defs", {})]
     assert len(bodies) == 2 and all(len(schema["$defs"]) > 240 for schema in bodies)  # whole, not trimmed
     assert json.dumps(pooled) == json.dumps(alone)
