@@ -123,7 +123,7 @@ test-fast: $(STAMP)
 ## test-long: what make test samples, whole (run it before a release): the corpus's biggest APIs end to end
 ## and every small corpus spec, the search's floors, the 2.x TypeScript client on the older revision,
 ## checkov on the Kubernetes manifest and the server run as its pod spec says, mypy and ruff format on
-## corpus packages
+## corpus packages, a release published to a local index and installed fresh, the load harness's tiny run
 test-long: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(BWRAP)
 	TYPED_MCP_BWRAP=$(BWRAP) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m long --durations=20
 
