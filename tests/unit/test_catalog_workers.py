@@ -4,9 +4,12 @@ worker registered it; a package that cannot start or hangs is refused with its r
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -225,3 +228,46 @@ def _listed(src: Path, module: str, names: list[str], pool_defs: int | None = No
     assert proc.returncode == 0, proc.stderr
     tools: list[dict[str, Any]] = children.result_line(proc.stdout)["tools"]
     return tools
+
+
+def test_a_result_line_survives_the_child_being_stopped_and_continued_while_it_writes():
+    """A result line is longer than the pipe's buffer (a chunk of big tools); the child writing it may
+    be stopped and continued (job control, a debugger or profiler attaching). Each line must arrive
+    whole: through `print`, lines arrived with bytes missing (JSON errors, broken UTF-8)."""
+    code = (
+        "import sys\nfrom typed_mcp.children import print_result\n"
+        "value = {'tools': [{'name': f't{i}', 'text': 'é' * 50 + 'x' * 300} for i in range(2000)]}\n"
+        "for line in sys.stdin:\n    print_result(value)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=children.child_env()
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    done = threading.Event()
+
+    def stop_and_continue() -> None:
+        while not done.wait(0.002):
+            os.kill(proc.pid, signal.SIGSTOP)
+            done.wait(0.001)
+            os.kill(proc.pid, signal.SIGCONT)
+        os.kill(proc.pid, signal.SIGCONT)
+
+    def end() -> None:  # a line that lost its end would leave the read waiting: end the child instead
+        done.set()
+        proc.kill()
+
+    poking = threading.Thread(target=stop_and_continue)
+    watchdog = threading.Timer(60, end)
+    poking.start()
+    watchdog.start()
+    try:
+        for _ in range(60):
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            result = children.read_result(proc.stdout)
+            assert result is not None and len(result["tools"]) == 2000 and result["tools"][-1]["name"] == "t1999"
+    finally:
+        watchdog.cancel()
+        done.set()
+        poking.join()
+        children.stop(proc)
