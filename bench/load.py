@@ -43,7 +43,7 @@ from bench_env import ensure_venv
 from common import FASTMCP_VENV, FASTMCP_VERSION  # the peer as every benchmark pins it (and tests/ on sys.path)
 from inproc_calls import quantile
 
-from harness.demo.process import free_port, stop, wait_http
+from harness.demo.process import free_port, stop, tcp_sockets, wait_http
 
 BENCH = Path(__file__).resolve().parent
 PACKAGE = BENCH.parent / "generated" / "weather-mcp"
@@ -172,16 +172,6 @@ def peak_rss_mib(pid: int) -> float:
     raise RuntimeError(f"no VmHWM for {pid}")
 
 
-def tcp_sockets() -> dict[str, tuple[int, int]]:
-    """Every IPv4 TCP socket of this network namespace: inode -> (local port, remote port)."""
-    sockets = {}
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        parts = line.split()
-        local, remote, inode = parts[1], parts[2], parts[9]
-        sockets[inode] = (int(local.rsplit(":", 1)[1], 16), int(remote.rsplit(":", 1)[1], 16))
-    return sockets
-
-
 def socket_inodes(pid: int) -> set[str]:
     inodes = set()
     try:
@@ -225,11 +215,13 @@ class Watch:
         sockets = tcp_sockets()
         for pid in self.pids:
             for inode in socket_inodes(pid):
-                local, remote = sockets.get(inode, (0, 0))
-                if local == self.server_port and remote:
-                    self.clients[pid].add(remote)
-                elif remote == self.upstream_port:
-                    self.pools[local] = pid
+                found = sockets.get(inode)
+                if found is None:
+                    continue
+                if found.local == self.server_port and found.remote:
+                    self.clients[pid].add(found.remote)
+                elif found.remote == self.upstream_port:
+                    self.pools[found.local] = pid
         self.loads.append(os.getloadavg()[0])
 
     def __enter__(self) -> Watch:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import environment
-from harness.demo.process import free_port, stop, wait_http
+from harness.demo.process import free_port, stop, tcp_sockets, wait_http
 
 NGINX = os.environ.get("TYPED_MCP_NGINX") or shutil.which("nginx") or "/usr/sbin/nginx"
 # The access log: when, what status, which replica(s) nginx tried and what each answered.
@@ -170,11 +170,7 @@ class Replica:
 
     def held(self) -> int:
         """Requests it holds now: its established inbound connections (nginx opens one per request)."""
-        held = 0
-        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-            local, state = line.split()[1], line.split()[3]
-            held += state == "01" and int(local.rsplit(":", 1)[1], 16) == self.port
-        return held
+        return sum(found.established and found.local == self.port for found in tcp_sockets().values())
 
     def kill(self) -> None:
         """SIGKILL: gone at once, with whatever it held; returns once the process is reaped (its sockets closed)."""

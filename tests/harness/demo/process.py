@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -24,6 +25,27 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+class TcpSocket(NamedTuple):
+    local: int  # port
+    remote: int  # port; 0 for a listening socket
+    established: bool
+
+
+def tcp_sockets() -> dict[str, TcpSocket]:
+    """Every IPv4 TCP socket of this network namespace, by inode (`/proc/net/tcp`)."""
+    sockets = {}
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        parts = line.split()
+        local, remote, state, inode = parts[1], parts[2], parts[3], parts[9]
+        sockets[inode] = TcpSocket(_port(local), _port(remote), state == "01")
+    return sockets
+
+
+def _port(address: str) -> int:
+    """The port of a `/proc/net/tcp` address (`0100007F:1F90`: hex, after the colon)."""
+    return int(address.rsplit(":", 1)[1], 16)
 
 
 def wait_http(url: str, proc: subprocess.Popen, timeout: float = 120.0) -> None:
