@@ -14,6 +14,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from typed_mcp import __version__, cache, names, runs
+from typed_mcp.catalog import reuse
 from typed_mcp.catalog.budget import BUDGET, Report, figures, report
 from typed_mcp.catalog.pack import Packer, layout_problem
 from typed_mcp.catalog.verify import GC_THRESHOLD, CatalogWorkers, VerifyError, check_catalog
@@ -197,7 +198,7 @@ def _generate(options: GenerateOptions, step: Callable[[str], None], loaded: Loa
             tidy(staging, files)
             package.check({path: text for path, text in files.items() if text != before[path]})  # before any import
             path = f"src/{api.module}/catalog.json"
-            files[path], listed = _catalog(api, files, staging / "src", workers, options.verify, step)
+            files[path], listed = _catalog(api, package, files, staging / "src", workers, options.verify, step)
             # The manifest is written last, once: it records which tools the schema budget trimmed,
             # known once they are listed.
             summary = Summary.of(api, listed)
@@ -239,6 +240,7 @@ def _package_files(
 
 def _catalog(
     api: ApiPlan,
+    package: Package,
     files: dict[str, str | bytes],
     src: Path,
     workers: CatalogWorkers,
@@ -246,26 +248,46 @@ def _catalog(
     step: Callable[[str], None],
 ) -> tuple[str, Report]:
     """`catalog.json` for the package whose sources are `files`, written out under `src`; checked;
-    and its figures."""
+    and its figures. The tools whose sources are as they were in the package's last cached catalog
+    are taken from it (`catalog.reuse`); the others are listed."""
     sources = sorted((path, content) for path, content in files.items() if path.startswith("src/"))
     entry = cache.key("catalog", f"budget {BUDGET}", *(part for path, content in sources for part in (path, content)))
     cached = _cached_catalog(entry, api)
     if cached is not None:
         step("the tool catalog of these exact sources is cached")
         return cached
-    step(f"listing {len(api.operations)} tools with the MCP SDK")
-    tools = workers.tools(
+    names = [op.tool_name for op in api.operations]
+    packer = Packer()
+    keys: dict[str, str] = {}
+    reused = reuse.Reused({}, {})
+    if cache.directory() is not None:
+        imports = {path: head[1] for path, head in package.heads.items()}
+        keyed = reuse.Keys(files, imports, api.module, package.model_modules, BUDGET)
+        for op in api.operations:
+            view = package.views.get(op.tool_name)
+            keys[op.tool_name] = keyed.of(reuse.ToolSource(op.tool_name, op.func_name, view and [*map(list, view)]))
+        reused = reuse.previous(api.module, keys, packer)
+    todo = [name for name in names if name not in reused.tools]
+    unchanged = f" ({len(reused.tools):,} unchanged since the last catalog)" if reused.tools else ""
+    step(f"listing {len(todo)} tools with the MCP SDK{unchanged}")
+    listed = workers.tools(
         src,
         api.module,
-        [op.tool_name for op in api.operations],
+        todo,
         progress=lambda done, total: step(f"listing tools with the MCP SDK: {done:,} of {total:,}"),
-        keep=(packer := Packer()).add,
+        keep=packer.add,
     )
+    found = {**reused.tools, **{tool.name: tool for tool in listed}}
+    tools = [found[name] for name in names if name in found]
+    every = {**reused.trimmed, **workers.trimmed}
+    trimmed = {name: every[name] for name in names if name in every}  # in the order of the tools
     if verify:
         check_catalog({tool.name: tool.has_output for tool in tools}, api)
-    packed = packer.text(tools, trimmed=workers.trimmed, budget=BUDGET)
+    packed = packer.text(tools, trimmed=trimmed, budget=BUDGET)
     cache.put(entry, packed)
-    return packed, figures([tool.name for tool in tools], [tool.size for tool in tools], dict(workers.trimmed), BUDGET)
+    if keys:
+        reuse.remember(api.module, entry, keys)
+    return packed, figures([tool.name for tool in tools], [tool.size for tool in tools], trimmed, BUDGET)
 
 
 def snapshot_path(spec: LoadedSpec, options: GenerateOptions, package_name: str) -> Path | None:

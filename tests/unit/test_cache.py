@@ -40,10 +40,10 @@ def gen(spec: Path, out: Path, cache_dir: Path, *extra: str):
 
 
 def entries(cache_dir: Path) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {"models": [], "catalog": [], "run": []}
+    found: dict[str, list[str]] = {"models": [], "catalog": [], "run": [], "catalog keys": []}
     for path in sorted(cache_dir.iterdir()):
         if path.is_file():
-            found[path.name.split("-")[0]].append(path.name)
+            found[path.name.rsplit("-", 1)[0]].append(path.name)
     return found
 
 
@@ -270,3 +270,48 @@ def test_a_run_record_that_is_not_one_is_not_used(tmp_path: Path):
     # match for the folder: the run does the work.
     plant(cache_dir, entry, json.dumps({**record, "files": {**record["files"], "extra.py": "0" * 64}}), digest=True)
     assert UNCHANGED not in gen(WEATHER, out, cache_dir).stderr
+
+
+def test_a_spec_change_lists_only_the_tools_it_touches_and_gives_the_bytes_of_a_fresh_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The catalog's tools whose sources did not change come from the package's last catalog
+    (`catalog/reuse.py`); the rest are listed. A summary edit touches one tool; a field added to a
+    model touches the tools that return it and those whose models import it (`Export` holds
+    `WeatherData`). The output is byte for byte a run without any cache."""
+    from typed_mcp import pipeline
+    from typed_mcp.config import load_config
+    from typed_mcp.options import GenerateOptions
+    from typed_mcp.runtime.contracts import unpack_catalog
+
+    monkeypatch.setenv("TYPED_MCP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TYPED_MCP_NO_CACHE", raising=False)
+    config = load_config(DEMO_CONFIG)
+
+    def generate(spec: Path, out: Path, cache: bool = True) -> list[str]:
+        said: list[str] = []
+        options = GenerateOptions(str(spec), out, package_name="weather-mcp", cache=cache, config=config)
+        pipeline.generate(options, step=said.append)
+        return [line for line in said if line.startswith("listing ") and "SDK:" not in line]
+
+    assert generate(WEATHER, tmp_path / "first") == ["listing 13 tools with the MCP SDK"]
+    spec = json.loads(WEATHER.read_text())
+    spec["paths"]["/v1/reports/{report_id}"]["delete"]["summary"] = "Delete a weather report for good"
+    spec["components"]["schemas"]["WeatherData"]["properties"]["dew_point"] = {"type": "number"}
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(spec))
+    (listed,) = generate(changed, tmp_path / "again")
+    assert generate(changed, tmp_path / "fresh", cache=False) == ["listing 13 tools with the MCP SDK"]
+    assert tree_digest(tmp_path / "again") == tree_digest(tmp_path / "fresh")
+
+    def tools(out: Path) -> dict[str, str]:
+        catalog = json.loads((out / "src" / "weather_mcp" / "catalog.json").read_text())
+        return {tool["name"]: json.dumps(tool) for tool in unpack_catalog(catalog)[0]}
+
+    before, after = tools(tmp_path / "first"), tools(tmp_path / "fresh")
+    differ = sorted(name for name in after if before[name] != after[name])
+    assert "delete_report" in differ and "get_export" in differ and "get_weather" in differ
+    # Every tool that changed was listed again, and those that did not were taken as they were.
+    assert (
+        listed == f"listing {len(differ)} tools with the MCP SDK ({13 - len(differ)} unchanged since the last catalog)"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from typed_mcp.runtime.contracts import CATALOG_FORMAT, CATALOG_SCHEMAS
@@ -42,12 +43,17 @@ class Packer:
 
     def add(self, tool: dict[str, Any]) -> Packed:
         size = len(json.dumps(tool, **_COMPACT).encode())
+        return self._numbered(tool, size, lambda value: json.dumps(value, **_COMPACT))
+
+    def add_packed(self, tool: dict[str, Any], shared: list[str], size: int) -> Packed:
+        """What `add` gives for the tool that a catalog of `pack` holds as `tool` (each `$defs` entry
+        the index of its text in `shared`) with its `size`: nothing is serialized again."""
+        return self._numbered(tool, size, shared.__getitem__)
+
+    def _numbered(self, tool: dict[str, Any], size: int, text: Callable[[Any], str]) -> Packed:
         tool = dict(tool)
         for key, defs in _defs(tool):
-            numbers = {
-                name: self._texts.setdefault(json.dumps(value, **_COMPACT), len(self._texts))
-                for name, value in defs.items()
-            }
+            numbers = {name: self._texts.setdefault(text(value), len(self._texts)) for name, value in defs.items()}
             tool[key] = {**tool[key], "$defs": numbers}
         return Packed(size, tool["name"], "outputSchema" in tool, json.dumps(tool, **_COMPACT))
 

@@ -343,6 +343,8 @@ class Package:
     guards: dict[str, Callable[[str], ast.Module | None]]  # each Python file -> its guard (raises SpecError)
     # What each checked module has after its imports, and its imports (see guard.import_head).
     heads: dict[str, tuple[str, frozenset[tuple[object, ...]]]] = field(default_factory=dict)
+    model_modules: Mapping[str, str] = field(default_factory=dict)  # each model class -> its module under models/
+    views: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)  # tool -> its table view (tools.VIEWS)
 
     def check(self, files: Mapping[str, str | bytes]) -> None:
         """Check each Python file of `files` (all of the package's, or some) with its guard; one
@@ -438,7 +440,7 @@ def render_package(
     for module, source in models.modules.sources.items():
         files[f"{src}/models/{module}.py"] = source
         guards[f"{src}/models/{module}.py"] = functools.partial(models.check_module, module)
-    return Package(files, guards)
+    return Package(files, guards, model_modules=models.modules.module_of, views=views)
 
 
 def _same_shape(path: str, reference: str, text: str) -> ast.Module:
