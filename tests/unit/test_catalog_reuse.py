@@ -3,6 +3,8 @@ changes with every file its listing may read, and with nothing else."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from typed_mcp.catalog.reuse import Keys, ToolSource
@@ -101,3 +103,30 @@ def test_a_module_without_recorded_imports_depends_on_every_file():
     before = keys(files, imports)
     files[SRC + "models/c.py"] += " edited"
     assert keys(files, imports) != before and keys(files, imports)[0] != before[0]
+
+
+def test_an_index_naming_another_file_or_holding_no_keys_reuses_nothing(tmp_path, monkeypatch, capsys):
+    """The index of the last catalog is a cache entry anyone who can write the cache folder can
+    plant: one naming a file that is no catalog entry is not followed, whatever its digest."""
+    from typed_mcp import cache
+    from typed_mcp.catalog import reuse
+    from typed_mcp.catalog.pack import Packer, pack
+
+    monkeypatch.setenv("TYPED_MCP_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TYPED_MCP_NO_CACHE", raising=False)
+    secret = tmp_path / "secret.json"
+    secret.write_text(pack([{"name": "get_a", "inputSchema": {"type": "object"}}]))
+    cache.put(secret.name, secret.read_text())  # even with a digest recorded for it
+    entry = cache.key("catalog", "x")
+    cache.put(entry, pack([{"name": "get_a", "inputSchema": {"type": "object"}}]))
+    for catalog, keys in (
+        (f"../{tmp_path.name}/secret.json", {"get_a": "k"}),
+        ("secret.json", {"get_a": "k"}),
+        (entry, []),
+    ):
+        cache.put(reuse._index_entry("pkg"), json.dumps({"catalog": catalog, "keys": keys}))
+        assert reuse.previous("pkg", {"get_a": "k"}, Packer()).tools == {}
+        assert "not an index of a catalog" in capsys.readouterr().err
+    reuse.remember("pkg", entry, {"get_a": "k"})
+    assert list(reuse.previous("pkg", {"get_a": "k"}, Packer()).tools) == ["get_a"]
+    assert reuse.previous("pkg", {"get_a": "changed"}, Packer()).tools == {}

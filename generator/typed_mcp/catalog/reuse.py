@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -24,7 +25,8 @@ from typed_mcp.catalog.pack import Packed, Packer, layout_problem
 # search documents and vectors.
 _UNREAD = frozenset({"search.json", "semantic.json", "tokenizer.json", "catalog.json"})
 _SPEC_FACTS = (["SPEC_SHA256"], ["TOOL_COUNT"])  # in `_about.py`: see `_without_spec_facts`
-_EVERY = "*"  # the dependency of a tool whose imports are not all understood: every model module
+_EVERY = "*"
+_CATALOG_ENTRY = re.compile(r"catalog-[0-9a-f]{64}")  # the name of a catalog entry (`cache.key`)  # the dependency of a tool whose imports are not all understood: every model module
 
 
 class ToolSource(NamedTuple):
@@ -169,8 +171,8 @@ def previous(module: str, keys: Mapping[str, str], packer: Packer) -> Reused:
     try:
         recorded = json.loads(index)
         old_keys, entry = recorded["keys"], recorded["catalog"]
-        if not (isinstance(old_keys, dict) and isinstance(entry, str)):
-            raise ValueError("not an index of keys")
+        if not (isinstance(old_keys, dict) and isinstance(entry, str) and _CATALOG_ENTRY.fullmatch(entry)):
+            raise ValueError("not an index of keys")  # the name of another file is never read
         text = cache.get(entry)
         if text is None:
             return found
@@ -187,6 +189,6 @@ def previous(module: str, keys: Mapping[str, str], packer: Packer) -> Reused:
         name = tool["name"]
         if name in keys and keys[name] == old_keys.get(name):
             found.tools[name] = packer.add_packed(tool, shared, size)
-            if name in trimmed:
+            if type(trimmed.get(name)) is int:
                 found.trimmed[name] = trimmed[name]
     return found
