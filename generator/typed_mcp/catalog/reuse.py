@@ -25,8 +25,8 @@ from typed_mcp.catalog.pack import Packed, Packer, layout_problem
 # search documents and vectors.
 _UNREAD = frozenset({"search.json", "semantic.json", "tokenizer.json", "catalog.json"})
 _SPEC_FACTS = (["SPEC_SHA256"], ["TOOL_COUNT"])  # in `_about.py`: see `_without_spec_facts`
-_EVERY = "*"
-_CATALOG_ENTRY = re.compile(r"catalog-[0-9a-f]{64}")  # the name of a catalog entry (`cache.key`)  # the dependency of a tool whose imports are not all understood: every model module
+_EVERY = "*"  # the dependency of a tool whose imports are not all understood: every file
+_CATALOG_ENTRY = re.compile(r"catalog-[0-9a-f]{64}")  # the name of a catalog entry (`cache.key`)
 
 
 class ToolSource(NamedTuple):
