@@ -208,18 +208,25 @@ def test_schemas_from_the_one_pass_are_byte_for_byte_those_derived_alone(tmp_pat
     bodies = [tool["inputSchema"] for tool in pooled if "Root" in tool["inputSchema"].get("$defs", {})]
     assert len(bodies) == 2 and all(len(schema["$defs"]) > 240 for schema in bodies)  # whole, not trimmed
     assert json.dumps(pooled) == json.dumps(alone)
+    # A listing of fewer than POOL_TOOLS tools (a spec change's few) tells the workers to build no pool.
+    assert json.dumps(_listed(src, "wide_mcp", names, pool=False)) == json.dumps(pooled)
 
 
-def _listed(src: Path, module: str, names: list[str], pool_defs: int | None = None) -> list[dict[str, Any]]:
+def _listed(
+    src: Path, module: str, names: list[str], pool_defs: int | None = None, pool: bool = True
+) -> list[dict[str, Any]]:
     """`names` listed in that order by one worker, with no schema budget (and no pool when `pool_defs`
-    is that big)."""
+    is that big, or without `pool`)."""
     code = "from typed_mcp.catalog import worker\n"
     if pool_defs is not None:
         code += f"worker.POOL_DEFS = {pool_defs}\n"
     code += "worker.main()\n"
     proc = subprocess.run(
         [sys.executable, "-c", code, str(verify.GC_THRESHOLD)],
-        input=json.dumps({"src": str(src), "module": module, "budget": 10**9}) + "\n" + json.dumps(names) + "\n",
+        input=json.dumps({"src": str(src), "module": module, "budget": 10**9, "pool": pool})
+        + "\n"
+        + json.dumps(names)
+        + "\n",
         capture_output=True,
         text=True,
         env=children.child_env(),

@@ -30,6 +30,9 @@ from typed_mcp.profile import Profile
 GC_THRESHOLD = 50_000
 PARALLEL_MIN_TOOLS = 200  # below this, one process is faster than several imports of the package
 CHUNK = 8  # tools per request to a worker: small enough to keep the workers evenly busy
+# Below this many tools to list, a worker derives each tool's schemas alone: one pass over every model
+# of a big API (`worker._Pool`) costs more than that many tools (Graph beta: 15 s and 1.2 GB for one).
+POOL_TOOLS = 50
 
 
 T = TypeVar("T")
@@ -122,7 +125,9 @@ class CatalogWorkers:
         listed = 0
         with selectors.DefaultSelector() as selector:
             for worker, proc in enumerate(self._procs):
-                self._send(worker, {"src": str(src), "module": module, "budget": budget})
+                self._send(
+                    worker, {"src": str(src), "module": module, "budget": budget, "pool": len(names) >= POOL_TOOLS}
+                )
                 selector.register(proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]  # a pipe: never None
                 self._next(worker, pending, chunks, working)
             while working:

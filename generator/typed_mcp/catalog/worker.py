@@ -54,8 +54,9 @@ class _Pool:
     budget (`budget.Trimmer`) measures each of them once and the worker never holds a full catalog.
     Input schemas take their models from a pool too (`arguments`): a request body's closure is as big."""
 
-    def __init__(self, module: str) -> None:
+    def __init__(self, module: str, enabled: bool = True) -> None:
         self.module = module
+        self.enabled = enabled  # False: never built (a listing of a few tools costs less than the pool)
         # options -> each model's name and the definitions; None: derive each schema alone
         self.ready: dict[tuple[Any, ...], tuple[dict[type, str], dict[str, Any]] | None] = {}
         self.refs = budget.Sizes()  # the references of each definition, found once
@@ -116,7 +117,7 @@ class _Pool:
         return schema
 
     def build(self, options: tuple[tuple[str, Any], ...]) -> None:
-        if options in self.ready:
+        if options in self.ready or not self.enabled:
             return
         models = importlib.import_module(self.module + ".models")
         classes = [getattr(models, name) for name in models.__all__]
@@ -227,7 +228,7 @@ def _listed(server: MCPServer) -> list[Any]:
 def main() -> None:
     gc.set_threshold(int(sys.argv[1]), 50, 1000)
     where = json.loads(sys.stdin.readline())
-    pool = _Pool(where["module"])
+    pool = _Pool(where["module"], where.get("pool", True))
     _faster_schemas(pool)
     sys.path.insert(0, where["src"])
     module = where["module"]
