@@ -90,6 +90,32 @@ def test_a_packed_catalog_unpacks_to_its_tools():
     assert unpacked[0]["inputSchema"]["$defs"]["Item"] is unpacked[1]["inputSchema"]["$defs"]["Item"]
 
 
+def test_a_catalog_is_read_back_with_its_shared_schemas_as_pack_wrote_them():
+    """`pack.read` (the last catalog, when a spec change reuses its tools) gives what `json.loads`
+    gives, the shared schemas as their texts, and refuses any text `pack` does not write."""
+    tools = [
+        {"name": "a", "inputSchema": {"type": "object", "$defs": {"I": {"const": "ü"}, "J": {"type": "null"}}}},
+        {"name": "b", "inputSchema": {"type": "object", "$defs": {"I": {"const": "ü"}}}, "outputSchema": {}},
+    ]
+    for text in (pack.pack(tools, {"b": 1}, 100), pack.pack([]), pack.pack(tools[1:])):
+        data, shared = pack.read(text)
+        whole = json.loads(text)
+        assert [json.loads(each) for each in shared] == whole["shared"] and data["shared"] is shared
+        assert data == {**whole, "shared": shared}
+    text = pack.pack(tools)
+    for bad in (
+        text.replace('"const":"ü"', '"const": "ü"'),  # a shared schema in another form
+        text.replace('"const":"ü"', '"const":"\\u00fc"'),
+        text.replace('"tools"', '"sizes"'),  # a key twice
+        text.rstrip() + "x",
+        text.replace("]", "", 1),
+        "[]",
+        "",
+    ):
+        with pytest.raises(ValueError):
+            pack.read(bad)
+
+
 def test_tools_packed_in_any_order_give_the_same_catalog():
     """The generator packs each chunk of tools as a worker returns it, in whatever order they finish:
     the catalog's shared entries are still numbered by their first use in the tools' order."""

@@ -83,6 +83,46 @@ class Packer:
         return ",".join(parts) + "}\n"
 
 
+def read(text: str) -> tuple[dict[str, Any], list[str]]:
+    """A catalog as `pack` writes it, parsed, but for its shared schemas: their texts, each checked to
+    be as `pack` writes it, are given instead, and no more than one of them is ever parsed at a time
+    (on a big API they are most of the catalog, and as objects several times its bytes). ValueError
+    for any other text."""
+    decoder = json.JSONDecoder()
+    data: dict[str, Any] = {}
+    shared: list[str] = []
+    at = _past(text, 0, "{")
+    while True:
+        key, at = decoder.raw_decode(text, at)
+        if not isinstance(key, str) or key in data:
+            raise ValueError("not a catalog as typed-mcp writes it (a key twice, or not a string)")
+        at = _past(text, at, ":")
+        if key == "shared":
+            data[key], at = shared, _past(text, at, "[")
+            while not text.startswith("]", at):
+                value, end = decoder.raw_decode(text, at)
+                if json.dumps(value, **_COMPACT) != text[at:end]:
+                    raise ValueError("not a catalog as typed-mcp writes it (a shared schema in another form)")
+                shared.append(text[at:end])
+                at = end + 1 if text.startswith(",", end) and not text.startswith("]", end + 1) else end
+            at += 1
+        else:
+            data[key], at = decoder.raw_decode(text, at)
+        if text.startswith("}", at):
+            break
+        at = _past(text, at, ",")
+    if text[at + 1 :].strip():
+        raise ValueError("not a catalog as typed-mcp writes it (text after it)")
+    return data, shared
+
+
+def _past(text: str, at: int, mark: str) -> int:
+    """Where `text` goes on after the `mark` it has at `at` (ValueError if it has none there)."""
+    if not text.startswith(mark, at):
+        raise ValueError(f"not a catalog as typed-mcp writes it ({mark!r} expected at character {at})")
+    return at + 1
+
+
 def _defs(tool: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The `$defs` of a tool's schemas, in the catalog's order."""
     found = []

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from typed_mcp import cache
-from typed_mcp.catalog.pack import Packed, Packer, layout_problem
+from typed_mcp.catalog.pack import Packed, Packer, layout_problem, read
 
 # Files under the package that no tool's listing reads, and that change with any description: the
 # search documents and vectors.
@@ -176,14 +176,13 @@ def previous(module: str, keys: Mapping[str, str], packer: Packer) -> Reused:
         text = cache.get(entry)
         if text is None:
             return found
-        data = json.loads(text)
+        data, shared = read(text)
         problem = layout_problem(data)
         if problem is not None:
             raise ValueError(problem)
-    except (ValueError, KeyError, TypeError) as exc:  # json's errors are ValueErrors
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:  # json's errors are ValueErrors
         cache.warn(_index_entry(module), f"it is not an index of a catalog ({exc})")
         return found
-    shared = [json.dumps(value, ensure_ascii=False, separators=(",", ":")) for value in data["shared"]]
     trimmed = (data.get("budget") or {}).get("trimmed", {})
     for tool, size in zip(data["tools"], data["sizes"], strict=True):
         name = tool["name"]
