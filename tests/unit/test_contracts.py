@@ -92,19 +92,24 @@ def test_a_packed_catalog_unpacks_to_its_tools():
 
 def test_a_catalog_is_read_back_with_its_shared_schemas_as_pack_wrote_them():
     """`pack.read` (the last catalog, when a spec change reuses its tools) gives what `json.loads`
-    gives, the shared schemas as their texts, and refuses any text `pack` does not write."""
+    gives, the shared schemas and the tools as their texts, and refuses any text `pack` does not write."""
     tools = [
         {"name": "a", "inputSchema": {"type": "object", "$defs": {"I": {"const": "ü"}, "J": {"type": "null"}}}},
         {"name": "b", "inputSchema": {"type": "object", "$defs": {"I": {"const": "ü"}}}, "outputSchema": {}},
     ]
     for text in (pack.pack(tools, {"b": 1}, 100), pack.pack([]), pack.pack(tools[1:])):
-        data, shared = pack.read(text)
-        whole = json.loads(text)
-        assert [json.loads(each) for each in shared] == whole["shared"] and data["shared"] is shared
-        assert data == {**whole, "shared": shared}
+        data, whole = pack.read(text), json.loads(text)
+        assert {
+            key: [json.loads(each) for each in value] for key, value in data.items() if key in ("shared", "tools")
+        } == {
+            "shared": whole["shared"],
+            "tools": whole["tools"],
+        }
+        assert {**data, "shared": whole["shared"], "tools": whole["tools"]} == whole
     text = pack.pack(tools)
     for bad in (
         text.replace('"const":"ü"', '"const": "ü"'),  # a shared schema in another form
+        text.replace('"name":"a"', '"name": "a"'),  # a tool in another form
         text.replace('"const":"ü"', '"const":"\\u00fc"'),
         text.replace('"tools"', '"sizes"'),  # a key twice
         text.rstrip() + "x",

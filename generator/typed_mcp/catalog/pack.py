@@ -83,27 +83,27 @@ class Packer:
         return ",".join(parts) + "}\n"
 
 
-def read(text: str) -> tuple[dict[str, Any], list[str]]:
-    """A catalog as `pack` writes it, parsed, but for its shared schemas: their texts, each checked to
-    be as `pack` writes it, are given instead, and no more than one of them is ever parsed at a time
-    (on a big API they are most of the catalog, and as objects several times its bytes). ValueError
-    for any other text."""
+def read(text: str) -> dict[str, Any]:
+    """A catalog as `pack` writes it, parsed but for its shared schemas and its tools: each of those
+    is given as its text, checked to be as `pack` writes it, and no more than one of them is ever
+    parsed at a time (on a big API they are the catalog, and as objects several times its bytes).
+    ValueError for any other text."""
     decoder = json.JSONDecoder()
     data: dict[str, Any] = {}
-    shared: list[str] = []
     at = _past(text, 0, "{")
     while True:
         key, at = decoder.raw_decode(text, at)
         if not isinstance(key, str) or key in data:
             raise ValueError("not a catalog as typed-mcp writes it (a key twice, or not a string)")
         at = _past(text, at, ":")
-        if key == "shared":
-            data[key], at = shared, _past(text, at, "[")
+        if key in ("shared", "tools"):
+            data[key] = texts = []
+            at = _past(text, at, "[")
             while not text.startswith("]", at):
                 value, end = decoder.raw_decode(text, at)
                 if json.dumps(value, **_COMPACT) != text[at:end]:
-                    raise ValueError("not a catalog as typed-mcp writes it (a shared schema in another form)")
-                shared.append(text[at:end])
+                    raise ValueError(f"not a catalog as typed-mcp writes it (an item of {key} in another form)")
+                texts.append(text[at:end])
                 at = end + 1 if text.startswith(",", end) and not text.startswith("]", end + 1) else end
             at += 1
         else:
@@ -113,7 +113,7 @@ def read(text: str) -> tuple[dict[str, Any], list[str]]:
         at = _past(text, at, ",")
     if text[at + 1 :].strip():
         raise ValueError("not a catalog as typed-mcp writes it (text after it)")
-    return data, shared
+    return data
 
 
 def _past(text: str, at: int, mark: str) -> int:

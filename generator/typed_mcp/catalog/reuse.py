@@ -176,18 +176,22 @@ def previous(module: str, keys: Mapping[str, str], packer: Packer) -> Reused:
         text = cache.get(entry)
         if text is None:
             return found
-        data, shared = read(text)
-        problem = layout_problem(data)
-        if problem is not None:
-            raise ValueError(problem)
+        data = read(text)
+        problem = layout_problem({**data, "tools": [], "sizes": []})
+        if problem is not None or len(data["tools"]) != len(data["sizes"]):
+            raise ValueError(problem or "not one size per tool")
+        trimmed = (data.get("budget") or {}).get("trimmed", {})
+        for each, size in zip(data["tools"], data["sizes"], strict=True):
+            tool = json.loads(each)  # one at a time (`read`), as the whole catalog's layout is checked
+            problem = layout_problem({**data, "tools": [tool], "sizes": [size]})
+            if problem is not None:
+                raise ValueError(problem)
+            name = tool["name"]
+            if name in keys and keys[name] == old_keys.get(name):
+                found.tools[name] = packer.add_packed(tool, data["shared"], size)
+                if type(trimmed.get(name)) is int:
+                    found.trimmed[name] = trimmed[name]
     except (ValueError, KeyError, TypeError, RecursionError) as exc:  # json's errors are ValueErrors
         cache.warn(_index_entry(module), f"it is not an index of a catalog ({exc})")
-        return found
-    trimmed = (data.get("budget") or {}).get("trimmed", {})
-    for tool, size in zip(data["tools"], data["sizes"], strict=True):
-        name = tool["name"]
-        if name in keys and keys[name] == old_keys.get(name):
-            found.tools[name] = packer.add_packed(tool, shared, size)
-            if type(trimmed.get(name)) is int:
-                found.trimmed[name] = trimmed[name]
+        return Reused({}, {})
     return found
