@@ -183,6 +183,28 @@ def _wide_spec() -> dict[str, Any]:
                     },
                 }
             },
+            "/roots/counted": {  # an object of its own: a model of the tool's module that holds a pooled one
+                "get": {
+                    "operationId": "countRoots",
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "required": ["count"],
+                                        "properties": {
+                                            "count": {"type": "integer"},
+                                            "first": {"$ref": "#/components/schemas/Root"},
+                                        },
+                                    }
+                                }
+                            },
+                        }
+                    },
+                }
+            },
             "/nodes": {
                 "get": {"operationId": "getNode", "responses": answer("Node")},
                 "post": {"operationId": "createNode", "requestBody": body("Node"), "responses": answer("Node")},
@@ -202,7 +224,7 @@ def test_schemas_from_the_one_pass_are_byte_for_byte_those_derived_alone(tmp_pat
     src = out / "src"
     names = [tool["name"] for tool in json.loads((src / "wide_mcp" / "catalog.json").read_text())["tools"]]
     pooled, alone = _listed(src, "wide_mcp", names), _listed(src, "wide_mcp", names, pool_defs=10**9)
-    assert len(pooled) == 7 and [tool["name"] for tool in pooled] == names
+    assert len(pooled) == 8 and [tool["name"] for tool in pooled] == names
     (wrapped,) = [tool["outputSchema"] for tool in pooled if tool["name"] == "list_roots"]
     assert wrapped["properties"]["result"]["items"] == {"$ref": "#/$defs/Root"} and len(wrapped["$defs"]) > 240
     bodies = [tool["inputSchema"] for tool in pooled if "Root" in tool["inputSchema"].get("$defs", {})]

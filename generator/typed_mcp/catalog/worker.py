@@ -17,6 +17,7 @@ import gc
 import importlib
 import json
 import sys
+from collections.abc import Callable
 from types import GenericAlias
 from typing import Any
 
@@ -94,18 +95,36 @@ class _Pool:
         fields derived by pydantic and the package's models taken from the pool (so the closure behind
         a request body is not walked again for each tool); None when the pool is not built for
         `options` or pydantic names a model differently than in the pool."""
+        return self.shallow(
+            options,
+            lambda generator: pydantic.json_schema.model_json_schema(
+                model, schema_generator=generator, **dict(options)
+            ),
+        )
+
+    def shallow(
+        self,
+        options: tuple[tuple[str, Any], ...],
+        derive: Callable[[type[pydantic.json_schema.GenerateJsonSchema]], dict[str, Any]],
+    ) -> dict[str, Any] | None:
+        """What `derive(generator)` gives with `options`' schema generator, but each of the package's
+        models taken from the pool rather than derived again; None when the pool is not built for
+        `options` or pydantic names a model differently than in the pool."""
         built = self.ready.get(options)
         if built is None:
             return None
         names, defs = built
         marker = _POOLED
+        base: type[pydantic.json_schema.GenerateJsonSchema] = dict(options).get(
+            "schema_generator", pydantic.json_schema.GenerateJsonSchema
+        )
 
-        class Shallow(pydantic.json_schema.GenerateJsonSchema):
+        class Shallow(base):  # type: ignore[valid-type,misc]  # the generator the options name
             def model_schema(self, schema: Any) -> Any:
                 name = names.get(schema["cls"])
                 return {marker: name} if name is not None else super().model_schema(schema)
 
-        schema = pydantic.json_schema.model_json_schema(model, schema_generator=Shallow, **dict(options))
+        schema = derive(Shallow)
         own = schema.get("$defs") or {}
         pooled = [key for key, value in own.items() if marker in value]
         if any(own[key][marker] != key for key in pooled):
@@ -178,6 +197,10 @@ def _faster_schemas(pool: _Pool) -> None:
             return json_schema(self, **options)
         if key not in schemas:
             pooled = pool.schema(kind, settings)
+            if pooled is None:  # a model of the tool's own module: its fields derived, the package's models pooled
+                pooled = pool.shallow(
+                    settings, lambda generator: json_schema(self, **{**options, "schema_generator": generator})
+                )
             if pooled is not None:
                 return pooled  # shared definitions: the SDK copies the root, and changes nothing below
             schemas[key] = json.dumps(derived := json_schema(self, **options))
