@@ -139,18 +139,16 @@ def _wide_spec() -> dict[str, Any]:
         "properties": {"root": {"$ref": "#/components/schemas/Root"}},
     }
 
-    def answer(name: str) -> dict[str, Any]:
-        return {
-            "200": {
-                "description": "ok",
-                "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}},
-            }
-        }
+    def answer(name: str | dict[str, Any]) -> dict[str, Any]:
+        schema = {"$ref": f"#/components/schemas/{name}"} if isinstance(name, str) else name
+        return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
 
     def body(name: str) -> dict[str, Any]:
         return {"required": True, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}}
 
     kind = {"name": "kind", "in": "query", "schema": {"$ref": "#/components/schemas/Kind"}}
+    root = {"$ref": "#/components/schemas/Root"}
+    counted = {"type": "object", "required": ["count"], "properties": {"count": {"type": "integer"}, "first": root}}
     return {
         "openapi": "3.0.3",
         "info": {"title": "Wide", "version": "1"},
@@ -168,43 +166,10 @@ def _wide_spec() -> dict[str, Any]:
                     "responses": answer("Wrapper"),
                 },
             },
-            "/roots/all": {  # a list: the SDK wraps it in a model of its own, `{"result": [...]}`
-                "get": {
-                    "operationId": "listRoots",
-                    "responses": {
-                        "200": {
-                            "description": "ok",
-                            "content": {
-                                "application/json": {
-                                    "schema": {"type": "array", "items": {"$ref": "#/components/schemas/Root"}}
-                                }
-                            },
-                        }
-                    },
-                }
-            },
-            "/roots/counted": {  # an object of its own: a model of the tool's module that holds a pooled one
-                "get": {
-                    "operationId": "countRoots",
-                    "responses": {
-                        "200": {
-                            "description": "ok",
-                            "content": {
-                                "application/json": {
-                                    "schema": {
-                                        "type": "object",
-                                        "required": ["count"],
-                                        "properties": {
-                                            "count": {"type": "integer"},
-                                            "first": {"$ref": "#/components/schemas/Root"},
-                                        },
-                                    }
-                                }
-                            },
-                        }
-                    },
-                }
-            },
+            # a list: the SDK wraps it in a model of its own, `{"result": [...]}`
+            "/roots/all": {"get": {"operationId": "listRoots", "responses": answer({"type": "array", "items": root})}},
+            # an object of its own: a model of the tool's module that holds a pooled one
+            "/roots/counted": {"get": {"operationId": "countRoots", "responses": answer(counted)}},
             "/nodes": {
                 "get": {"operationId": "getNode", "responses": answer("Node")},
                 "post": {"operationId": "createNode", "requestBody": body("Node"), "responses": answer("Node")},
