@@ -5,7 +5,7 @@ What the SDK lists for a tool follows from its own module, the model modules it 
 through other models), the rest of the package's code (the runtime, `_about.py`, `upstream.py`...),
 its entry in `tools/__init__.py` (its module, whether it has a table view), the schema budget and the
 toolchain. A tool's key digests exactly those. An import this module does not understand makes the
-tool depend on every model module, so a key can only cover too much, never too little; and a reused
+tool depend on every file of the package, so a key can only cover too much, never too little; and a reused
 tool is the previous catalog's own bytes for it, which a fresh listing of the same sources gives.
 """
 
@@ -60,22 +60,25 @@ class Keys:
         self.common = cache.key("catalog tool", f"budget {budget}", *(part for pair in shared for part in pair))
         self._digests: dict[str, str] = {}
         self._closures: dict[str, frozenset[str]] = {}
+        self._every: str | None = None  # the digest of every file a listing may read, made once
 
     def of(self, tool: ToolSource) -> str:
         path = f"{self.tools}{tool.module}.py"
         needs: set[str] = set()
         for dependency in self._direct(path, self.tools):
             needs |= self._closure(dependency)
-        digest = hashlib.sha256(self.common.encode())
         parts = [tool.name, tool.module, json.dumps(tool.view), self._digest(path)]
         if _EVERY in needs:  # then every file counts
-            parts += [f"{name} {self._digest(name)}" for name in sorted(self.files) if self._read(name)]
+            parts.append(self._every_file())
         else:
             parts += [f"{name} {self._digest(f'{self.models}{name}.py')}" for name in sorted(needs)]
-        for part in parts:
-            data = part.encode()
-            digest.update(len(data).to_bytes(8, "big") + data)
-        return digest.hexdigest()
+        return cache.key("catalog tool", self.common, *parts)
+
+    def _every_file(self) -> str:
+        if self._every is None:
+            every = [f"{name} {self._digest(name)}" for name in sorted(self.files) if self._read(name)]
+            self._every = hashlib.sha256("\n".join(every).encode()).hexdigest()
+        return self._every
 
     def _read(self, path: str) -> bool:
         """Whether a tool's listing may read the package file at `path`."""
