@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Container, Mapping
 
-from typed_mcp.pysource import PySource, parse
+from typed_mcp.pysource import parse
 from typed_mcp.resources import runtime_dir
 
 # Builtins a generated module may name without importing them: types only.
@@ -630,37 +630,19 @@ def _skeleton(node: ast.AST) -> str:
             item.value = value
 
 
-# --- after the import fixes --------------------------------------------------------------------------
+# --- what a checked module imports ------------------------------------------------------------------
 
 
-def import_head(source: str, tree: ast.Module) -> tuple[str, frozenset[tuple[object, ...]]]:
-    """What follows a checked module's leading docstring and imports (its text to the end), and those
-    imports: enough to see later that a tool changed nothing else (`only_imports_changed`)."""
+def leading_imports(tree: ast.Module) -> frozenset[tuple[object, ...]]:
+    """The imports a checked module starts with, after its docstring: (module, level, name, asname)."""
     body = list(tree.body)
-    docstring = body.pop(0) if body and _docstring(body[0]) else None
+    if body and _docstring(body[0]):
+        body.pop(0)
     imports: list[ast.Import | ast.ImportFrom] = []
     while body and isinstance(first := body[0], (ast.Import, ast.ImportFrom)):
         imports.append(first)
         body.pop(0)
-    last = imports[-1] if imports else docstring
-    end = PySource(source).span(last)[1] if last is not None else 0
-    return source[end:], frozenset(_imported(imports))
-
-
-def only_imports_changed(source: str, rest: str, imported: frozenset[tuple[object, ...]]) -> bool:
-    """Whether `source` is a checked module (`import_head`: `rest`, `imported`) whose leading imports
-    were only reordered or removed, with the same text after them: the import fixes' edit
-    (render.tidy), which then needs no second full check."""
-    if not source.endswith(rest):
-        return False
-    try:
-        head = parse(source[: len(source) - len(rest)]).body
-    except SyntaxError:
-        return False
-    if head and _docstring(head[0]):
-        head = head[1:]
-    imports = [n for n in head if isinstance(n, (ast.Import, ast.ImportFrom))]
-    return len(imports) == len(head) and _imported(imports) <= imported
+    return frozenset(_imported(imports))
 
 
 def _imported(nodes: list[ast.Import | ast.ImportFrom]) -> set[tuple[object, ...]]:

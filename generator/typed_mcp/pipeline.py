@@ -18,7 +18,7 @@ from typed_mcp.catalog import reuse
 from typed_mcp.catalog.budget import BUDGET, Report, figures, report
 from typed_mcp.catalog.pack import Packer, layout_problem
 from typed_mcp.catalog.verify import GC_THRESHOLD, CatalogWorkers, VerifyError, check_catalog
-from typed_mcp.errors import SpecError, StrictModeError
+from typed_mcp.errors import SpecError, StrictModeError, ToolchainError
 from typed_mcp.models.build import build_models
 from typed_mcp.options import GenerateOptions
 from typed_mcp.plan import hints
@@ -194,9 +194,7 @@ def _generate(options: GenerateOptions, step: Callable[[str], None], loaded: Loa
         step("writing")
         # The catalog is listed from the staging folder of the output: its 3,000 files are written once.
         with staged(options.out, files) as staging:
-            before = dict(files)
-            tidy(staging, files)
-            package.check({path: text for path, text in files.items() if text != before[path]})  # before any import
+            _tidy_and_check(package, staging, files)
             path = f"src/{api.module}/catalog.json"
             files[path], listed = _catalog(api, package, files, staging / "src", workers, options.verify, step)
             # The manifest is written last, once: it records which tools the schema budget trimmed,
@@ -222,7 +220,7 @@ def _package_files(
     lap: Callable[[str], None],
     cores_free: Callable[[], None],
 ) -> tuple[Package, dict[str, str | bytes]]:
-    """Models and rendered files, each Python one checked by its guard (before anything is staged)."""
+    """Models and rendered files (their guards check them once they are tidied: `_tidy_and_check`)."""
     step(f"generating models for {len(api.schemas)} schemas")
     models = build_models(doc, api, cores_free=cores_free)
     lap("models")
@@ -230,12 +228,26 @@ def _package_files(
     version = version_of(api, options)
     package = render_package(api, models, spec_sha256=spec.sha256, spec_filename=spec_file, package_version=version)
     files: dict[str, str | bytes] = dict(package.files)
-    package.check(files)
     listed = server_json(api, version, api.variables())  # the MCP Registry entry, with a [registry] name
     if listed is not None:
         files[SERVER_JSON] = listed
     lap("render")
     return package, files
+
+
+def _tidy_and_check(package: Package, staging: Path, files: dict[str, str | bytes]) -> None:
+    """Tidy the Python files of `files`, written out under `staging`, and check each as it now is with
+    its guard, before anything imports it. Once, after the tidying (ruff only parses what it formats,
+    and the guard accepts what the import fixes do): the formatter changes nearly every module, so a
+    check before it too would be a second full one. Where ruff cannot tidy, the guard says first which
+    rendered module it refuses, and why."""
+    rendered = dict(files)
+    try:
+        tidy(staging, files)
+    except ToolchainError:
+        package.check(rendered)
+        raise
+    package.check(files)
 
 
 def _catalog(
@@ -261,8 +273,7 @@ def _catalog(
     keys: dict[str, str] = {}
     reused = reuse.Reused({}, {})
     if cache.directory() is not None:
-        imports = {path: head[1] for path, head in package.heads.items()}
-        keyed = reuse.Keys(files, imports, api.module, package.model_modules, BUDGET)
+        keyed = reuse.Keys(files, package.heads, api.module, package.model_modules, BUDGET)
         for op in api.operations:
             view = package.views.get(op.tool_name)
             keys[op.tool_name] = keyed.of(reuse.ToolSource(op.tool_name, op.func_name, view and [*map(list, view)]))

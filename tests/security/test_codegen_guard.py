@@ -1,6 +1,6 @@
 """Spec text never becomes Python (issue 24, items 1 and 7): every cut and edit of generated code is
 placed by its syntax tree (typed_mcp.pysource), every generated module passes the guard
-(typed_mcp.guard) before anything stages, caches or imports it, and string literals hold line
+(typed_mcp.guard) before anything caches or imports it (as tidied: as it will be imported), and string literals hold line
 breaks and control characters only as escapes. Through the real CLI and the MCP SDK client."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from support import CORPUS, DEMO, HttpServer, Reply, import_server, run_cli
+from support import CORPUS, DEMO, REPO, HttpServer, Reply, import_server, run_cli
 from typed_mcp import guard
 from typed_mcp.pysource import UNPRINTABLE, PySource
 
@@ -218,7 +218,7 @@ def test_the_guard_accepts_every_module_of_the_demo_and_of_corpus_packages(spec,
         if path.name != "__init__.py":
             guard.check_tool(path.read_text(), function=path.stem, models=exported)
             checked += 1
-    assert checked > (20 if spec is None else 300)
+    assert checked > (20 if spec is None else 150)  # virtualWan: 176 modules
 
 
 # -- spec text with every line break and control character --------------------------------------------------
@@ -413,20 +413,44 @@ async def test_schemas_named_like_what_generated_code_uses_generate_and_serve(tm
             assert (await client.call_tool("object_3", {})).is_error
 
 
-def test_a_second_check_is_skipped_only_when_the_import_fixes_alone_changed_a_module():
-    text = TOOL
-    head = guard.import_head(text, guard.check_tool(text, function="get_forecast", models={"WeatherData": "model"}))
-    imports = "from typing import Annotated\n\nfrom mcp.types import CallToolResult\nfrom pydantic import Field\n"
-    assert imports in text
-    reordered = text.replace(
-        imports, "from pydantic import Field\nfrom mcp.types import CallToolResult\nfrom typing import Annotated\n"
-    )
-    assert guard.only_imports_changed(reordered, *head)
-    assert guard.only_imports_changed(text.replace("from pydantic import Field\n", ""), *head)  # one removed
-    for changed in (
-        text.replace(imports, imports + "import os\n"),  # an import it did not have
-        text.replace(imports, imports + "print(1)\n"),  # a statement among the imports
-        text.replace('"GET",', '"POST",'),  # anything after them
-        text.replace('"""GET /v1/forecast', '"""x"""\nimport os\n"""GET /v1/forecast'),
-    ):
-        assert not guard.only_imports_changed(changed, *head)
+def _hostile_step(monkeypatch, name: str, change) -> None:
+    """Wrap `typed_mcp.pipeline`'s `name` (a step that takes or makes the package's files) so that it
+    then applies `change` to the first tool module: a renderer or tidier that let spec text through."""
+    from typed_mcp import pipeline
+
+    real = getattr(pipeline, name)
+
+    def wrapped(*args, **kwargs):
+        made = real(*args, **kwargs)
+        files = args[1] if name == "tidy" else made[1]
+        path = min(p for p in files if "/tools/" in p and not p.endswith("__init__.py"))
+        files[path] = change(files[path])
+        if name == "tidy":
+            (args[0] / path).write_text(files[path])
+        return made
+
+    monkeypatch.setattr(pipeline, name, wrapped)
+
+
+@pytest.mark.parametrize(
+    ("step", "change", "reason"),
+    [
+        # A statement slipped into a module after it was tidied: checked as it will be imported.
+        ("tidy", lambda text: text + "\nimport os\nos.system('id')\n", "a statement that is not an import or the tool"),
+        # A rendered module that does not parse: ruff cannot tidy it, the guard says which and why.
+        ("_package_files", lambda text: text + "\n)(\n", "code that does not parse"),
+    ],
+    ids=["after-tidying", "does-not-parse"],
+)
+def test_every_module_is_checked_as_it_will_be_imported(tmp_path, monkeypatch, step, change, reason):
+    from typed_mcp.errors import SpecError
+    from typed_mcp.options import GenerateOptions
+    from typed_mcp.pipeline import generate
+
+    _hostile_step(monkeypatch, step, change)
+    out = tmp_path / "out"
+    options = GenerateOptions(source=str(REPO / "specs" / "weather-api.json"), out=out, verify=True, cache=False)
+    with pytest.raises(SpecError, match="refused the generated tool module of operation") as refused:
+        generate(options)
+    assert reason in str(refused.value)
+    assert not out.exists()  # nothing written, nothing imported

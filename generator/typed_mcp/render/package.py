@@ -341,26 +341,22 @@ DATA_TEMPLATES = {
 class Package:
     files: dict[str, str]  # relative path -> text, for the complete project
     guards: dict[str, Callable[[str], ast.Module | None]]  # each Python file -> its guard (raises SpecError)
-    # What each checked module has after its imports, and its imports (see guard.import_head).
-    heads: dict[str, tuple[str, frozenset[tuple[object, ...]]]] = field(default_factory=dict)
+    # What each checked module imports first (guard.leading_imports): the catalog's reuse keys.
+    heads: dict[str, frozenset[tuple[object, ...]]] = field(default_factory=dict)
     model_modules: Mapping[str, str] = field(default_factory=dict)  # each model class -> its module under models/
     views: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)  # tool -> its table view (tools.VIEWS)
 
     def check(self, files: Mapping[str, str | bytes]) -> None:
-        """Check each Python file of `files` (all of the package's, or some) with its guard; one
-        checked before whose imports alone were reordered or removed since (the import fixes,
-        render.tidy) needs no second full check."""
+        """Check each Python file of `files` with its guard."""
         for path, text in files.items():
             if not path.endswith(".py"):
                 continue
             guarded = self.guards.get(path)
             if guarded is None or not isinstance(text, str):
                 raise OutputError(f"internal error: generated {path} has no guard")
-            if path in self.heads and guard.only_imports_changed(text, *self.heads[path]):
-                continue
             tree = guarded(text)
             if tree is not None:
-                self.heads[path] = guard.import_head(text, tree)
+                self.heads[path] = guard.leading_imports(tree)
 
 
 def render_package(
