@@ -1,17 +1,24 @@
 """The protocol between the generator and the helper interpreters it starts (model generation, tool
 listing): a child prints each result as one JSON line behind a marker, because the libraries it
-imports may log to stdout too."""
+imports may log to stdout too. And `forked`: work of this process's own, on a second core."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
-from typed_mcp.errors import TypedMcpError
+from typed_mcp.errors import OutputError, SpecError, TypedMcpError
+
+T = TypeVar("T")
 
 RESULT_MARKER = "typed-mcp-result: "
 # The folder holding the `typed_mcp` package, so a child finds this very copy of it (a checkout
@@ -77,3 +84,54 @@ def child_env(*paths: str | Path) -> dict[str, str]:
     if os.environ.get("PYTHONPATH"):
         entries.append(os.environ["PYTHONPATH"])
     return {**os.environ, "PYTHONPATH": os.pathsep.join(entries)}
+
+
+@contextlib.contextmanager
+def forked(work: Callable[[], T]) -> Iterator[Callable[[], T]]:
+    """Start `work` now in a forked copy of this process, which sees its objects as they are without
+    pickling them; yield the call that waits for what it returns (pickled back) and raises the
+    SpecError it raised. Where there is no fork (or one core), `work` runs in this process when its
+    result is asked for. A child still running when the block ends is stopped.
+
+    Only for work that is pure computation on this process's objects: the child runs no code that
+    takes a lock another thread may hold (Python 3.12 warns of a fork while threads run, as a live
+    progress display's thread may; that is why the warning is silenced)."""
+    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
+        yield work
+        return
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+
+    def run() -> None:
+        gc.disable()  # short-lived: walking the parent's objects would copy every page of them
+        try:
+            send.send(("done", work()))
+        except SpecError as exc:
+            send.send(("refused", str(exc)))
+        except BaseException as exc:  # noqa: BLE001 (sent to the parent, which raises it)
+            send.send(("failed", repr(exc)))
+
+    child = context.Process(target=run, daemon=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        child.start()
+    send.close()
+
+    def result() -> T:
+        try:
+            kind, value = receive.recv()
+        except EOFError:
+            raise OutputError(f"internal error: a forked helper stopped (exit code {child.exitcode})") from None
+        if kind == "refused":
+            raise SpecError(value)
+        if kind == "failed":
+            raise OutputError(f"internal error in a forked helper: {value}")
+        return value  # type: ignore[no-any-return]  # what `work` returned
+
+    try:
+        yield result
+    finally:
+        receive.close()
+        if child.is_alive():
+            child.kill()
+        child.join()

@@ -194,7 +194,7 @@ def _generate(options: GenerateOptions, step: Callable[[str], None], loaded: Loa
         step("writing")
         # The catalog is listed from the staging folder of the output: its 3,000 files are written once.
         with staged(options.out, files) as staging:
-            _tidy_and_check(package, staging, files)
+            _tidy_and_check(package, staging, files, step)
             path = f"src/{api.module}/catalog.json"
             files[path], listed = _catalog(api, package, files, staging / "src", workers, options.verify, step)
             # The manifest is written last, once: it records which tools the schema budget trimmed,
@@ -235,18 +235,22 @@ def _package_files(
     return package, files
 
 
-def _tidy_and_check(package: Package, staging: Path, files: dict[str, str | bytes]) -> None:
+def _tidy_and_check(
+    package: Package, staging: Path, files: dict[str, str | bytes], step: Callable[[str], None]
+) -> None:
     """Tidy the Python files of `files`, written out under `staging`, and check each as it now is with
     its guard, before anything imports it. Once, after the tidying (ruff only parses what it formats,
     and the guard accepts what the import fixes do): the formatter changes nearly every module, so a
     check before it too would be a second full one. Where ruff cannot tidy, the guard says first which
     rendered module it refuses, and why."""
     rendered = dict(files)
+    step("tidying the sources with ruff")
     try:
         tidy(staging, files)
     except ToolchainError:
         package.check(rendered)
         raise
+    step("checking every module with its guard")
     package.check(files)
 
 

@@ -6,6 +6,7 @@ breaks and control characters only as escapes. Through the real CLI and the MCP 
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from pathlib import Path
 
@@ -454,3 +455,37 @@ def test_every_module_is_checked_as_it_will_be_imported(tmp_path, monkeypatch, s
         generate(options)
     assert reason in str(refused.value)
     assert not out.exists()  # nothing written, nothing imported
+
+
+def test_many_modules_are_checked_in_two_processes_with_the_verdicts_of_one(tmp_path, monkeypatch):
+    import os
+
+    from typed_mcp.errors import SpecError
+    from typed_mcp.render import package as rendered
+
+    def checking(path: str, text: str) -> ast.Module:
+        (tmp_path / f"{path}.{os.getpid()}").touch()  # which process checked it
+        if "refuse" in text:
+            raise SpecError(f"refused the generated {path}")
+        return ast.parse(text)
+
+    def package(texts: dict[str, str]) -> tuple[rendered.Package, dict[str, str]]:
+        files = {f"m{i}.py": text for i, text in enumerate(texts.values())}
+        guards = {path: functools.partial(checking, path) for path in files}
+        return rendered.Package(dict(files), guards), files
+
+    texts = {i: f"import json\nfrom os import path as p{i}\nX = {i}\n" for i in range(40)}
+    alone, files = package(texts)
+    alone.check(files)  # fewer than FORK_FILES: here
+    assert {p.name.rpartition(".")[2] for p in tmp_path.iterdir()} == {str(os.getpid())}
+    monkeypatch.setattr(rendered, "FORK_FILES", 4)
+    together, files = package(texts)
+    together.check(files)
+    pids = {p.name.rpartition(".")[2] for p in tmp_path.iterdir() if p.name.startswith("m39.")}
+    assert pids and pids != {str(os.getpid())}  # the second half, in another process
+    assert together.heads == alone.heads and len(together.heads) == 40
+    # The first module that fails is the one named, in either half.
+    for refused in ([35], [30, 38], [3, 35]):
+        broken, files = package({i: "refuse" if i in refused else text for i, text in texts.items()})
+        with pytest.raises(SpecError, match=rf"^refused the generated m{refused[0]}\.py$"):
+            broken.check(files)

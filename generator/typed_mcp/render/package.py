@@ -20,7 +20,7 @@ from typing import Any
 
 import jinja2
 
-from typed_mcp import __version__, guard, names
+from typed_mcp import __version__, children, guard, names
 from typed_mcp.errors import OutputError, SpecError
 from typed_mcp.models import literals
 from typed_mcp.models.build import Models
@@ -337,6 +337,11 @@ DATA_TEMPLATES = {
 }
 
 
+# From this many Python files, a package's check runs in two processes (a big API's ~30,000 modules
+# take half a minute of parsing alone; a small one's fork would cost more than it saves).
+FORK_FILES = 2000
+
+
 @dataclass(frozen=True)
 class Package:
     files: dict[str, str]  # relative path -> text, for the complete project
@@ -347,16 +352,34 @@ class Package:
     views: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)  # tool -> its table view (tools.VIEWS)
 
     def check(self, files: Mapping[str, str | bytes]) -> None:
-        """Check each Python file of `files` with its guard."""
+        """Check each Python file of `files` with its guard: the first that fails raises. Many files
+        are checked in two halves at once, the second in a forked process (`children.forked`)."""
+        python: list[tuple[str, str]] = []
         for path, text in files.items():
-            if not path.endswith(".py"):
-                continue
-            guarded = self.guards.get(path)
-            if guarded is None or not isinstance(text, str):
-                raise OutputError(f"internal error: generated {path} has no guard")
-            tree = guarded(text)
+            if path.endswith(".py"):
+                if path not in self.guards or not isinstance(text, str):
+                    raise OutputError(f"internal error: generated {path} has no guard")
+                python.append((path, text))
+        if len(python) < FORK_FILES:
+            self.heads.update(self._checked(python))
+            return
+        # Halves of about the same text (the cost of a check is its parse).
+        total, middle = sum(len(text) for _, text in python), 0
+        for seen in itertools.accumulate(len(text) for _, text in python):
+            if 2 * seen >= total:
+                break
+            middle += 1
+        with children.forked(functools.partial(self._checked, python[middle:])) as second:
+            self.heads.update(self._checked(python[:middle]))  # an error here comes first: it is earlier
+            self.heads.update(second())
+
+    def _checked(self, python: list[tuple[str, str]]) -> dict[str, frozenset[tuple[object, ...]]]:
+        heads = {}
+        for path, text in python:
+            tree = self.guards[path](text)
             if tree is not None:
-                self.heads[path] = guard.leading_imports(tree)
+                heads[path] = guard.leading_imports(tree)
+        return heads
 
 
 def render_package(
