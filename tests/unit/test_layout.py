@@ -264,3 +264,8 @@ def test_same_enum_in_two_orders_publishes_one_order(tmp_path: Path):
     catalog = (out / "src" / "enums_mcp" / "catalog.json").read_text()
     assert '"update","delete","add"' not in catalog and '"add","update","delete"' not in catalog
     assert catalog.count('"enum":["add","delete","update"]') == 4  # 2 tools x (input, output)
+    # Every module writes the one order itself (the catalog alone may hide one that does not: the
+    # first Literal of those values a process creates is the one every later order returns).
+    for tool in ("get_a", "get_b"):
+        source = (out / "src" / "enums_mcp" / "tools" / f"{tool}.py").read_text()
+        assert "Literal['add', 'delete', 'update']" in source or 'Literal["add", "delete", "update"]' in source

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from typed_mcp.pysource import PySource, parse
@@ -22,6 +23,12 @@ _LITERAL = re.compile(r"\bLiteral\[")
 
 def _key(value: Any) -> tuple[str, str]:
     return type(value).__name__, repr(value)
+
+
+def ordered(values: Iterable[Any]) -> list[Any]:
+    """`values` once each, in the order a generated `Literal[...]` holds them (for code written
+    from the plan, which needs no `canonical` pass: a tool's parameters)."""
+    return sorted(dict.fromkeys(values), key=_key)
 
 
 def canonical(source: str) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any, TypeGuard
 
 from typed_mcp import names
+from typed_mcp.models import literals
 from typed_mcp.plan.ir import Location, Parameter
 from typed_mcp.plan.reading import Unsupported, nonblank
 from typed_mcp.runtime.contracts import HEADER_TOKEN, client_owns_header
@@ -238,7 +239,7 @@ def python_type(doc: Document, schema: Any, depth: int = 0) -> str:
         values = [v for v in enum if v is not None]
         nullable = nullable or len(values) != len(enum)
         if values and all(isinstance(v, (str, int, float)) for v in values):
-            text = f"Literal[{', '.join(repr(v) for v in dict.fromkeys(values))}]"
+            text = f"Literal[{', '.join(repr(v) for v in literals.ordered(values))}]"
             return f"{text} | None" if nullable else text
     if types == "null":  # OpenAPI 3.1's `anyOf: [{type: integer}, {type: "null"}]` (Airflow)
         return "None"

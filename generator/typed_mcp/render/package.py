@@ -22,7 +22,6 @@ import jinja2
 
 from typed_mcp import __version__, children, guard, names
 from typed_mcp.errors import OutputError, SpecError
-from typed_mcp.models import literals
 from typed_mcp.models.build import Models
 from typed_mcp.plan.ir import ApiPlan, Operation, Table
 from typed_mcp.profile import Profile
@@ -454,7 +453,7 @@ def render_package(
     exported.update({name: attribute for name, (_, attribute) in models.modules.imported.items()})
     for view in tools:
         text = tool_template.render({**context, "t": view, **tool_imports(view, models)})
-        files[f"{src}/tools/{view.op.func_name}.py"] = literals.canonical(text)
+        files[f"{src}/tools/{view.op.func_name}.py"] = text  # its Literals are in order (plan.parameters)
         guards[f"{src}/tools/{view.op.func_name}.py"] = functools.partial(_tool_module, view.op, exported)
     for module, source in models.modules.sources.items():
         files[f"{src}/models/{module}.py"] = source
