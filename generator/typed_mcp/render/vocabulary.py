@@ -104,6 +104,8 @@ def abbreviations(texts: Iterable[str]) -> dict[str, set[str]]:
     """Long form -> the abbreviations `texts` define for it ("single sign on" -> {"sso"})."""
     found: dict[str, set[str]] = {}
     for text in texts:
+        if "(" not in text:  # the pattern's scan tries every word of a text: most have no definition
+            continue
         for match in _DEFINED.finditer(text):
             letters = match[2].lower()
             words = _words(match[1])
