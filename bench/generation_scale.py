@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import sys
 import time
@@ -145,14 +146,16 @@ def markdown(results: list[dict[str, Any]], command: str) -> str:
 
 
 def replace_section(path: Path, section: str) -> None:
-    """`section` in place of the file's section of the same title (up to the next `## `), or at its end."""
+    """`section` in place of the text of the file's section of the same title, up to the next heading
+    of any level (the subsections written by hand under it stay), or at the file's end."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     start = text.find(SECTION)
     if start < 0:
         text = text.rstrip("\n") + "\n\n" + section
     else:
-        end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + section + (text[end + 1 :] if end >= 0 else "")
+        heading = re.compile(r"^#+ ", re.MULTILINE).search(text, start + len(SECTION))
+        rest = text[heading.start() :] if heading else ""
+        text = text[:start] + section.rstrip("\n") + "\n" + ("\n" + rest if rest else "")
     path.write_text(text, encoding="utf-8")
 
 
