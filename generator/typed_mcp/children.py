@@ -90,13 +90,14 @@ def child_env(*paths: str | Path) -> dict[str, str]:
 def forked(work: Callable[[], T]) -> Iterator[Callable[[], T]]:
     """Start `work` now in a forked copy of this process, which sees its objects as they are without
     pickling them; yield the call that waits for what it returns (pickled back) and raises the
-    SpecError it raised. Where there is no fork (or one core), `work` runs in this process when its
-    result is asked for. A child still running when the block ends is stopped.
+    SpecError it raised. On Linux only (macOS's system libraries, which a proxy lookup loads, may
+    abort a forked child; Windows has no fork) and with two cores or more; elsewhere `work` runs in
+    this process when its result is asked for. A child still running when the block ends is stopped.
 
     Only for work that is pure computation on this process's objects: the child runs no code that
     takes a lock another thread may hold (Python 3.12 warns of a fork while threads run, as a live
     progress display's thread may; that is why the warning is silenced)."""
-    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
+    if not sys.platform.startswith("linux") or (os.cpu_count() or 1) < 2:
         yield work
         return
     context = multiprocessing.get_context("fork")

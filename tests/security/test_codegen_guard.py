@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -484,6 +485,16 @@ def test_many_modules_are_checked_in_two_processes_with_the_verdicts_of_one(tmp_
     pids = {p.name.rpartition(".")[2] for p in tmp_path.iterdir() if p.name.startswith("m39.")}
     assert pids and pids != {str(os.getpid())}  # the second half, in another process
     assert together.heads == alone.heads and len(together.heads) == 40
+    # Where fork is not safe (macOS) or missing (Windows): the same verdicts, all in this process.
+    monkeypatch.setattr(sys, "platform", "darwin")
+    for seen in tmp_path.iterdir():
+        seen.unlink()
+    here, files = package(texts)
+    here.check(files)
+    assert {p.name.rpartition(".")[2] for p in tmp_path.iterdir()} == {str(os.getpid())}
+    assert here.heads == alone.heads
+    monkeypatch.undo()
+    monkeypatch.setattr(rendered, "FORK_FILES", 4)
     # The first module that fails is the one named, in either half.
     for refused in ([35], [30, 38], [3, 35]):
         broken, files = package({i: "refuse" if i in refused else text for i, text in texts.items()})
