@@ -25,7 +25,7 @@ def main() -> None:
     start = time.perf_counter()
     packer = Packer()
     with CatalogWorkers(len(names)) as workers:
-        tools = workers.tools(package / "src", module, names, keep=packer.add)
+        tools = workers.tools(package / "src", module, names, keep=packer.add_listed)
         text = packer.text(tools, workers.trimmed, BUDGET)
     elapsed = time.perf_counter() - start
     out.write_text(text)

@@ -290,7 +290,7 @@ def _catalog(
         api.module,
         todo,
         progress=lambda done, total: step(f"listing tools with the MCP SDK: {done:,} of {total:,}"),
-        keep=packer.add,
+        keep=packer.add_listed,
     )
     found = {**reused.tools, **{tool.name: tool for tool in listed}}
     tools = [found[name] for name in names if name in found]

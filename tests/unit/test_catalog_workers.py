@@ -20,6 +20,7 @@ from test_scale import pages
 from support import REPO, generate
 from typed_mcp import children
 from typed_mcp.catalog import verify
+from typed_mcp.catalog.pack import Listed, unpacked
 from typed_mcp.catalog.verify import CatalogWorkers, VerifyError
 
 # The catalog workers are processes.
@@ -220,7 +221,13 @@ def _listed(
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    tools: list[dict[str, Any]] = children.result_line(proc.stdout)["tools"]
+    result = children.result_line(proc.stdout)
+    sent = zip(result["tools"], result["sizes"], strict=True)
+    tools = [unpacked(Listed(tool, result["shared"], size)) for tool, size in sent]
+    # Each tool's size is that of its whole JSON, as catalog.json measures it.
+    assert result["sizes"] == [
+        len(json.dumps(tool, ensure_ascii=False, separators=(",", ":")).encode()) for tool in tools
+    ]
     return tools
 
 

@@ -33,6 +33,23 @@ class Packed(NamedTuple):
     text: str  # the tool's JSON, each `$defs` entry the number of its text in its `Packer`
 
 
+class Listed(NamedTuple):
+    """A tool as a catalog worker sends it: its schemas' `$defs` entries the numbers of their texts in
+    `shared` (the texts that worker sent so far: each definition once, however many tools use it)."""
+
+    tool: dict[str, Any]
+    shared: list[str]
+    size: int  # bytes of the whole tool's JSON
+
+
+def unpacked(listed: Listed) -> dict[str, Any]:
+    """The whole tool `listed` stands for, each definition parsed from its text."""
+    tool = dict(listed.tool)
+    for key, defs in _defs(tool):
+        tool[key] = {**tool[key], "$defs": {name: json.loads(listed.shared[n]) for name, n in defs.items()}}
+    return tool
+
+
 class Packer:
     """`pack` tool by tool, in any order: only each distinct `$defs` entry's text and each tool's
     text without them are kept, never a whole tool (listing a big API, the whole tools would be
@@ -46,9 +63,13 @@ class Packer:
         return self._numbered(tool, size, lambda value: json.dumps(value, **_COMPACT))
 
     def add_packed(self, tool: dict[str, Any], shared: list[str], size: int) -> Packed:
-        """What `add` gives for the tool that a catalog of `pack` holds as `tool` (each `$defs` entry
-        the index of its text in `shared`) with its `size`: nothing is serialized again."""
+        """What `add` gives for the tool that a catalog of `pack` (or a catalog worker: `Listed`) holds
+        as `tool` (each `$defs` entry the index of its text in `shared`) with its `size`: nothing is
+        serialized again."""
         return self._numbered(tool, size, shared.__getitem__)
+
+    def add_listed(self, listed: Listed) -> Packed:
+        return self.add_packed(*listed)
 
     def _numbered(self, tool: dict[str, Any], size: int, text: Callable[[Any], str]) -> Packed:
         tool = dict(tool)

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from typed_mcp import children
 from typed_mcp.catalog.budget import BUDGET
+from typed_mcp.catalog.pack import Listed, unpacked
 from typed_mcp.children import last_error, read_result, stop
 from typed_mcp.errors import TypedMcpError
 from typed_mcp.plan.ir import ApiPlan
@@ -38,8 +39,8 @@ POOL_TOOLS = 50
 T = TypeVar("T")
 
 
-def _as_listed(tool: dict[str, Any]) -> dict[str, Any]:
-    return tool
+def _as_listed(listed: Listed) -> dict[str, Any]:
+    return unpacked(listed)
 
 
 class VerifyError(TypedMcpError):
@@ -101,13 +102,15 @@ class CatalogWorkers:
         timeout: float = 1200,
         budget: int = BUDGET,
         progress: Callable[[int, int], None] = lambda done, total: None,
-        keep: Callable[[dict[str, Any]], T] = _as_listed,  # type: ignore[assignment]  # T is the dict then
+        keep: Callable[[Listed], T] = _as_listed,  # type: ignore[assignment]  # T is the dict then
     ) -> list[T]:
         """The tools/list result for `names` (in that order) of the package `module` in `src`, as JSON
         objects, each tool's schemas within `budget` bytes (`trimmed`: tool -> depth of references
         kept, for those that were cut). Once per set of workers: they keep the package imported.
         `progress(done, total)` is told how many tools are listed after each chunk. Each tool is
-        `keep(tool)` as soon as its chunk comes (so a big API's whole tools need never be held)."""
+        `keep(listed)` as soon as its chunk comes, as its worker sent it (`pack.Listed`: each shared
+        definition sent once; the default keeps the whole tool), so a big API's whole tools need
+        never be held."""
         self.trimmed: dict[str, int] = {}
         if not names:
             return []
@@ -122,6 +125,7 @@ class CatalogWorkers:
             deque(range(start, min(start + share, len(chunks)))) for start in range(0, share * len(self._procs), share)
         ]
         working: dict[int, int] = {}  # worker -> chunk
+        shared: list[list[str]] = [[] for _ in self._procs]  # each worker's definitions, by number
         listed = 0
         with selectors.DefaultSelector() as selector:
             for worker, proc in enumerate(self._procs):
@@ -138,7 +142,10 @@ class CatalogWorkers:
                     worker = key.data
                     chunk = working.pop(worker)
                     result = self._result(worker)
-                    results[chunk] = ([keep(tool) for tool in result.get("tools", [])], result.get("trimmed", {}))
+                    texts = shared[worker]
+                    texts.extend(result["shared"])
+                    sent = zip(result["tools"], result["sizes"], strict=True)
+                    results[chunk] = ([keep(Listed(tool, texts, size)) for tool, size in sent], result["trimmed"])
                     self.chunks_done[worker] += 1
                     listed += len(chunks[chunk])
                     progress(listed, len(names))

@@ -4,7 +4,8 @@ generated package the MCP SDK's own way.
 It imports the SDK at once, while the generator is still writing the models; then it reads the
 package's location, and after that one chunk of tool names per line. For each chunk it answers one
 result: the chunk's tools as the SDK's server lists them (`MCPServer.list_tools()`, each dumped as
-the server's session dumps what it sends). Tool and model modules stay imported between chunks.
+the server's session dumps what it sends), each `$defs` entry the number of its text, which this
+worker sends once (`_Definitions`, `pack.Listed`). Tool and model modules stay imported between chunks.
 Listing through an in-memory `Client` gives the same objects (the corpus checks it for every spec),
 but parsing and dumping a big catalog again costs seconds of CPU.
 """
@@ -26,7 +27,7 @@ import pydantic
 import pydantic.json_schema
 from mcp.server import MCPServer
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata, StrictJsonSchema
-from mcp.types import Icon
+from mcp.types import Icon, Tool
 
 from typed_mcp.catalog import budget
 from typed_mcp.children import print_result
@@ -235,6 +236,61 @@ def _faster_schemas(pool: _Pool) -> None:
     ArgModelBase.model_json_schema = classmethod(pooled_arguments)  # type: ignore[assignment,method-assign]  # as above
 
 
+_COMPACT: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":"), "allow_nan": False}  # as catalog.json
+_SCHEMAS = {"input_schema": "inputSchema", "output_schema": "outputSchema"}  # field -> the key it is dumped as
+
+
+class _Definitions:
+    """Tools as they are sent (`pack.Listed`): each `$defs` entry the number of its text, which goes
+    out once, with the first chunk that uses it. A definition that a thousand tools share (the pool
+    hands each the same object) is serialized once, not once per tool, and the generator parses it
+    once. Remembered by identity, as `budget.Sizes` remembers sizes, each object kept alive so that
+    no identity is reused."""
+
+    def __init__(self) -> None:
+        self._numbers: dict[int, tuple[Any, int, int]] = {}  # id -> (the object, its number, its bytes)
+        self._new: list[str] = []
+
+    def sent(self) -> list[str]:
+        """The texts numbered since the last call, in the order of their numbers."""
+        new, self._new = self._new, []
+        return new
+
+    def tool(self, tool: Tool) -> tuple[dict[str, Any], int]:
+        """The tool as the server's session dumps it, its definitions numbered; and the bytes of the
+        whole tool's JSON."""
+        schemas = {key: getattr(tool, field) for field, key in _SCHEMAS.items()}
+        # The session's dump of the tool with an empty stand-in for each schema (so it keeps their
+        # places; one that is None stays None and is left out, as the session leaves it out).
+        stand_ins: dict[str, Any] = {field: None if schemas[key] is None else {} for field, key in _SCHEMAS.items()}
+        dumped = tool.model_copy(update=stand_ins).model_dump(mode="json", by_alias=True, exclude_none=True)
+        try:
+            return self._numbered(dumped, schemas)
+        except ValueError:  # a float JSON has no text for: as the session's dump writes it (null)
+            whole = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return self._numbered(dumped, {key: whole.get(key) for key in _SCHEMAS.values()})
+
+    def _numbered(self, dumped: dict[str, Any], schemas: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        dumped = {key: schemas[key] if key in schemas else value for key, value in dumped.items()}
+        extra = 0  # the definitions' bytes beyond their numbers'
+        for key in _SCHEMAS.values():
+            schema = dumped.get(key)
+            defs = schema.get("$defs") if isinstance(schema, dict) else None
+            if isinstance(schema, dict) and isinstance(defs, dict):
+                numbered = {}
+                for name, definition in defs.items():
+                    known = self._numbers.get(id(definition))
+                    if known is None or known[0] is not definition:
+                        text = json.dumps(definition, **_COMPACT)
+                        known = (definition, len(self._numbers), len(text.encode()))
+                        self._numbers[id(definition)] = known
+                        self._new.append(text)
+                    numbered[name] = known[1]
+                    extra += known[2] - len(str(known[1]))
+                dumped[key] = {**schema, "$defs": numbered}
+        return dumped, len(json.dumps(dumped, **_COMPACT).encode()) + extra
+
+
 def _listed(server: MCPServer) -> list[Any]:
     """`server.list_tools()`, kept out of the task's result: when `asyncio.run` ends, Python 3.11's
     `signal.getsignal` formats the repr of its SIGINT handler, which holds the finished task and so its
@@ -262,12 +318,13 @@ def main() -> None:
     tables = views.TableViews(about.PACKAGE, listed.VIEWS, listed.INDEX)
     icons = [Icon.model_validate(icon) for icon in about.ICONS] or None  # the server's own, on each tool
     trimmer = budget.Trimmer(functools.partial(schemas.uri, about.PACKAGE), where.get("budget", budget.BUDGET))
+    definitions = _Definitions()
     for line in sys.stdin:
         server = MCPServer(name="catalog")
         for name in json.loads(line):
             entry = registry.tool_entry(module, listed.INDEX, name)
             registry.register_tool(server, entry, tables.meta(name), icons=icons)
-        tools, depths = [], {}
+        tools, sizes, depths = [], [], {}
         for tool in _listed(server):
             # Within the budget before the tool is dumped: a trimmed tool is never serialized whole.
             done = budget.fit(tool.input_schema, tool.output_schema, trimmer.budget, trimmer.sizes)
@@ -279,8 +336,10 @@ def main() -> None:
                     "description": trimmer.described(tool.name, tool.description),
                 }
                 tool = tool.model_copy(update=shortened)
-            tools.append(tool.model_dump(mode="json", by_alias=True, exclude_none=True))
-        print_result({"tools": tools, "trimmed": depths})
+            sent, size = definitions.tool(tool)
+            tools.append(sent)
+            sizes.append(size)
+        print_result({"shared": definitions.sent(), "tools": tools, "sizes": sizes, "trimmed": depths})
 
 
 if __name__ == "__main__":
