@@ -78,17 +78,16 @@ def measure(label: str, spec: Path, operations: int, package: str) -> dict[str, 
     }
 
 
-METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
-
-
 def summary_edited(spec: Path) -> Path:
     """A copy of `spec` (beside the benchmark's other specs) with its first operation's summary edited."""
+    from typed_mcp.spec.normalize import HTTP_METHODS  # importable once main() runs in the repo's venv
+
     document = json.loads(spec.read_text(encoding="utf-8"))
     first = next(
         item[method]
         for _, item in sorted((document.get("paths") or {}).items())
         for method in sorted(item)
-        if method in METHODS and isinstance(item[method], dict)
+        if method in HTTP_METHODS and isinstance(item[method], dict)
     )
     first["summary"] = f"{first.get('summary') or 'An operation'} (edited)"
     edited = common.WORK / "specs" / f"{spec.stem}-edited.json"
@@ -98,8 +97,10 @@ def summary_edited(spec: Path) -> Path:
 
 
 def operation_count(spec: Path) -> int:
+    from typed_mcp.spec.normalize import HTTP_METHODS  # as in summary_edited
+
     paths = json.loads(spec.read_text(encoding="utf-8")).get("paths") or {}
-    return sum(1 for item in paths.values() for method in item if method in METHODS)
+    return sum(1 for item in paths.values() for method in item if method in HTTP_METHODS)
 
 
 def rows_of(results: list[dict[str, Any]]) -> list[tuple[str, ...]]:

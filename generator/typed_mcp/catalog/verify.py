@@ -39,10 +39,6 @@ POOL_TOOLS = 50
 T = TypeVar("T")
 
 
-def _as_listed(listed: Listed) -> dict[str, Any]:
-    return unpacked(listed)
-
-
 class VerifyError(TypedMcpError):
     exit_code = 7
 
@@ -102,7 +98,7 @@ class CatalogWorkers:
         timeout: float = 1200,
         budget: int = BUDGET,
         progress: Callable[[int, int], None] = lambda done, total: None,
-        keep: Callable[[Listed], T] = _as_listed,  # type: ignore[assignment]  # T is the dict then
+        keep: Callable[[Listed], T] = unpacked,  # type: ignore[assignment]  # T is the dict then
     ) -> list[T]:
         """The tools/list result for `names` (in that order) of the package `module` in `src`, as JSON
         objects, each tool's schemas within `budget` bytes (`trimmed`: tool -> depth of references
