@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from typed_mcp.catalog.pack import COMPACT
 from typed_mcp.spec import keywords
 
 # 64 KiB for a tool's inputSchema + outputSchema together: about 16 k tokens, a few percent of a
@@ -27,13 +28,12 @@ from typed_mcp.spec import keywords
 # tools are 500 KB each untrimmed and keep 3 levels of references within it.
 BUDGET = 64 * 1024
 CLIENT_TOKENS = 100_000  # beyond this, a client's context (or its tool-list cap) will not take the whole catalog
-_COMPACT: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":")}
 _DEFS = "#/$defs/"
 
 
 def size(value: Any) -> int:
     """Bytes of `value` as compact JSON (UTF-8), as `catalog.json` measures tools."""
-    return len(json.dumps(value, **_COMPACT).encode())
+    return len(json.dumps(value, **COMPACT).encode())
 
 
 @dataclass

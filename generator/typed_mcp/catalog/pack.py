@@ -8,7 +8,8 @@ from typing import Any, NamedTuple
 
 from typed_mcp.runtime.contracts import CATALOG_FORMAT, CATALOG_SCHEMAS
 
-_COMPACT: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":")}
+# How `catalog.json` writes JSON (and measures a tool: the bytes of its JSON written so).
+COMPACT: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":")}
 
 
 def pack(tools: list[dict[str, Any]], trimmed: dict[str, int] | None = None, budget: int | None = None) -> str:
@@ -59,8 +60,8 @@ class Packer:
         self._texts: dict[str, int] = {}  # a `$defs` entry's text -> its number, in the order seen
 
     def add(self, tool: dict[str, Any]) -> Packed:
-        size = len(json.dumps(tool, **_COMPACT).encode())
-        return self._numbered(tool, size, lambda value: json.dumps(value, **_COMPACT))
+        size = len(json.dumps(tool, **COMPACT).encode())
+        return self._numbered(tool, size, lambda value: json.dumps(value, **COMPACT))
 
     def add_packed(self, tool: dict[str, Any], shared: list[str], size: int) -> Packed:
         """What `add` gives for the tool that a catalog of `pack` (or a catalog worker: `Listed`) holds
@@ -76,7 +77,7 @@ class Packer:
         for key, defs in _defs(tool):
             numbers = {name: self._texts.setdefault(text(value), len(self._texts)) for name, value in defs.items()}
             tool[key] = {**tool[key], "$defs": numbers}
-        return Packed(size, tool["name"], "outputSchema" in tool, json.dumps(tool, **_COMPACT))
+        return Packed(size, tool["name"], "outputSchema" in tool, json.dumps(tool, **COMPACT))
 
     def text(self, tools: list[Packed], trimmed: dict[str, int] | None = None, budget: int | None = None) -> str:
         """`catalog.json` of `tools` (packed by `add`), in that order: shared entries are numbered by
@@ -88,19 +89,19 @@ class Packer:
             tool = json.loads(each.text)
             for key, defs in _defs(tool):
                 tool[key] = {**tool[key], "$defs": {name: order.setdefault(n, len(order)) for name, n in defs.items()}}
-            packed.append(json.dumps(tool, **_COMPACT))
+            packed.append(json.dumps(tool, **COMPACT))
         shared = [""] * len(order)
         for seen, number in order.items():
             shared[number] = texts[seen]
         # As `json.dumps` of the whole document writes it, each part from its own text.
         parts = [
-            '{"format":' + json.dumps(CATALOG_FORMAT, **_COMPACT),
-            '"sizes":' + json.dumps([each.size for each in tools], **_COMPACT),
+            '{"format":' + json.dumps(CATALOG_FORMAT, **COMPACT),
+            '"sizes":' + json.dumps([each.size for each in tools], **COMPACT),
             '"shared":[' + ",".join(shared) + "]",
             '"tools":[' + ",".join(packed) + "]",
         ]
         if trimmed:
-            parts.append('"budget":' + json.dumps({"bytes": budget, "trimmed": trimmed}, **_COMPACT))
+            parts.append('"budget":' + json.dumps({"bytes": budget, "trimmed": trimmed}, **COMPACT))
         return ",".join(parts) + "}\n"
 
 
@@ -122,7 +123,7 @@ def read(text: str) -> dict[str, Any]:
             at = _past(text, at, "[")
             while not text.startswith("]", at):
                 value, end = decoder.raw_decode(text, at)
-                if json.dumps(value, **_COMPACT) != text[at:end]:
+                if json.dumps(value, **COMPACT) != text[at:end]:
                     raise ValueError(f"not a catalog as typed-mcp writes it (an item of {key} in another form)")
                 texts.append(text[at:end])
                 at = end + 1 if text.startswith(",", end) and not text.startswith("]", end + 1) else end

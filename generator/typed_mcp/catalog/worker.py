@@ -29,7 +29,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata, StrictJsonSchema
 from mcp.types import Icon, Tool
 
-from typed_mcp.catalog import budget
+from typed_mcp.catalog import budget, pack
 from typed_mcp.children import print_result
 from typed_mcp.runtime import registry, schemas, views
 
@@ -236,7 +236,8 @@ def _faster_schemas(pool: _Pool) -> None:
     ArgModelBase.model_json_schema = classmethod(pooled_arguments)  # type: ignore[assignment,method-assign]  # as above
 
 
-_COMPACT: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":"), "allow_nan": False}  # as catalog.json
+# As catalog.json writes JSON, but a float JSON has no text for fails (the session dumps it as null).
+_COMPACT: dict[str, Any] = {**pack.COMPACT, "allow_nan": False}
 _SCHEMAS = {"input_schema": "inputSchema", "output_schema": "outputSchema"}  # field -> the key it is dumped as
 
 
