@@ -43,7 +43,7 @@ from bench_env import ensure_venv
 from common import FASTMCP_VENV, FASTMCP_VERSION  # the peer as every benchmark pins it (and tests/ on sys.path)
 from inproc_calls import quantile
 
-from harness.demo.process import free_port, stop, tcp_sockets, wait_http
+from harness.demo.process import free_port, socket_inodes, stop, tcp_sockets, wait_http
 
 BENCH = Path(__file__).resolve().parent
 PACKAGE = BENCH.parent / "generated" / "weather-mcp"
@@ -170,21 +170,6 @@ def peak_rss_mib(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError(f"no VmHWM for {pid}")
-
-
-def socket_inodes(pid: int) -> set[str]:
-    inodes = set()
-    try:
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            try:
-                target = os.readlink(fd)
-            except OSError:
-                continue
-            if target.startswith("socket:["):
-                inodes.add(target[8:-1])
-    except OSError:
-        pass
-    return inodes
 
 
 @dataclass

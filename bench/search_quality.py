@@ -83,12 +83,35 @@ def index_of(search: ModuleType, documents: Path) -> Any:
     return search.SearchIndex(loaded[0], thesaurus=loaded[1])
 
 
+def rank_of(task: dict, operations: list[str]) -> int | None:
+    """Where the task's operation (or one it also accepts) is among `operations`, from 1; None: absent."""
+    accepted = {task["operation"], *task.get("also", [])}
+    return next((number for number, operation in enumerate(operations, 1) if operation in accepted), None)
+
+
+def in_top(tasks: list[dict], ranked: list[list[str]], count: int) -> set[int]:
+    """The indexes of the tasks whose operation is among the first `count` of their ranking."""
+    return {
+        number
+        for number, (task, operations) in enumerate(zip(tasks, ranked, strict=True))
+        if (rank := rank_of(task, operations)) is not None and rank <= count
+    }
+
+
+def two_searches(found: dict[str, set[int]], count: int) -> str | None:
+    """For a set of three phrasings: the tasks found in the top 5 by the user's words or, failing
+    that, by the agent's second search in the API's nouns (None: the set has no such two phrasings)."""
+    if "user" not in found or "agent" not in found:
+        return None
+    both = len(found["user"] | found["agent"])
+    return f"within two searches (the user's words, then the agent's, top 5): {both}/{count} ({both / count:.0%})"
+
+
 def summary(label, tasks, ranked, times, tools, args, tool_of, browsed=None) -> str:
     """One line of figures for `ranked` (each task's operations, best first), after the misses asked for."""
     top1 = top5 = 0
     for task, operations in zip(tasks, ranked, strict=True):
-        accepted = {task["operation"], *task.get("also", [])}
-        rank = next((number for number, operation in enumerate(operations, 1) if operation in accepted), None)
+        rank = rank_of(task, operations)
         top1 += rank == 1
         top5 += rank is not None and rank <= 5
         missing = task["operation"] not in tool_of
@@ -192,6 +215,8 @@ def tasks_main(args: argparse.Namespace) -> int:
         if not args.package.is_dir():  # documents made here
             shutil.rmtree(documents.parent)
 
+    top5s: dict[str, set[int]] = {}  # phrasing -> the tasks in its top 5
+    peer_top5s: dict[str, set[int]] = {}
     for phrasing, asked in phrasings(tasks, args.phrasing).items():
         ranked, times, results = [], [], []
         for task in asked:
@@ -204,6 +229,7 @@ def tasks_main(args: argparse.Namespace) -> int:
         browse = browsed(asked, results, index, operations)
         engine = "typed-mcp + semantic" if args.semantic else "typed-mcp"
         print(summary(f"{label}: {engine}", asked, ranked, times, len(index.docs), args, tool_of, browse))
+        top5s[phrasing] = in_top(asked, ranked, 5)
         if args.semantic:  # of a search's time, what embedding the query takes
             embedder = index.semantic.ready()
             embedded = []
@@ -225,6 +251,10 @@ def tasks_main(args: argparse.Namespace) -> int:
                     tool_of,
                 )
             )
+            peer_top5s[phrasing] = in_top(asked, peer["ranked"], 5)
+    for engine, hits in (("typed-mcp", top5s), ("FastMCP BM25SearchTransform", peer_top5s)):
+        if (line := two_searches(hits, len(tasks))) is not None:
+            print(f"{args.tasks.name}: {engine}: {line}")
     print(f"  (index built in {built * 1000:.0f} ms)")
     return 0
 

@@ -22,6 +22,7 @@ from .options import (
     check_bind,
     deadline,
     listen_port,
+    worker_count,
 )
 from .selection import Selection, SelectionError, flag
 from .server import Package, Server, hosted_server, serve_stdio
@@ -49,6 +50,12 @@ def parser(command: Command) -> argparse.ArgumentParser:
     parser.add_argument("--base-url", help=f"upstream API base URL (default: ${env}_BASE_URL or the spec's server)")
     parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="streamable-http: address to bind")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="streamable-http with --stateless: worker processes, each accepting on its own socket so that "
+        f"connections spread evenly (Linux; ${env}_WORKERS; default 1)",
+    )
     parser.add_argument("--port", type=int, help=f"streamable-http: port to bind (${env}_PORT; default 8000)")
     parser.add_argument(
         "--stateless",
@@ -163,6 +170,7 @@ def main(command: Command, package: Callable[[], Package], argv: list[str] | Non
         server = hosted_server(described, auth, selection, flag(args.discovery, env + "_DISCOVERY"))
         stateless = flag(args.stateless, env + "_STATELESS")
         json_response = flag(args.json_response, env + "_JSON_RESPONSE")
+        workers = worker_count(args.workers, env, stateless, http=hosting is not None)
         header_seconds = deadline(args.header_timeout, env + "_HEADER_TIMEOUT", HEADER_SECONDS)
         body_seconds = deadline(args.body_timeout, env + "_BODY_TIMEOUT", BODY_SECONDS)
     except (SelectionError, HostingError, ValueError) as exc:  # one line: what is wrong and what to choose
@@ -173,7 +181,7 @@ def main(command: Command, package: Callable[[], Package], argv: list[str] | Non
     from .streamable import serve_http
 
     # streamable-http: GET /health answers {"status": "ok", ...} for load balancers.
-    serve_http(
+    status = serve_http(
         described,
         server,
         hosting,
@@ -183,7 +191,10 @@ def main(command: Command, package: Callable[[], Package], argv: list[str] | Non
         json_response=json_response,
         header_seconds=header_seconds,
         body_seconds=body_seconds,
+        workers=workers,
     )
+    if status:
+        sys.exit(status)
 
 
 def asgi_app(package: Package, name: str) -> Any:

@@ -63,15 +63,19 @@ def serve_http(
     json_response: bool = False,
     header_seconds: float = HEADER_SECONDS,
     body_seconds: float = BODY_SECONDS,
-) -> None:
-    """Serve MCP over streamable HTTP (with GET /health) until stopped. Host and Origin are always
-    checked (DNS rebinding), `hosting` says who is let in, and a request's headers and body must
-    arrive within `header_seconds` and `body_seconds` (`deadlines.py`)."""
+    workers: int = 1,
+) -> int:
+    """Serve MCP over streamable HTTP (with GET /health) until stopped; the exit status. Host and
+    Origin are always checked (DNS rebinding), `hosting` says who is let in, and a request's headers
+    and body must arrive within `header_seconds` and `body_seconds` (`deadlines.py`). `workers` above
+    1: that many processes, each accepting on its own socket (`workers.py`; stateless only)."""
     if host in WILDCARD_HOSTS and not hosting.origins.public:
         logger.warning("only loopback Host headers are accepted: name this server's public host with --allowed-hosts")
     if isinstance(server, MCPServer):
         if hosting.auth != "none":  # fail closed: never serve without the chosen auth mode
             raise ValueError("--auth needs the package's catalog.json (regenerate the package)")
+        if workers > 1:
+            raise ValueError("--workers needs the package's catalog.json (regenerate the package)")
         server.run(
             "streamable-http",
             host=host,
@@ -80,7 +84,7 @@ def serve_http(
             json_response=json_response,
             transport_security=hosting.origins.settings(),
         )
-        return
+        return 0
     import uvicorn  # the HTTP server, with the deadlines of its protocol: only when serving HTTP
 
     from .deadlines import with_deadlines
@@ -94,4 +98,9 @@ def serve_http(
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         http=with_deadlines(header_seconds, body_seconds),
     )
+    if workers > 1:
+        from . import workers as processes
+
+        return processes.serve(config, host, port, workers)
     anyio.run(uvicorn.Server(config).serve)
+    return 0

@@ -43,6 +43,22 @@ def tcp_sockets() -> dict[str, TcpSocket]:
     return sockets
 
 
+def socket_inodes(pid: int) -> set[str]:
+    """The inodes of the sockets process `pid` holds (as `tcp_sockets` names them)."""
+    inodes = set()
+    try:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    except OSError:
+        pass
+    return inodes
+
+
 def _port(address: str) -> int:
     """The port of a `/proc/net/tcp` address (`0100007F:1F90`: hex, after the colon)."""
     return int(address.rsplit(":", 1)[1], 16)

@@ -9,6 +9,7 @@ import functools
 import ipaddress
 import math
 import os
+import sys
 
 AUTH_MODES = ("none", "forwarded", "oauth")
 
@@ -60,6 +61,34 @@ def listen_port(value: int | None, env: str) -> int:
     if not raw.isdigit() or not 0 < int(raw) < 65536:
         raise HostingError(f"the port must be a number from 1 to 65535 (got {raw[:40]!r}; --port or {env}_PORT)")
     return int(raw)
+
+
+MAX_WORKERS = 64
+
+
+def worker_count(value: int | None, env: str, stateless: bool, *, http: bool) -> int:
+    """Worker processes for streamable HTTP: `--workers`, else `<PREFIX>_WORKERS`, else 1. More than
+    one needs a stateless server (a session lives in one process, and a client's next connection may
+    reach another) and Linux (where SO_REUSEPORT spreads connections over the workers' sockets)."""
+    raw = str(value) if value is not None else os.environ.get(f"{env}_WORKERS", "").strip() or "1"
+    if not raw.isdigit() or not 0 < int(raw) <= MAX_WORKERS:
+        raise HostingError(
+            f"the number of workers must be from 1 to {MAX_WORKERS} (got {raw[:40]!r}; --workers or {env}_WORKERS)"
+        )
+    count = int(raw)
+    if count > 1 and not http:
+        raise HostingError("--workers is for --transport streamable-http (stdio serves one client)")
+    if count > 1 and not stateless:
+        raise HostingError(
+            f"--workers above 1 needs --stateless ({env}_STATELESS=1): a session lives in one worker process, "
+            "and a client's next connection may reach another"
+        )
+    if count > 1 and not sys.platform.startswith("linux"):
+        raise HostingError(
+            "--workers above 1 needs Linux (SO_REUSEPORT); elsewhere run the package's asgi app under "
+            "uvicorn --workers (docs: hosting)"
+        )
+    return count
 
 
 def auth_mode(value: str | None, forward_authorization: bool, env: str) -> str:

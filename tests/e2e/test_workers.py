@@ -1,0 +1,211 @@
+"""`--workers N`: the committed demo package's own command line serving streamable HTTP in N worker
+processes on 127.0.0.1, each accepting on a socket of its own (SO_REUSEPORT), so that connections
+spread evenly over them; a killed worker replaced; SIGTERM stopping them all; the settings it refuses."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from harness import environment
+from harness.demo.process import free_port, running, socket_inodes, tcp_sockets, wait_http
+from harness.demo.weather_api import CITIES
+from harness.replicas import children_of
+from support import REPO
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="--workers above 1 is for Linux (SO_REUSEPORT)"),
+]
+
+PACKAGE = REPO / "generated" / "weather-mcp"
+
+
+def command(port: int, *flags: str) -> list[str]:
+    args = [sys.executable, "-m", "weather_mcp", "--transport", "streamable-http", "--port", str(port)]
+    return [*args, *flags]
+
+
+def package_env(demo_url: str, **variables: str) -> dict[str, str]:
+    return {**environment(PACKAGE / "src"), "WEATHER_MCP_BASE_URL": demo_url, **variables}
+
+
+def workers_listening(pid: int, port: int, count: int, timeout: float = 30.0) -> list[int]:
+    """The `count` worker processes of the server `pid` once each listens on `port` (each its own socket)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sockets = tcp_sockets()
+        listening = [
+            child
+            for child in sorted(children_of(pid))
+            if any(
+                (found := sockets.get(inode)) and found.local == port and not found.remote
+                for inode in socket_inodes(child)
+            )
+        ]
+        if len(listening) == count:
+            return listening
+        time.sleep(0.1)
+    raise TimeoutError(f"{count} workers of {pid} did not all listen on {port}")
+
+
+def spread(port: int, workers: list[int], connections: int) -> dict[int, int]:
+    """Open `connections` connections at once (a burst, as clients starting together open them),
+    each asking for /health and kept open; how many each worker accepted."""
+    opened = [socket.create_connection(("127.0.0.1", port)) for _ in range(connections)]
+    try:
+        for sock in opened:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        for sock in opened:
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200"), "every connection answered"
+        ours = {sock.getsockname()[1] for sock in opened}
+        sockets = tcp_sockets()
+        accepted = {}
+        for worker in workers:
+            held = {
+                found.remote for inode in socket_inodes(worker) if (found := sockets.get(inode)) and found.local == port
+            }
+            accepted[worker] = len(held & ours)
+        return accepted
+    finally:
+        for sock in opened:
+            sock.close()
+
+
+async def test_connections_spread_evenly_over_the_workers_and_each_serves_mcp(demo_url):
+    port = free_port()
+    args = command(port, "--stateless", "--workers", "3")
+    with running(args, f"http://127.0.0.1:{port}/health", package_env(demo_url)) as proc:
+        workers = workers_listening(proc.pid, port, 3)
+        accepted = spread(port, workers, 120)
+        assert sum(accepted.values()) == 120, accepted
+        # The kernel hashes each connection to a socket: each of 3 gets 40 on average, and fewer than
+        # 20 (4 standard deviations below) would be an uneven spread, not chance. Workers sharing one
+        # socket give a burst to whichever worker runs first.
+        assert min(accepted.values()) >= 20, accepted
+
+        url = f"http://127.0.0.1:{port}/mcp"
+        cities = sorted(CITIES)
+        answers = {}
+
+        async def client(index: int) -> None:
+            async with Client(streamable_http_client(url)) as session:  # each its own connection
+                city = cities[index % len(cities)]
+                result = await session.call_tool("get_weather", {"city": city})
+                assert not result.is_error, result.content
+                answers[index] = (city, result.structured_content)
+
+        async with anyio.create_task_group() as group:
+            for index in range(12):
+                group.start_soon(client, index)
+    assert len(answers) == 12
+    for city, structured in answers.values():
+        assert structured == CITIES[city].model_dump()
+
+
+def test_a_killed_worker_is_replaced_and_sigterm_stops_them_all(demo_url):
+    port = free_port()
+    args = command(port, "--stateless", "--workers", "2")
+    env = package_env(demo_url)
+    proc = subprocess.Popen(
+        args, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_http(f"http://127.0.0.1:{port}/health", proc, timeout=30)
+        first = workers_listening(proc.pid, port, 2)
+        os.kill(first[0], signal.SIGKILL)
+        again = workers_listening(proc.pid, port, 2)
+        assert first[1] in again and first[0] not in again  # one new worker, the other untouched
+        assert min(spread(port, again, 60).values()) >= 5  # the new one takes its share
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    assert "exited with status -9: starting another" in stderr
+    for pid in again:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+@pytest.mark.parametrize(
+    ("flags", "variables", "message"),
+    [
+        (("--workers", "2"), {}, "--workers above 1 needs --stateless (WEATHER_MCP_STATELESS=1)"),
+        (("--stateless",), {"WEATHER_MCP_WORKERS": "0"}, "the number of workers must be from 1 to 64 (got '0'"),
+        (("--stateless", "--workers", "65"), {}, "the number of workers must be from 1 to 64 (got '65'"),
+        (("--stateless",), {"WEATHER_MCP_WORKERS": "two"}, "(got 'two'; --workers or WEATHER_MCP_WORKERS)"),
+    ],
+)
+def test_settings_that_cannot_work_are_refused_with_one_line(demo_url, flags, variables, message):
+    done = subprocess.run(
+        command(free_port(), *flags),
+        env={**os.environ, **package_env(demo_url, **variables)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_stdio_takes_no_workers(demo_url):
+    done = subprocess.run(
+        [sys.executable, "-m", "weather_mcp", "--workers", "2"],
+        env={**os.environ, **package_env(demo_url)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2 and "--workers is for --transport streamable-http" in done.stderr
+
+
+def test_an_address_another_program_holds_is_one_line_and_status_1(demo_url):
+    port = free_port()
+    with socket.socket() as taken:  # another program holds the address, without SO_REUSEPORT
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        done = subprocess.run(
+            command(port, "--stateless", "--workers", "2"),
+            env={**os.environ, **package_env(demo_url)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1, done.stderr
+    assert f"cannot bind 127.0.0.1:{port}: [Errno 98] Address already in use" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+FAILING_APP = """
+import sys, uvicorn
+from typed_mcp.runtime import workers
+
+async def app(scope, receive, send):  # an ASGI app whose startup fails in every worker
+    if scope["type"] == "lifespan":
+        await receive()
+        await send({"type": "lifespan.startup.failed", "message": "no upstream"})
+
+config = uvicorn.Config(app, lifespan="on", log_level="error")
+sys.exit(workers.serve(config, "127.0.0.1", int(sys.argv[1]), 2))
+"""
+
+
+def test_workers_that_cannot_start_stop_the_server_with_the_boot_failure_status():
+    done = subprocess.run(
+        [sys.executable, "-c", FAILING_APP, str(free_port())], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 3, done.stderr  # what uvicorn's and gunicorn's supervisors read as "cannot boot"
+    assert "could not start: stopping" in done.stderr and "starting another" not in done.stderr
