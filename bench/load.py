@@ -49,7 +49,9 @@ BENCH = Path(__file__).resolve().parent
 PACKAGE = BENCH.parent / "generated" / "weather-mcp"
 SPEC = BENCH.parent / "specs" / "weather-api.json"
 FASTMCP_PYTHON = FASTMCP_VENV / "bin" / "python"
-SERVERS = ("typed-mcp", "FastMCP")
+# typed-mcp-cli: the package's own command line with `--workers N` (a socket per worker, SO_REUSEPORT);
+# typed-mcp: its ASGI app under uvicorn's `--workers N` (one shared socket), as docs/hosting.md runs both.
+SERVERS = ("typed-mcp", "typed-mcp-cli", "FastMCP")
 MIXES = {"read": 0.0, "write": 1.0}  # the fraction of calls that are writes
 POLL_SECONDS = 0.25  # how often the worker sockets are read during a row
 COLUMNS = (
@@ -73,7 +75,14 @@ COLUMNS = (
 
 
 def server_command(name: str, port: int, workers: int, upstream: str, json_response: bool) -> tuple[list, dict]:
-    """The documented uvicorn command of each server, and its environment."""
+    """The documented command of each server, and its environment."""
+    if name == "typed-mcp-cli":  # uvicorn's access log stays on: the command line has no switch for it
+        args = [sys.executable, "-m", "weather_mcp", "--transport", "streamable-http", "--stateless"]
+        args += ["--port", str(port), "--workers", str(workers)]
+        env = {"PYTHONPATH": str(PACKAGE / "src"), "WEATHER_MCP_BASE_URL": upstream}
+        if json_response:
+            env["WEATHER_MCP_JSON_RESPONSE"] = "1"
+        return args, env
     common = ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers), "--no-access-log"]
     # info: each worker says when its application has started (`Ready` waits for every one).
     common += ["--log-level", "info"]
@@ -143,8 +152,9 @@ def upstream_process(port: int):
         stop(proc)
 
 
-def workers_of(pid: int) -> list[int]:
-    """The worker processes of a uvicorn started with --workers N (the process itself for one worker)."""
+def workers_of(pid: int, forked: bool = False) -> list[int]:
+    """The worker processes of a uvicorn started with --workers N (the process itself for one worker);
+    `forked`: of the package's command line, whose workers are forks of it (every child)."""
     children = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -155,7 +165,7 @@ def workers_of(pid: int) -> list[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == pid and b"spawn_main" in cmdline:
+        if ppid == pid and (forked or b"spawn_main" in cmdline):
             children.append(int(entry.name))
     return sorted(children) or [pid]
 
@@ -278,7 +288,7 @@ def measure(server: str, mix: str, workers: int, args: argparse.Namespace, upstr
     port = free_port()
     command, env = server_command(server, port, workers, upstream, args.json_response)
     with server_process(command, port, workers, env, wait_all=not args.no_wait_workers) as proc:
-        pids = workers_of(proc.pid)
+        pids = workers_of(proc.pid, forked=server == "typed-mcp-cli")
         if len(pids) != workers:
             raise SystemExit(f"expected {workers} worker processes, found {len(pids)}")
         cpu_before = [cpu_seconds(pid) for pid in pids]
@@ -347,18 +357,18 @@ def table(rows: list[Row]) -> str:
 
 
 def ratios(rows: list[Row]) -> str:
-    """typed-mcp against FastMCP, for each mix and worker count both were measured at."""
-    heads = ["mix", "workers", "calls/s", "p99", "server CPU per call"]
-    lines = ["| " + " | ".join(heads[:2] + [f"{head} typed-mcp / FastMCP" for head in heads[2:]]) + " |"]
-    lines.append("| --- | --- | --- | --- | --- |")
+    """Each typed-mcp server against FastMCP, for each mix and worker count both were measured at."""
+    heads = ["server", "mix", "workers", "calls/s", "p99", "server CPU per call"]
+    lines = ["| " + " | ".join(heads[:3] + [f"{head} / FastMCP's" for head in heads[3:]]) + " |"]
+    lines.append("| --- | --- | --- | --- | --- | --- |")
     by_key = {(row.server, row.mix, row.workers): row for row in rows}
     for (server, mix, workers), ours in by_key.items():
         theirs = by_key.get(("FastMCP", mix, workers))
-        if server != "typed-mcp" or theirs is None:
+        if server == "FastMCP" or theirs is None:
             continue
         ours_cpu, theirs_cpu = sum(ours.cpu) / max(ours.answered, 1), sum(theirs.cpu) / max(theirs.answered, 1)
         cells = [f"{ours.rate / theirs.rate:.2f}x", f"{ours.p99 / theirs.p99:.2f}x", f"{ours_cpu / theirs_cpu:.2f}x"]
-        lines.append(f"| {mix} | {workers} | " + " | ".join(cells) + " |")
+        lines.append(f"| {server} | {mix} | {workers} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

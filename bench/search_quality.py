@@ -252,7 +252,8 @@ def tasks_main(args: argparse.Namespace) -> int:
                 )
             )
             peer_top5s[phrasing] = in_top(asked, peer["ranked"], 5)
-    for engine, hits in (("typed-mcp", top5s), ("FastMCP BM25SearchTransform", peer_top5s)):
+    ours = "typed-mcp + semantic" if args.semantic else "typed-mcp"
+    for engine, hits in ((ours, top5s), ("FastMCP BM25SearchTransform", peer_top5s)):
         if (line := two_searches(hits, len(tasks))) is not None:
             print(f"{args.tasks.name}: {engine}: {line}")
     print(f"  (index built in {built * 1000:.0f} ms)")

@@ -139,6 +139,37 @@ def test_a_killed_worker_is_replaced_and_sigterm_stops_them_all(demo_url):
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
 
 
+def test_workers_stop_themselves_when_the_first_process_is_killed_outright(demo_url):
+    port = free_port()
+    args = command(port, "--stateless", "--workers", "2")
+    proc = subprocess.Popen(args, env={**os.environ, **package_env(demo_url)}, stderr=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        wait_http(f"http://127.0.0.1:{port}/health", proc, timeout=30)
+        workers = workers_listening(proc.pid, port, 2)
+        proc.kill()  # SIGKILL: it cannot stop them
+        proc.wait()
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(alive(pid) for pid in workers):
+            time.sleep(0.1)
+        assert not any(alive(pid) for pid in workers), "orphaned workers went on serving"
+        with socket.socket() as sock:  # the address is free again: no socket of theirs is left
+            sock.bind(("127.0.0.1", port))
+    finally:
+        proc.kill()
+        for pid in filter(alive, workers):  # the test failed: leave no server behind
+            os.kill(pid, signal.SIGKILL)
+    assert "the server's first process is gone: stopping" in proc.stderr.read()
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, which has exited, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 @pytest.mark.parametrize(
     ("flags", "variables", "message"),
     [

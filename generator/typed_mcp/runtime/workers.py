@@ -12,8 +12,9 @@ The parent builds the app once and forks the workers (they share its memory unti
 it holds the address (a socket bound, never listening, so it takes no connection) and accepts
 nothing. It starts a worker again when one dies, and exits with `BOOT_FAILURE` when one cannot start
 (a process manager then stops instead of restarting it forever). On SIGTERM or SIGINT it asks every
-worker to stop (uvicorn's graceful shutdown: a worker finishes the requests it holds) and waits.
-A worker that is killed loses the connections waiting in its own queue, which the kernel resets."""
+worker to stop (uvicorn's graceful shutdown: a worker finishes the requests it holds) and waits;
+killed outright, it cannot, and each worker stops itself when it sees its parent gone. A worker that
+is killed loses the connections waiting in its own queue, which the kernel resets."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import threading
 import time
 from functools import partial
 from multiprocessing.connection import wait
@@ -33,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 BOOT_FAILURE = 3  # the status of a worker that could not start (uvicorn's STARTUP_FAILURE)
 RESTART_PAUSE = 1.0  # seconds before a worker that died within its first second is started again
+ORPHAN_CHECK = 0.5  # seconds between a worker's looks at whether its parent is still there
 
 
 def reuse_port_socket(host: str, port: int) -> socket.socket:
@@ -49,8 +52,9 @@ def reuse_port_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _work(config: Any, host: str, port: int) -> None:
-    """One worker: its own socket, uvicorn serving on it until SIGTERM or SIGINT."""
+def _work(config: Any, host: str, port: int, parent: int) -> None:
+    """One worker: its own socket, uvicorn serving on it until SIGTERM or SIGINT, or until the
+    process `parent` is gone."""
     import uvicorn
 
     # The parent's handlers are not this process's. uvicorn handles both signals while it serves and
@@ -64,8 +68,19 @@ def _work(config: Any, host: str, port: int) -> None:
     except OSError as exc:
         logger.error("worker %d: cannot bind %s:%d: %s", os.getpid(), host, port, exc)
         raise SystemExit(BOOT_FAILURE) from None
+    # A parent killed outright (SIGKILL, the OOM killer) cannot stop its workers: each stops itself
+    # (gracefully) once it sees that, so none goes on serving old code beside a new server.
+    orphaned = threading.Thread(target=_stop_when_orphaned, args=(server, parent), daemon=True)
+    orphaned.start()
     with sock:  # an app whose startup fails exits here with uvicorn's own BOOT_FAILURE status
         anyio.run(partial(server.serve, sockets=[sock]))
+
+
+def _stop_when_orphaned(server: Any, parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK)
+    logger.warning("worker %d: the server's first process is gone: stopping", os.getpid())
+    server.should_exit = True  # uvicorn's main loop reads it every tick
 
 
 def serve(config: Any, host: str, port: int, count: int) -> int:
@@ -87,7 +102,7 @@ def serve(config: Any, host: str, port: int, count: int) -> int:
     workers: dict[int, tuple[multiprocessing.process.BaseProcess, float]] = {}  # slot -> process, started at
 
     def start(slot: int) -> None:
-        process = context.Process(target=_work, args=(config, host, port), name=f"worker-{slot}", daemon=False)
+        process = context.Process(target=_work, args=(config, host, port, os.getpid()), name=f"worker-{slot}")
         process.start()
         workers[slot] = (process, time.monotonic())
 
