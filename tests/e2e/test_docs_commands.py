@@ -48,7 +48,7 @@ from support import REPO, WEATHER_TOOLS, tree_digest
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 # Marked blocks and lines, as counted over all pages: a new mark changes this number.
-NOT_RUN = 13
+NOT_RUN = 14
 
 
 def blocks(page: Path) -> list[Block]:

@@ -144,8 +144,8 @@ def main(command: Command, package: Callable[[], Package], argv: list[str] | Non
         return
     # stdout carries protocol messages only: everything else goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    # httpx logs every request URL at INFO: keep it quiet whatever level the MCP SDK configures.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    # httpx2 logs every request URL at INFO: keep it quiet whatever level the MCP SDK configures.
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
     described = package()
     api, env = described.api, command.env
     try:
@@ -217,6 +217,6 @@ def asgi_app(package: Package, name: str) -> Any:
         raise SystemExit(BOOT_FAILURE) from None
     if hosting.auth != "none" and not hosting.origins.public:
         logger.warning("only loopback Host headers are accepted: name the public host in %s_ALLOWED_HOSTS", env)
-    # httpx logs every request URL at INFO: keep it quiet whatever level the MCP SDK configures (as the CLI does).
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    # httpx2 logs every request URL at INFO: keep it quiet whatever level the MCP SDK configures (as the CLI does).
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
     return http_app(package, server, hosting, stateless=True, json_response=json_response)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import httpx2
 
 from .config import FORWARDED_AUTHORIZATION, Scheme
 from .results import UpstreamError, parse_json
@@ -30,7 +30,7 @@ class Credentials:
     env_headers: Any
     extra_headers: dict[str, str]
     holds_credential: Callable[[str], bool]
-    client: Callable[[], httpx.AsyncClient]
+    client: Callable[[], httpx2.AsyncClient]
     _tokens: dict[str, tuple[str, float]]
     _token_locks: dict[str, asyncio.Lock]
     _locks_loop: asyncio.AbstractEventLoop | None
@@ -55,7 +55,7 @@ class Credentials:
                 out.put(out.credentials, "authorization", forwarded)
         else:
             user = _user_info(self.effective_base_url)
-            if user is not None:  # what httpx would send for it, made explicit: the URL itself goes without
+            if user is not None:  # what httpx2 would send for it, made explicit: the URL itself goes without
                 out.put(out.credentials, "authorization", "Basic " + _basic(*user))
             for scheme, values in await self._credentials(alternatives, required):
                 _apply_scheme(scheme, values, out)
@@ -162,8 +162,8 @@ class Credentials:
                 follow_redirects=False,
             )
             data = parse_json(response.content) if response.is_success else {}
-        except (httpx.HTTPError, UpstreamError):
-            raise UpstreamError(f"could not get an OAuth2 token for {name} from {origin(httpx.URL(url))}") from None
+        except (httpx2.HTTPError, UpstreamError):
+            raise UpstreamError(f"could not get an OAuth2 token for {name} from {origin(httpx2.URL(url))}") from None
         token = data.get("access_token") if isinstance(data, dict) else None
         if not isinstance(token, str) or not token:
             raise UpstreamError(
@@ -214,8 +214,8 @@ def _basic(user: str, password: str) -> str:
 def _user_info(base_url: str | None) -> tuple[str, str] | None:
     """The user name and password of a base URL that holds them (`https://user:pass@host`)."""
     try:
-        url = httpx.URL(base_url or "")
-    except httpx.InvalidURL:
+        url = httpx2.URL(base_url or "")
+    except httpx2.InvalidURL:
         return None
     return (url.username, url.password) if url.username or url.password else None
 

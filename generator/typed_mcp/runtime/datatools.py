@@ -20,7 +20,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
-import httpx
+import httpx2
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 from pydantic.json_schema import SkipJsonSchema
@@ -112,8 +112,8 @@ def _link(base: str, value: Any) -> str | None:
     if not isinstance(value, str) or not value:
         return None
     try:
-        link = httpx.URL(base).join(value) if base else httpx.URL(value)
-    except (httpx.InvalidURL, TypeError, ValueError):
+        link = httpx2.URL(base).join(value) if base else httpx2.URL(value)
+    except (httpx2.InvalidURL, TypeError, ValueError):
         return None
     if link.scheme not in ("http", "https") or not link.host:
         return None

@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import anyio
-import httpx
+import httpx2
 from pydantic import BaseModel, ConfigDict, Field
 
 from .config import Settings
@@ -83,8 +83,8 @@ async def read(settings: Settings, value: Any, limit: int | None = None) -> Uplo
     _media_type(reference.mime_type, shown)
     try:
         parts = urlsplit(uri)
-        url = httpx.URL(uri) if parts.scheme.lower() in ("http", "https") else None
-    except (ValueError, httpx.InvalidURL):
+        url = httpx2.URL(uri) if parts.scheme.lower() in ("http", "https") else None
+    except (ValueError, httpx2.InvalidURL):
         raise FileRefused(f"file reference {shown!r}: not a valid URI") from None
     limit = settings.max_response_bytes if limit is None else limit
     if parts.scheme.lower() == "file":
@@ -241,12 +241,12 @@ def _allowed_hosts(settings: Settings) -> set[tuple[str, int | None]]:
     return hosts
 
 
-def _host_allowed(url: httpx.URL, hosts: set[tuple[str, int | None]]) -> bool:
+def _host_allowed(url: httpx2.URL, hosts: set[tuple[str, int | None]]) -> bool:
     host = url.host.lower()
     return (host, None) in hosts or (host, url.port or (443 if url.scheme == "https" else 80)) in hosts
 
 
-async def _fetch(settings: Settings, url: httpx.URL, shown: str, limit: int) -> tuple[bytes, str, str | None]:
+async def _fetch(settings: Settings, url: httpx2.URL, shown: str, limit: int) -> tuple[bytes, str, str | None]:
     """The body of `url`, its file name and its served media type. A bare request on a client of its
     own (no cookie jar shared with the upstream API, none of its headers or credentials); a redirect
     is followed only to a listed host, never from https to http."""
@@ -257,7 +257,7 @@ async def _fetch(settings: Settings, url: httpx.URL, shown: str, limit: int) -> 
     timeout = settings.timeout
     try:
         with anyio.fail_after(timeout):
-            async with httpx.AsyncClient(
+            async with httpx2.AsyncClient(
                 timeout=timeout, follow_redirects=False, headers={"user-agent": settings.user_agent}, trust_env=True
             ) as client:
                 for _ in range(MAX_REDIRECTS + 1):
@@ -288,11 +288,11 @@ async def _fetch(settings: Settings, url: httpx.URL, shown: str, limit: int) -> 
                 raise FileRefused(f"file reference {shown!r}: more than {MAX_REDIRECTS} redirects")
     except TimeoutError:
         raise FileRefused(f"file reference {shown!r}: not read within {timeout:g}s") from None
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         raise FileRefused(f"file reference {shown!r}: could not be fetched ({type(exc).__name__})") from None
 
 
-async def _read_raw(response: httpx.Response, limit: int, shown: str) -> bytes:
+async def _read_raw(response: httpx2.Response, limit: int, shown: str) -> bytes:
     """The body as sent, at most `limit` bytes; one sent with a Content-Encoding though the request
     asked for none is refused rather than decoded (where it could expand past the cap)."""
     if response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 import anyio
-import httpx
+import httpx2
 from mcp.types import CallToolResult
 from pydantic import BaseModel
 
@@ -52,7 +52,7 @@ logger = logging.getLogger(__name__)
 # import system's documented mark of a module that is not there; typeshed types the values as modules).
 if importlib.util.find_spec("sniffio") is None:
     sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
-# The request extension that carries query credentials past httpx's logging: httpx logs each request
+# The request extension that carries query credentials past httpx2's logging: httpx2 logs each request
 # URL at INFO, so an API key in the query is added only by the transport, on the wire. (The runtime
 # never touches the importing application's logging configuration.)
 SECRET_QUERY = "typed_mcp.secret_query"
@@ -70,15 +70,15 @@ class Api(Settings, Credentials):
     _tokens: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)  # oauth2: token, expiry
     _token_locks: dict[str, asyncio.Lock] = field(default_factory=dict, repr=False)  # oauth2: one refresh at a time
     _locks_loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
-    _client: httpx.AsyncClient | None = field(default=None, repr=False)
+    _client: httpx2.AsyncClient | None = field(default=None, repr=False)
     _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
-    def client(self) -> httpx.AsyncClient:
+    def client(self) -> httpx2.AsyncClient:
         # One pooled client per event loop: a direct caller may run several `asyncio.run`s.
         loop = asyncio.get_running_loop()
         if self._client is None or self._client.is_closed or self._loop is not loop:
             self._loop = loop
-            self._client = httpx.AsyncClient(
+            self._client = httpx2.AsyncClient(
                 timeout=self.timeout,
                 follow_redirects=False,
                 headers={"user-agent": self.user_agent},
@@ -196,13 +196,13 @@ class Api(Settings, Credentials):
         body: _Body,
         outgoing: Outgoing,
         accept: str | None,
-    ) -> httpx.Request:
+    ) -> httpx2.Request:
         """The request: the call's own parameters, then what `outgoing` (the one decision of what
         the server adds) holds, and nothing else (the base URL's user info is in `outgoing`)."""
         base = self.effective_base_url
         if not base:
             raise UpstreamError(f"no base URL for the upstream API: set {self.env_prefix}_BASE_URL or pass --base-url")
-        base_url = httpx.URL(base).copy_with(username=None, password=None)
+        base_url = httpx2.URL(base).copy_with(username=None, password=None)
         url = _with_path(method, path, base_url, base_url.path.rstrip("/") + expand_path(path, path_params, styles))
         query_pairs = [
             pair for name, value in query.items() for pair in encode_query(name, value, *styles.get(name, (None, None)))
@@ -223,14 +223,14 @@ class Api(Settings, Credentials):
             given = [header_pairs.pop(name) for name in [n for n in header_pairs if n.lower() == "cookie"]]
             header_pairs["cookie"] = "; ".join([*given, cookie])  # one Cookie header (RFC 6265 5.4)
         try:
-            request = httpx.Request(
+            request = httpx2.Request(
                 method,
                 url.copy_with(params=query_pairs or None),
                 headers=header_pairs,
                 extensions={SECRET_QUERY: secret_query} if secret_query else None,
                 **encoded,
             )
-        except httpx.InvalidURL as exc:  # its message names the URL part, never a value
+        except httpx2.InvalidURL as exc:  # its message names the URL part, never a value
             raise UpstreamError(f"{method} {path}: invalid request URL: {str(exc)[:120]}") from None
         except (ValueError, TypeError) as exc:
             raise UpstreamError(f"{method} {path}: invalid request ({type(exc).__name__})") from None
@@ -239,13 +239,13 @@ class Api(Settings, Credentials):
             raise UpstreamError(f"{method} {path}: refusing a request outside the configured base URL")
         return request
 
-    async def _send(self, request: httpx.Request) -> httpx.Response:
+    async def _send(self, request: httpx2.Request) -> httpx2.Response:
         """Send, retrying idempotent methods on 429/502/503/504 and connection errors, with
         exponential backoff that honours Retry-After, bounded in count and in total time."""
         attempts = self.retries + 1 if request.method in IDEMPOTENT_METHODS else 1
         waited = 0.0
         for attempt in range(attempts):
-            response: httpx.Response | None = None
+            response: httpx2.Response | None = None
             try:
                 response = await self._send_once(request)
             except UpstreamError as exc:
@@ -264,28 +264,28 @@ class Api(Settings, Credentials):
             await asyncio.sleep(delay)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def _send_once(self, request: httpx.Request) -> httpx.Response:
+    async def _send_once(self, request: httpx2.Request) -> httpx2.Response:
         timeout = self.timeout
         try:
-            # httpx's timeout bounds each network read, so an upstream sending one byte a second never
+            # httpx2's timeout bounds each network read, so an upstream sending one byte a second never
             # trips it: the whole exchange, headers and body, gets the same timeout as a deadline.
             with anyio.fail_after(timeout):
                 status, headers, body = await self._exchange(request)
-        except (httpx.TimeoutException, TimeoutError):
+        except (httpx2.TimeoutException, TimeoutError):
             raise UpstreamError(f"upstream {request.method} timed out after {timeout:g}s") from None
-        except httpx.ConnectError:
+        except httpx2.ConnectError:
             raise UpstreamError(
                 f"could not connect to the upstream API at {origin(request.url)}", retryable=True
             ) from None
-        except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as exc:
+        except (httpx2.ReadError, httpx2.WriteError, httpx2.RemoteProtocolError) as exc:
             raise UpstreamError(
                 f"the upstream connection was closed or reset before the answer was complete ({type(exc).__name__})"
             ) from None
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             raise UpstreamError(f"upstream request failed: {type(exc).__name__}") from None
-        return httpx.Response(status, headers=headers, content=body, request=request)
+        return httpx2.Response(status, headers=headers, content=body, request=request)
 
-    async def _exchange(self, request: httpx.Request) -> tuple[int, list[tuple[str, str]], bytes]:
+    async def _exchange(self, request: httpx2.Request) -> tuple[int, list[tuple[str, str]], bytes]:
         """Status, headers and the decoded body (capped; only an excerpt's worth of an error answer)."""
         limit = self.max_response_bytes
         response = await self.client().send(request, stream=True)
@@ -308,8 +308,8 @@ class Api(Settings, Credentials):
         return response.status_code, headers, body
 
 
-async def _read_capped(response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
-    """The body decoded (every Content-Encoding httpx decodes: gzip, deflate, br, zstd), reading
+async def _read_capped(response: httpx2.Response, limit: int, *, truncate: bool = False) -> bytes:
+    """The body decoded (every Content-Encoding httpx2 decodes: gzip, deflate, br, zstd), reading
     stopped as soon as the decoded bytes pass `limit`: the cap counts what is held in memory, so a
     small compressed body cannot expand without bound. With `truncate`, the first `limit` bytes
     instead of an error."""
@@ -335,7 +335,7 @@ def _past_limit(chunks: list[bytes], limit: int, truncate: bool) -> bytes:
 _ZLIB_WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 
 
-async def _inflate_capped(response: httpx.Response, encoding: str, limit: int, truncate: bool) -> bytes:
+async def _inflate_capped(response: httpx2.Response, encoding: str, limit: int, truncate: bool) -> bytes:
     """gzip or deflate decoded here, zlib never asked for more than the cap allows (`max_length`):
     even one small network read of a bomb cannot expand past the cap in memory."""
     decoder, first = zlib.decompressobj(_ZLIB_WBITS[encoding]), True
@@ -346,7 +346,7 @@ async def _inflate_capped(response: httpx.Response, encoding: str, limit: int, t
             try:
                 out = decoder.decompress(data, limit - size + 1)
             except zlib.error:
-                if first and encoding == "deflate":  # raw deflate, without the zlib wrapper (as httpx reads it)
+                if first and encoding == "deflate":  # raw deflate, without the zlib wrapper (as httpx2 reads it)
                     decoder, first = zlib.decompressobj(-zlib.MAX_WBITS), False
                     continue
                 if truncate:  # an error answer's excerpt: what decoded is enough
@@ -361,15 +361,15 @@ async def _inflate_capped(response: httpx.Response, encoding: str, limit: int, t
     return b"".join(chunks)
 
 
-def _with_path(method: str, path: str, base_url: httpx.URL, full_path: str) -> httpx.URL:
-    """The base URL with the expanded path; a path httpx cannot send (too long) is an error result."""
+def _with_path(method: str, path: str, base_url: httpx2.URL, full_path: str) -> httpx2.URL:
+    """The base URL with the expanded path; a path httpx2 cannot send (too long) is an error result."""
     try:
         return base_url.copy_with(path=full_path)
-    except httpx.InvalidURL as exc:
+    except httpx2.InvalidURL as exc:
         raise UpstreamError(f"{method} {path}: invalid request URL: {str(exc)[:120]}") from None
 
 
-def _redirect_error(method: str, path: str, sent: httpx.URL, response: httpx.Response) -> str:
+def _redirect_error(method: str, path: str, sent: httpx2.URL, response: httpx2.Response) -> str:
     """A 3xx answer: never followed (another origin would get the request and its credentials, and
     the same origin may move it off the base path), so an error saying where it pointed."""
     message = f"{method} {path} failed: HTTP {response.status_code} {response.reason_phrase}".rstrip()
@@ -378,7 +378,7 @@ def _redirect_error(method: str, path: str, sent: httpx.URL, response: httpx.Res
         return f"{message}: a redirect without a Location, not followed"
     try:
         target = sent.join(location)
-    except (httpx.InvalidURL, ValueError):
+    except (httpx2.InvalidURL, ValueError):
         return f"{message}: a redirect to an invalid Location, not followed"
     if origin(target) != origin(sent):
         where = f"{origin(target)} (another origin)"
@@ -388,7 +388,7 @@ def _redirect_error(method: str, path: str, sent: httpx.URL, response: httpx.Res
 
 
 def _status_resource(
-    response: httpx.Response, sent: httpx.URL, security: tuple[tuple[str, ...], ...]
+    response: httpx2.Response, sent: httpx2.URL, security: tuple[tuple[str, ...], ...]
 ) -> dict[str, Any]:
     """A 202 answer's status resource (`Operation-Location`, else `Location`), resolved against the
     request's URL, its Retry-After, and the credentials the request went with (to poll it alike)."""
@@ -397,7 +397,7 @@ def _status_resource(
         return {}
     try:
         url = str(sent.join(where))
-    except (httpx.InvalidURL, ValueError):
+    except (httpx2.InvalidURL, ValueError):
         return {}
     found: dict[str, Any] = {"location": url, "security": [list(alternative) for alternative in security]}
     retry_after = response.headers.get("retry-after")
@@ -412,26 +412,26 @@ def _header_value(name: str, value: Any) -> str:
     text = encode_simple(value)
     if any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F for c in text):
         raise UpstreamError(f"header parameter {name!r} may not contain control characters (CR, LF...)")
-    if not text.isascii():  # httpx sends header text as ASCII; other bytes would mean what the API guesses
+    if not text.isascii():  # httpx2 sends header text as ASCII; other bytes would mean what the API guesses
         raise UpstreamError(f"header parameter {name!r} must be ASCII text (HTTP header values are)")
     return text
 
 
-class _SecretQueryTransport(httpx.AsyncBaseTransport):
+class _SecretQueryTransport(httpx2.AsyncBaseTransport):
     """Sends each request with its query credentials (the SECRET_QUERY extension) added to the URL,
-    through the connection pool, or the proxy the environment names for that URL (as httpx would)."""
+    through the connection pool, or the proxy the environment names for that URL (as httpx2 would)."""
 
     def __init__(self) -> None:
-        self._transports: dict[str | None, httpx.AsyncHTTPTransport] = {}
-        # The proxy of each (scheme, host), read from the environment once, as httpx reads it once per
+        self._transports: dict[str | None, httpx2.AsyncHTTPTransport] = {}
+        # The proxy of each (scheme, host), read from the environment once, as httpx2 reads it once per
         # client: reading it on every request was a scan of the whole environment per call.
         self._proxies: dict[tuple[str, str], str | None] = {}
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         secret = request.extensions.get(SECRET_QUERY)
         if secret:
             url = request.url.copy_with(params=[*request.url.params.multi_items(), *secret])
-            request = httpx.Request(
+            request = httpx2.Request(
                 request.method, url, headers=request.headers, stream=request.stream, extensions=request.extensions
             )
         key = (request.url.scheme, request.url.host)
@@ -439,7 +439,7 @@ class _SecretQueryTransport(httpx.AsyncBaseTransport):
             self._proxies[key] = _environment_proxy(request.url)
         proxy = self._proxies[key]
         if proxy not in self._transports:
-            self._transports[proxy] = httpx.AsyncHTTPTransport(proxy=proxy)
+            self._transports[proxy] = httpx2.AsyncHTTPTransport(proxy=proxy)
         return await self._transports[proxy].handle_async_request(request)
 
     async def aclose(self) -> None:
@@ -447,7 +447,7 @@ class _SecretQueryTransport(httpx.AsyncBaseTransport):
             await transport.aclose()
 
 
-def _environment_proxy(url: httpx.URL) -> str | None:
+def _environment_proxy(url: httpx2.URL) -> str | None:
     """The proxy HTTP(S)_PROXY / ALL_PROXY name for `url`, unless NO_PROXY exempts its host."""
     if urllib.request.proxy_bypass(url.host):
         return None
@@ -480,7 +480,7 @@ class _Body:
     content_type: str | None = None
 
     def encode(self, headers: dict[str, str]) -> dict[str, Any]:
-        """The body as `httpx.Request` arguments, its content type put in `headers` (httpx sets a
+        """The body as `httpx2.Request` arguments, its content type put in `headers` (httpx2 sets a
         multipart one itself, boundary included)."""
         if self.multipart is not None:
             return {"files": multipart_parts(self._multipart_fields())}
@@ -509,7 +509,7 @@ class _Body:
                 for item in (v if isinstance(v, list) else [v])
                 if item is not None
             ]
-            return str(httpx.QueryParams(pairs)).encode()
+            return str(httpx2.QueryParams(pairs)).encode()
         if self.text is not None:
             headers["content-type"] = self.content_type or "text/plain"
             return self.text.encode()
@@ -525,7 +525,7 @@ class _Body:
 
 
 def multipart_parts(fields: dict[str, Any]) -> list[tuple[str, tuple[str | None, bytes, str | None]]]:
-    """multipart/form-data parts for httpx (`files=`), in field order, as OpenAPI encodes them by
+    """multipart/form-data parts for httpx2 (`files=`), in field order, as OpenAPI encodes them by
     default: bytes as a file part, an object (or an array holding objects) as one JSON part, any other
     array as one part per item, anything else as a text part."""
     parts: list[tuple[str, tuple[str | None, bytes, str | None]]] = []
@@ -545,12 +545,12 @@ def multipart_parts(fields: dict[str, Any]) -> list[tuple[str, tuple[str | None,
 
 
 def encode_multipart(fields: dict[str, Any]) -> tuple[bytes, str]:
-    """The multipart body httpx sends for `fields`, and its content type (boundary included)."""
-    request = httpx.Request("POST", "http://multipart.invalid/", files=multipart_parts(fields))
+    """The multipart body httpx2 sends for `fields`, and its content type (boundary included)."""
+    request = httpx2.Request("POST", "http://multipart.invalid/", files=multipart_parts(fields))
     return request.read(), request.headers["content-type"]
 
 
-def _public_url(url: httpx.URL, secret: list[tuple[str, str]]) -> str:
+def _public_url(url: httpx2.URL, secret: list[tuple[str, str]]) -> str:
     """The request URL as shown to clients: no user info, query credentials as REDACTED."""
     params = [*url.params.multi_items(), *((name, "REDACTED") for name, _ in secret)]
     return str(url.copy_with(username=None, password=None, params=params or None))

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import httpx2
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from pydantic import AnyHttpUrl
@@ -89,7 +89,7 @@ class IntrospectionVerifier:
         try:
             # trust_env=False: the client secret and the token go to this URL only, not through
             # a proxy from the environment; no redirect is followed.
-            async with httpx.AsyncClient(timeout=TIMEOUT, trust_env=False) as client:
+            async with httpx2.AsyncClient(timeout=TIMEOUT, trust_env=False) as client:
                 response = await client.post(
                     config.introspection_url,
                     data={"token": token, "token_type_hint": "access_token"},
@@ -97,7 +97,7 @@ class IntrospectionVerifier:
                     headers={"accept": "application/json"},
                 )
             data = parse_json(response.content) if response.status_code == 200 else None
-        except (httpx.HTTPError, UpstreamError) as exc:
+        except (httpx2.HTTPError, UpstreamError) as exc:
             logger.warning("token introspection failed: %s", type(exc).__name__)
             return None
         if not isinstance(data, dict):

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 from mcp.server import ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding, RequestHandler
 from mcp.server.request_state import AESGCMRequestStateCodec, InvalidRequestState, authenticated_principal
@@ -184,8 +184,8 @@ class LongRunning:
     def _relative(self, location: str) -> tuple[str, dict[str, str]]:
         """The status resource's path below the base URL, and its query; an MCPError for one elsewhere
         (the server's credentials go to the configured API only)."""
-        base = httpx.URL(self.api.effective_base_url or "")
-        url = httpx.URL(location)
+        base = httpx2.URL(self.api.effective_base_url or "")
+        url = httpx2.URL(location)
         root = base.path.rstrip("/")
         if (url.scheme, url.host, url.port) != (base.scheme, base.host, base.port) or not url.path.startswith(
             root + "/"

@@ -8,7 +8,7 @@ import math
 import re
 from typing import Any, get_origin
 
-import httpx
+import httpx2
 from mcp.types import BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent, TextContent
 from pydantic import JsonValue, TypeAdapter, ValidationError
 
@@ -74,7 +74,7 @@ def _excerpt(body: bytes) -> str:
     return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
 
 
-def http_error_message(method: str, path: str, response: httpx.Response, body: bytes) -> str:
+def http_error_message(method: str, path: str, response: httpx2.Response, body: bytes) -> str:
     message = f"{method} {path} failed: HTTP {response.status_code} {response.reason_phrase}".rstrip()
     excerpt = _excerpt(body)
     return f"{message}: {excerpt}" if excerpt else message
@@ -109,7 +109,7 @@ def _is_json_type(content_type: str) -> bool:
 
 
 def success_result(
-    response: httpx.Response,
+    response: httpx2.Response,
     body: bytes,
     returns: Any,
     wrap: bool,

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import ipaddress
 
-import httpx
+import httpx2
 
 
 def token_url_allowed(url: str) -> bool:
     """https, or http to a loopback address (a local token service)."""
     try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL:
+        parsed = httpx2.URL(url)
+    except httpx2.InvalidURL:
         return False
     if parsed.scheme == "https" and parsed.host:
         return True
@@ -26,6 +26,6 @@ def token_url_allowed(url: str) -> bool:
         return False
 
 
-def origin(url: httpx.URL) -> str:
+def origin(url: httpx2.URL) -> str:
     """`scheme://host[:port]`: where a request goes, without its path, query or user info."""
     return f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
