@@ -1,6 +1,7 @@
 """Load, side by side: the committed demo package (`weather_mcp.asgi:create_app`) and FastMCP
 `from_openapi` on the same spec (`bench/fastmcp_server.py:create_app`, from its own venv), each served
-statelessly over streamable HTTP by uvicorn with 1 and then N worker processes, in one run, against
+statelessly over streamable HTTP by uvicorn with 1 and then N worker processes, and the package's own
+command line with `--workers N` (typed-mcp-cli: a socket per worker), in one run, against
 one minimal fast upstream on 127.0.0.1 (`load_upstream.py`). CLIENTS concurrent MCP Python SDK
 clients (`load_clients.py`, each its own session and connection, spread over client processes) list
 the tools and make CALLS calls in all, in two mixes: `read` (every call `get_weather`, a GET) and
