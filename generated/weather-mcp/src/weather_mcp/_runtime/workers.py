@@ -31,10 +31,11 @@ from typing import Any
 
 import anyio
 
+from .cli import BOOT_FAILURE  # a worker that cannot start exits with it (uvicorn's STARTUP_FAILURE too)
+
 logger = logging.getLogger(__name__)
 
-BOOT_FAILURE = 3  # the status of a worker that could not start (uvicorn's STARTUP_FAILURE)
-RESTART_PAUSE = 1.0  # seconds before a worker that died within its first second is started again
+RESTART_PAUSE = 1.0  # a worker that died this soon after it started is started again after this long
 ORPHAN_CHECK = 0.5  # seconds between a worker's looks at whether its parent is still there
 
 
@@ -124,7 +125,7 @@ def serve(config: Any, host: str, port: int, count: int) -> int:
                     stopping.append(0)
                     break
                 logger.warning("worker %d exited with status %s: starting another", process.pid, process.exitcode)
-                if time.monotonic() - started < 1.0:
+                if time.monotonic() - started < RESTART_PAUSE:
                     time.sleep(RESTART_PAUSE)
                 start(slot)
     finally:
