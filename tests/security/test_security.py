@@ -670,3 +670,51 @@ async def test_hole_runtime_hygiene_query_credential_not_logged_at_debug(server_
     assert not result.is_error and upstream.seen[-1].raw_path == "/v1/keyed?api_key=query-s3cret-value"
     assert "HTTP Request" in caplog.text and "query-s3cret-value" not in caplog.text
     assert result.meta["io.github.typed-mcp/source"]["url"].endswith("/v1/keyed?api_key=REDACTED")
+
+
+# -- the upstream's TLS certificate ----------------------------------------------------------------
+
+
+@pytest.fixture
+def no_operator_ca(monkeypatch):
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+
+
+async def test_hole_an_untrusted_upstream_certificate_is_refused_once_saying_why(
+    server_factory, monkeypatch, tmp_path, no_operator_ca
+):
+    """HTTPS to the upstream verifies its certificate against the machine's CAs: one that no CA here
+    signs is refused with the reason and what to set, and not tried again as if the network had failed."""
+    from harness.tls import authority
+
+    with HttpServer(tls=authority(tmp_path).server) as upstream:
+        handshakes = []
+        accept = upstream.server.get_request
+        upstream.server.get_request = lambda: (handshakes.append(1), accept())[1]  # each connection it takes
+        upstream.routes["/v1/text"] = Reply(200, "hello", "text/plain")
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", upstream.url + "/v1")
+        refused = await call(server_factory, "get_text")
+    assert refused.is_error, refused.content
+    text = refused.content[0].text
+    assert "presented a certificate this server does not trust (unable to get local issuer certificate)" in text
+    assert "SSL_CERT_FILE" in text
+    assert len(handshakes) == 1 and upstream.seen == []  # once: a certificate does not heal with retries
+
+
+@pytest.mark.parametrize("expired", [False, True], ids=["valid", "expired"])
+async def test_the_ca_an_operator_names_is_trusted_and_an_expired_certificate_is_not(
+    server_factory, monkeypatch, tmp_path, no_operator_ca, expired
+):
+    from harness.tls import authority
+
+    private = authority(tmp_path, expired=expired)
+    monkeypatch.setenv("SSL_CERT_FILE", str(private.ca_file))  # read when the server's HTTP client starts
+    with HttpServer(tls=private.server) as upstream:
+        upstream.routes["/v1/text"] = Reply(200, "hello", "text/plain")
+        monkeypatch.setenv(f"{PREFIX}_BASE_URL", upstream.url + "/v1")
+        result = await call(server_factory, "get_text")
+    if expired:
+        assert result.is_error and "(certificate has expired)" in result.content[0].text, result.content
+    else:
+        assert not result.is_error and result.content[0].text == "hello", result.content

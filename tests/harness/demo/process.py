@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -131,9 +132,10 @@ class Seen:
 
 class HttpServer:
     """A real HTTP server on 127.0.0.1 whose replies a caller scripts: `routes[path] = Reply(...)`
-    or a function of the request. Every request is recorded in `seen`."""
+    or a function of the request. Every request is recorded in `seen`. With `tls` (a server-side
+    SSL context), it speaks HTTPS."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.routes: dict[str, Reply | Callable[[Seen], Reply]] = {}
         self.default: Reply | Callable[[Seen], Reply] | None = None  # for paths without a route
         self.seen: list[Seen] = []
@@ -182,7 +184,9 @@ class HttpServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> HttpServer:

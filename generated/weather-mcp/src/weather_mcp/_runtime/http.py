@@ -15,6 +15,7 @@ import email.utils
 import importlib.util
 import json
 import logging
+import ssl
 import sys
 import urllib.request
 import zlib
@@ -273,7 +274,13 @@ class Api(Settings, Credentials):
                 status, headers, body = await self._exchange(request)
         except (httpx2.TimeoutException, TimeoutError):
             raise UpstreamError(f"upstream {request.method} timed out after {timeout:g}s") from None
-        except httpx2.ConnectError:
+        except httpx2.ConnectError as exc:
+            refused = _refused_certificate(exc)
+            if refused is not None:  # not a passing fault: trying again would be refused the same way
+                raise UpstreamError(
+                    f"the upstream API at {origin(request.url)} presented a certificate this server does not "
+                    f"trust ({refused}); if a private CA signs it, give its certificate with SSL_CERT_FILE"
+                ) from None
             raise UpstreamError(
                 f"could not connect to the upstream API at {origin(request.url)}", retryable=True
             ) from None
@@ -445,6 +452,17 @@ class _SecretQueryTransport(httpx2.AsyncBaseTransport):
     async def aclose(self) -> None:
         for transport in self._transports.values():
             await transport.aclose()
+
+
+def _refused_certificate(exc: BaseException) -> str | None:
+    """Why the TLS handshake refused the upstream's certificate (expired, self-signed, another host's
+    name...), when that is what `exc` came from; else None."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen.verify_message or "certificate verify failed"
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _environment_proxy(url: httpx2.URL) -> str | None:
