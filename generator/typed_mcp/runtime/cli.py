@@ -16,6 +16,7 @@ from typing import Any
 from .options import (
     AUTH_MODES,
     BODY_SECONDS,
+    BOOT_FAILURE,
     HEADER_SECONDS,
     HostingError,
     auth_mode,
@@ -28,10 +29,6 @@ from .selection import Selection, SelectionError, flag
 from .server import Package, Server, hosted_server, serve_stdio
 
 logger = logging.getLogger(__name__)
-
-# The exit status that both uvicorn's and gunicorn's supervisors read as "this worker cannot boot":
-# they stop, instead of restarting a worker that would fail the same way forever.
-BOOT_FAILURE = 3
 
 
 @dataclass(frozen=True)

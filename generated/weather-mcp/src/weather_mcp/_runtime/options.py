@@ -12,6 +12,9 @@ import os
 import sys
 
 AUTH_MODES = ("none", "forwarded", "oauth")
+# The exit status that both uvicorn's and gunicorn's supervisors read as "this worker cannot boot":
+# they stop, instead of restarting a worker that would fail the same way forever.
+BOOT_FAILURE = 3
 
 
 class HostingError(ValueError):

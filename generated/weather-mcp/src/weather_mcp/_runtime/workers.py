@@ -31,7 +31,7 @@ from typing import Any
 
 import anyio
 
-from .cli import BOOT_FAILURE  # a worker that cannot start exits with it (uvicorn's STARTUP_FAILURE too)
+from .options import BOOT_FAILURE  # a worker that cannot start exits with it (uvicorn's STARTUP_FAILURE too)
 
 logger = logging.getLogger(__name__)
 
