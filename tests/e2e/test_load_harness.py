@@ -1,7 +1,8 @@
 """`make load`'s harness (`bench/load.py`) counts what its table says: a tiny run of the committed
 demo package (one worker, two SDK clients, 20 calls a mix) reports every call answered, the upstream's
 own count of reads and of writes (none seen twice), and the calls made by the worker as the upstream
-counted them on the worker's connections, found through /proc. The load itself is `make load`."""
+counted them on the worker's connections, found through /proc; the same for the package's own
+command line with two forked workers. The load itself is `make load`."""
 
 from __future__ import annotations
 
@@ -14,14 +15,14 @@ import pytest
 from support import REPO
 
 
-def rows(markdown: str) -> dict[str, dict[str, str]]:
-    """The rows of the run's first table, by mix: column -> cell."""
+def rows(markdown: str, server: str = "typed-mcp") -> dict[str, dict[str, str]]:
+    """The rows of the run's first table for `server`, by mix: column -> cell."""
     lines = [line for line in markdown.splitlines() if line.startswith("| ")]
     head = [cell.strip() for cell in lines[0].strip("|").split("|")]
     table = {}
     for line in lines[1:]:
         cells = dict(zip(head, (cell.strip() for cell in line.strip("|").split("|")), strict=False))
-        if cells.get("server") == "typed-mcp":
+        if cells.get("server") == server:
             table[cells["mix"]] = cells
     return table
 
@@ -41,3 +42,18 @@ def test_a_tiny_load_counts_every_call_once_and_at_its_worker(tmp_path: Path):
         assert row["upstream reads / writes"] == f"{reads} / {writes}", row
         assert row["calls per worker"] == "20", row  # every upstream request placed on the one worker
         assert row["connections per worker"] == "2", row  # each client session its own connection
+
+
+@pytest.mark.long
+def test_the_packages_own_workers_are_found_and_counted(tmp_path: Path):
+    out = tmp_path / "load.md"
+    args = [sys.executable, str(REPO / "bench" / "load.py"), "--servers", "typed-mcp-cli", "--workers", "2"]
+    args += ["--clients", "4", "--calls", "40", "--ramp", "0", "--mixes", "read", "--markdown", str(out)]
+    run = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    row = rows(out.read_text(), "typed-mcp-cli")["read"]
+    assert (row["calls"], row["errors"], row["lost"], row["upstream reads / writes"]) == ("40", "0", "0", "40 / 0"), row
+    made = [int(cell.split()[0].replace(",", "")) for cell in row["calls per worker"].split(" / ")]
+    connections = [int(cell) for cell in row["connections per worker"].split(" / ")]
+    assert len(made) == 2 and len(connections) == 2, row  # both forked workers found through /proc
+    assert sum(connections) == 4, row  # each client session's connection, on the worker that accepted it
