@@ -107,11 +107,18 @@ def demo_stdio(base_url: str, *flags: str, **env: str) -> StdioServerParameters:
     return params.model_copy(update={"env": {**(params.env or {}), **env}})
 
 
-def demo_http(port: int, base_url: str, *flags: str, **env: str):
-    """The committed demo package's server over streamable HTTP on `port` (a context manager)."""
+def demo_http_command(port: int, base_url: str, *flags: str, **env: str) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of the committed demo package's server over streamable HTTP
+    on `port`."""
     args = [sys.executable, "-m", "weather_mcp", "--base-url", base_url, "--transport", "streamable-http"]
     environ = {**environment(DEMO / "src"), "WEATHER_MCP_HTTP_BEARER_TOKEN": "demo-token", **env}
-    return running([*args, "--port", str(port), *flags], f"http://127.0.0.1:{port}/health", environ)
+    return [*args, "--port", str(port), *flags], environ
+
+
+def demo_http(port: int, base_url: str, *flags: str, **env: str):
+    """The committed demo package's server over streamable HTTP on `port` (a context manager)."""
+    args, environ = demo_http_command(port, base_url, *flags, **env)
+    return running(args, f"http://127.0.0.1:{port}/health", environ)
 
 
 # A valid body for the demo's create_report.

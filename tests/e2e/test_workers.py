@@ -17,27 +17,15 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from harness import environment
-from harness.demo.process import free_port, running, socket_inodes, tcp_sockets, wait_http
+from harness.demo.process import free_port, socket_inodes, tcp_sockets, wait_http
 from harness.demo.weather_api import CITIES
 from harness.replicas import children_of
-from support import REPO
+from support import demo_http, demo_http_command, demo_stdio
 
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="--workers above 1 is for Linux (SO_REUSEPORT)"),
 ]
-
-PACKAGE = REPO / "generated" / "weather-mcp"
-
-
-def command(port: int, *flags: str) -> list[str]:
-    args = [sys.executable, "-m", "weather_mcp", "--transport", "streamable-http", "--port", str(port)]
-    return [*args, *flags]
-
-
-def package_env(demo_url: str, **variables: str) -> dict[str, str]:
-    return {**environment(PACKAGE / "src"), "WEATHER_MCP_BASE_URL": demo_url, **variables}
 
 
 def workers_listening(pid: int, port: int, count: int, timeout: float = 30.0) -> list[int]:
@@ -84,8 +72,7 @@ def spread(port: int, workers: list[int], connections: int) -> dict[int, int]:
 
 async def test_connections_spread_evenly_over_the_workers_and_each_serves_mcp(demo_url):
     port = free_port()
-    args = command(port, "--stateless", "--workers", "3")
-    with running(args, f"http://127.0.0.1:{port}/health", package_env(demo_url)) as proc:
+    with demo_http(port, demo_url, "--stateless", "--workers", "3") as proc:
         workers = workers_listening(proc.pid, port, 3)
         accepted = spread(port, workers, 120)
         assert sum(accepted.values()) == 120, accepted
@@ -115,8 +102,7 @@ async def test_connections_spread_evenly_over_the_workers_and_each_serves_mcp(de
 
 def test_a_killed_worker_is_replaced_and_sigterm_stops_them_all(demo_url):
     port = free_port()
-    args = command(port, "--stateless", "--workers", "2")
-    env = package_env(demo_url)
+    args, env = demo_http_command(port, demo_url, "--stateless", "--workers", "2")
     proc = subprocess.Popen(
         args, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
@@ -141,8 +127,8 @@ def test_a_killed_worker_is_replaced_and_sigterm_stops_them_all(demo_url):
 
 def test_workers_stop_themselves_when_the_first_process_is_killed_outright(demo_url):
     port = free_port()
-    args = command(port, "--stateless", "--workers", "2")
-    proc = subprocess.Popen(args, env={**os.environ, **package_env(demo_url)}, stderr=subprocess.PIPE, text=True)
+    args, env = demo_http_command(port, demo_url, "--stateless", "--workers", "2")
+    proc = subprocess.Popen(args, env={**os.environ, **env}, stderr=subprocess.PIPE, text=True)
     workers: list[int] = []
     try:
         wait_http(f"http://127.0.0.1:{port}/health", proc, timeout=30)
@@ -180,9 +166,10 @@ def alive(pid: int) -> bool:
     ],
 )
 def test_settings_that_cannot_work_are_refused_with_one_line(demo_url, flags, variables, message):
+    args, env = demo_http_command(free_port(), demo_url, *flags, **variables)
     done = subprocess.run(
-        command(free_port(), *flags),
-        env={**os.environ, **package_env(demo_url, **variables)},
+        args,
+        env={**os.environ, **env},
         capture_output=True,
         text=True,
         timeout=60,
@@ -192,9 +179,10 @@ def test_settings_that_cannot_work_are_refused_with_one_line(demo_url, flags, va
 
 
 def test_stdio_takes_no_workers(demo_url):
+    stdio = demo_stdio(demo_url, "--workers", "2")
     done = subprocess.run(
-        [sys.executable, "-m", "weather_mcp", "--workers", "2"],
-        env={**os.environ, **package_env(demo_url)},
+        [stdio.command, *stdio.args],
+        env={**os.environ, **(stdio.env or {})},
         capture_output=True,
         text=True,
         timeout=60,
@@ -208,9 +196,10 @@ def test_an_address_another_program_holds_is_one_line_and_status_1(demo_url):
     with socket.socket() as taken:  # another program holds the address, without SO_REUSEPORT
         taken.bind(("127.0.0.1", port))
         taken.listen()
+        args, env = demo_http_command(port, demo_url, "--stateless", "--workers", "2")
         done = subprocess.run(
-            command(port, "--stateless", "--workers", "2"),
-            env={**os.environ, **package_env(demo_url)},
+            args,
+            env={**os.environ, **env},
             capture_output=True,
             text=True,
             timeout=60,

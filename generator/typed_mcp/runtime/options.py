@@ -54,16 +54,19 @@ def deadline(value: float | None, variable: str, default: float) -> float:
     return number
 
 
+def _whole_number(value: int | None, option: str, variable: str, default: int, most: int, what: str) -> int:
+    """A whole number from 1 to `most`: the option's `value`, else the environment `variable`, else
+    `default`; a HostingError (`what`, the range, what was given and where to set it) otherwise."""
+    raw = str(value) if value is not None else os.environ.get(variable, "").strip() or str(default)
+    if not raw.isdigit() or not 0 < int(raw) <= most:
+        raise HostingError(f"{what} from 1 to {most} (got {raw[:40]!r}; {option} or {variable})")
+    return int(raw)
+
+
 def listen_port(value: int | None, env: str) -> int:
     """The port to bind: `--port`, else `<PREFIX>_PORT` (how a container image or a platform sets it),
     else 8000."""
-    if value is not None:
-        raw = str(value)
-    else:
-        raw = os.environ.get(f"{env}_PORT", "").strip() or "8000"
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
-        raise HostingError(f"the port must be a number from 1 to 65535 (got {raw[:40]!r}; --port or {env}_PORT)")
-    return int(raw)
+    return _whole_number(value, "--port", f"{env}_PORT", 8000, 65535, "the port must be a number")
 
 
 MAX_WORKERS = 64
@@ -73,12 +76,7 @@ def worker_count(value: int | None, env: str, stateless: bool, *, http: bool) ->
     """Worker processes for streamable HTTP: `--workers`, else `<PREFIX>_WORKERS`, else 1. More than
     one needs a stateless server (a session lives in one process, and a client's next connection may
     reach another) and Linux (where SO_REUSEPORT spreads connections over the workers' sockets)."""
-    raw = str(value) if value is not None else os.environ.get(f"{env}_WORKERS", "").strip() or "1"
-    if not raw.isdigit() or not 0 < int(raw) <= MAX_WORKERS:
-        raise HostingError(
-            f"the number of workers must be from 1 to {MAX_WORKERS} (got {raw[:40]!r}; --workers or {env}_WORKERS)"
-        )
-    count = int(raw)
+    count = _whole_number(value, "--workers", f"{env}_WORKERS", 1, MAX_WORKERS, "the number of workers must be")
     if count > 1 and not http:
         raise HostingError("--workers is for --transport streamable-http (stdio serves one client)")
     if count > 1 and not stateless:
