@@ -77,22 +77,18 @@ COLUMNS = (
 
 def server_command(name: str, port: int, workers: int, upstream: str, json_response: bool) -> tuple[list, dict]:
     """The documented command of each server, and its environment."""
-    if name == "typed-mcp-cli":  # uvicorn's access log stays on: the command line has no switch for it
-        args = [sys.executable, "-m", "weather_mcp", "--transport", "streamable-http", "--stateless"]
-        args += ["--port", str(port), "--workers", str(workers)]
-        env = {"PYTHONPATH": str(PACKAGE / "src"), "WEATHER_MCP_BASE_URL": upstream}
-        if json_response:
-            env["WEATHER_MCP_JSON_RESPONSE"] = "1"
-        return args, env
     common = ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers), "--no-access-log"]
     # info: each worker says when its application has started (`Ready` waits for every one).
     common += ["--log-level", "info"]
-    if name == "typed-mcp":
-        args = [sys.executable, "-m", "uvicorn", "--factory", "weather_mcp.asgi:create_app"]
-        args += ["--http", "weather_mcp._runtime.deadlines:DeadlineProtocol"]  # as docs/hosting.md runs it
+    if name in ("typed-mcp", "typed-mcp-cli"):  # the demo package, configured by its environment
         env = {"PYTHONPATH": str(PACKAGE / "src"), "WEATHER_MCP_BASE_URL": upstream}
         if json_response:
             env["WEATHER_MCP_JSON_RESPONSE"] = "1"
+        if name == "typed-mcp-cli":  # uvicorn's access log stays on: the command line has no switch for it
+            args = [sys.executable, "-m", "weather_mcp", "--transport", "streamable-http", "--stateless"]
+            return [*args, "--port", str(port), "--workers", str(workers)], env
+        args = [sys.executable, "-m", "uvicorn", "--factory", "weather_mcp.asgi:create_app"]
+        args += ["--http", "weather_mcp._runtime.deadlines:DeadlineProtocol"]  # as docs/hosting.md runs it
         return args + common, env
     args = [str(FASTMCP_PYTHON), "-m", "uvicorn", "--app-dir", str(BENCH), "--factory", "fastmcp_server:create_app"]
     env = {"FASTMCP_LOAD_SPEC": str(SPEC), "FASTMCP_LOAD_BASE_URL": upstream}
