@@ -518,8 +518,8 @@ def searched_packages(tmp_path_factory) -> Callable[[str], Path]:
     return package
 
 
-def search_quality(package: Path, tasks: Path) -> tuple[int, int, int, float]:
-    """bench/search_quality.py's figures: top-1 and top-5 hits, tasks, median search milliseconds."""
+def search_quality_output(package: Path, tasks: Path) -> str:
+    """What bench/search_quality.py prints for `tasks` over `package`."""
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / "search_quality.py"), str(package), str(tasks)],
         capture_output=True,
@@ -527,8 +527,14 @@ def search_quality(package: Path, tasks: Path) -> tuple[int, int, int, float]:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    found = re.search(r"top-1 (\d+)/(\d+) .*top-5 (\d+)/\d+ .*median search ([\d.]+) ms", proc.stdout)
-    assert found, proc.stdout
+    return proc.stdout
+
+
+def search_quality(package: Path, tasks: Path) -> tuple[int, int, int, float]:
+    """bench/search_quality.py's figures: top-1 and top-5 hits, tasks, median search milliseconds."""
+    output = search_quality_output(package, tasks)
+    found = re.search(r"top-1 (\d+)/(\d+) .*top-5 (\d+)/\d+ .*median search ([\d.]+) ms", output)
+    assert found, output
     return int(found[1]), int(found[3]), int(found[2]), float(found[4])
 
 
@@ -559,17 +565,10 @@ def test_within_two_searches_on_the_blind_set_of_three_phrasings(searched_packag
     """blind3/github.json (never tuned on): the user's words, or else the agent's rephrasing in the
     API's nouns, put the operation in the top 5 for 36 of 40 tasks (2026-12-04); the floor is a
     margin below."""
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "search_quality.py"), str(searched_packages("github"))]
-        + [str(TASKS / "blind3" / "github.json")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    found = re.search(r"within two searches \(the user's words, then the agent's, top 5\): (\d+)/(\d+)", proc.stdout)
-    assert found and int(found[2]) == 40, proc.stdout
-    assert int(found[1]) >= 34, proc.stdout
+    output = search_quality_output(searched_packages("github"), TASKS / "blind3" / "github.json")
+    found = re.search(r"within two searches \(the user's words, then the agent's, top 5\): (\d+)/(\d+)", output)
+    assert found and int(found[2]) == 40, output
+    assert int(found[1]) >= 34, output
 
 
 @pytest.mark.long
