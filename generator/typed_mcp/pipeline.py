@@ -194,7 +194,18 @@ def _generate(options: GenerateOptions, step: Callable[[str], None], loaded: Loa
         step("writing")
         # The catalog is listed from the staging folder of the output: its 3,000 files are written once.
         with staged(options.out, files) as staging:
-            _tidy_and_check(package, staging, files, step)
+            # The models and all else an import of them runs first: the workers import them and derive
+            # their schemas while the tool modules are rendered, tidied and checked.
+            tools = f"src/{api.module}/tools/"
+            _tidy_and_check(package, staging, files, lambda path: not path.startswith(tools), step)
+            if not reuse.recorded(api.module):  # else most tools may be reused, and few listed
+                workers.prepare(staging / "src", api.module, len(api.operations))
+            step(f"rendering {len(api.operations)} tools")
+            rest = package.complete()
+            files.update(rest)
+            write_files(staging, dict(rest))
+            lap("render")
+            _tidy_and_check(package, staging, files, lambda path: path.startswith(tools), step)
             path = f"src/{api.module}/catalog.json"
             files[path], listed = _catalog(api, package, files, staging / "src", workers, options.verify, step)
             # The manifest is written last, once: it records which tools the schema budget trimmed,
@@ -220,38 +231,48 @@ def _package_files(
     lap: Callable[[str], None],
     cores_free: Callable[[], None],
 ) -> tuple[Package, dict[str, str | bytes]]:
-    """Models and rendered files (their guards check them once they are tidied: `_tidy_and_check`)."""
+    """Models and rendered files but the tools' (`Package.complete`); their guards check them once they
+    are tidied (`_tidy_and_check`)."""
     step(f"generating models for {len(api.schemas)} schemas")
     models = build_models(doc, api, cores_free=cores_free)
     lap("models")
-    step(f"rendering {len(api.operations)} tools")
+    step("rendering the package")
     version = version_of(api, options)
     package = render_package(api, models, spec_sha256=spec.sha256, spec_filename=spec_file, package_version=version)
     files: dict[str, str | bytes] = dict(package.files)
     listed = server_json(api, version, api.variables())  # the MCP Registry entry, with a [registry] name
     if listed is not None:
         files[SERVER_JSON] = listed
-    lap("render")
     return package, files
 
 
 def _tidy_and_check(
-    package: Package, staging: Path, files: dict[str, str | bytes], step: Callable[[str], None]
+    package: Package,
+    staging: Path,
+    files: dict[str, str | bytes],
+    chosen: Callable[[str], bool],
+    step: Callable[[str], None],
 ) -> None:
-    """Tidy the Python files of `files`, written out under `staging`, and check each as it now is with
-    its guard, before anything imports it. Once, after the tidying (ruff only parses what it formats,
-    and the guard accepts what the import fixes do): the formatter changes nearly every module, so a
-    check before it too would be a second full one. Where ruff cannot tidy, the guard says first which
-    rendered module it refuses, and why."""
-    rendered = dict(files)
-    step("tidying the sources with ruff")
+    """Tidy the Python files of `files` whose paths are `chosen` (whole folders below the module's
+    own: see `tidy`'s targets), written out under `staging`, and check each as it now is with its
+    guard, before anything imports it. Once, after the tidying (ruff only parses what it formats, and
+    the guard accepts what the import fixes do): the formatter changes nearly every module, so a
+    check before it too would be a second full one. Where ruff cannot tidy, the guard says first
+    which rendered module it refuses, and why."""
+    part = {path: text for path, text in files.items() if path.endswith(".py") and chosen(path)}
+    if not part:
+        return
+    rendered = dict(part)
+    targets = tuple(sorted({"/".join(path.split("/")[:3]) for path in part}))  # src/<module>/<file or folder>
+    step(f"tidying {len(part):,} modules with ruff")
     try:
-        tidy(staging, files)
+        tidy(staging, part, targets)
     except ToolchainError:
         package.check(rendered)
         raise
-    step("checking every module with its guard")
-    package.check(files)
+    files.update(part)
+    step(f"checking {len(part):,} modules with their guards")
+    package.check(part)
 
 
 def _catalog(

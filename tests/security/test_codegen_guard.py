@@ -416,22 +416,27 @@ async def test_schemas_named_like_what_generated_code_uses_generate_and_serve(tm
 
 
 def _hostile_step(monkeypatch, name: str, change) -> None:
-    """Wrap `typed_mcp.pipeline`'s `name` (a step that takes or makes the package's files) so that it
-    then applies `change` to the first tool module: a renderer or tidier that let spec text through."""
+    """Wrap the step `name` that makes the package's files (`pipeline.tidy`, which tidies them in place;
+    `Package.complete`, which renders the tool modules) so that it then applies `change` to the first
+    tool module it made: a renderer or tidier that let spec text through."""
     from typed_mcp import pipeline
+    from typed_mcp.render.package import Package
 
-    real = getattr(pipeline, name)
+    owner = pipeline if name == "tidy" else Package
+    real = getattr(owner, name)
 
     def wrapped(*args, **kwargs):
         made = real(*args, **kwargs)
-        files = args[1] if name == "tidy" else made[1]
-        path = min(p for p in files if "/tools/" in p and not p.endswith("__init__.py"))
-        files[path] = change(files[path])
-        if name == "tidy":
-            (args[0] / path).write_text(files[path])
+        files = args[1] if name == "tidy" else made
+        tools = [p for p in files if "/tools/" in p and not p.endswith("__init__.py")]
+        if tools:  # the models are tidied first, on their own
+            path = min(tools)
+            files[path] = change(files[path])
+            if name == "tidy":
+                (args[0] / path).write_text(files[path])
         return made
 
-    monkeypatch.setattr(pipeline, name, wrapped)
+    monkeypatch.setattr(owner, name, wrapped)
 
 
 @pytest.mark.parametrize(
@@ -440,7 +445,7 @@ def _hostile_step(monkeypatch, name: str, change) -> None:
         # A statement slipped into a module after it was tidied: checked as it will be imported.
         ("tidy", lambda text: text + "\nimport os\nos.system('id')\n", "a statement that is not an import or the tool"),
         # A rendered module that does not parse: ruff cannot tidy it, the guard says which and why.
-        ("_package_files", lambda text: text + "\n)(\n", "code that does not parse"),
+        ("complete", lambda text: text + "\n)(\n", "code that does not parse"),
     ],
     ids=["after-tidying", "does-not-parse"],
 )
@@ -500,3 +505,35 @@ def test_many_modules_are_checked_in_two_processes_with_the_verdicts_of_one(tmp_
         broken, files = package({i: "refuse" if i in refused else text for i, text in texts.items()})
         with pytest.raises(SpecError, match=rf"^refused the generated m{refused[0]}\.py$"):
             broken.check(files)
+
+
+def test_the_catalog_workers_prepare_only_once_every_module_on_disk_is_checked(tmp_path, monkeypatch):
+    """The first catalog worker imports the models while the generator still renders and checks the
+    tool modules: when it is told to (`prepare`), every module written so far, all that an import
+    of the models may run, has passed its guard."""
+    from typed_mcp.catalog.verify import CatalogWorkers
+    from typed_mcp.options import GenerateOptions
+    from typed_mcp.pipeline import generate
+    from typed_mcp.render.package import Package
+
+    checked: set[str] = set()
+    check, prepare = Package.check, CatalogWorkers.prepare
+
+    def checking(self, files):
+        check(self, files)
+        checked.update(path for path in files if path.endswith(".py"))
+
+    written: list[list[str]] = []
+
+    def preparing(self, src, module, count):
+        on_disk = [path.relative_to(src.parent).as_posix() for path in src.rglob("*.py")]
+        written.append(on_disk)
+        assert sorted(set(on_disk) - checked) == []  # nothing unchecked for the worker to import
+        prepare(self, src, module, count)
+
+    monkeypatch.setattr(Package, "check", checking)
+    monkeypatch.setattr(CatalogWorkers, "prepare", preparing)
+    out = tmp_path / "out"
+    generate(GenerateOptions(source=str(REPO / "specs" / "weather-api.json"), out=out, verify=True, cache=False))
+    (on_disk,) = written
+    assert any("/models/" in path for path in on_disk) and any(path.endswith("/_about.py") for path in on_disk)

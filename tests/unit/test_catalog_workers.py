@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import anyio
 import pytest
 from test_scale import pages
 
+from harness.replicas import children_of
 from support import REPO, generate
 from typed_mcp import children
 from typed_mcp.catalog import verify
@@ -29,24 +31,99 @@ pytestmark = pytest.mark.slow
 WEATHER = REPO / "generated" / "weather-mcp"
 
 
+def _spread(monkeypatch: pytest.MonkeyPatch, cores: int, chunk: int = 1) -> None:
+    """One worker per core of `cores`, whatever the number of tools, each taking `chunk` tools at a time."""
+    monkeypatch.setattr(verify, "PARALLEL_MIN_TOOLS", 1)
+    monkeypatch.setattr(verify, "CHUNK", chunk)
+    monkeypatch.setattr(verify.os, "cpu_count", lambda: cores)
+
+
 def test_several_workers_list_exactly_what_one_server_lists(monkeypatch):
     src = WEATHER / "src"
     names = [tool["name"] for tool in json.loads((src / "weather_mcp" / "catalog.json").read_text())["tools"]]
-    monkeypatch.setattr(verify, "PARALLEL_MIN_TOOLS", 1)
-    monkeypatch.setattr(verify, "CHUNK", 1)
-    monkeypatch.setattr(verify.os, "cpu_count", lambda: 3)
+    _spread(monkeypatch, cores=3)
     with CatalogWorkers(len(names)) as workers:
         listed = workers.tools(src, "weather_mcp", list(reversed(names)))
-        done = workers.chunks_done
+        done, started = workers.chunks_done, len(workers._procs)
     assert len(done) == 3 and all(done) and sum(done) == len(names)  # each worker took a share
+    assert started == (1 if sys.platform.startswith("linux") else 3)  # on Linux, two are forked from the first
+    assert listed == list(reversed(_eager(src)))  # the order asked for, the SDK's own listing
+
+
+def _eager(src: Path) -> list[dict[str, Any]]:
+    """The weather package's tools as its eager server lists them to a client."""
     sys.path.insert(0, str(src))
     try:
         from weather_mcp.server import build_server
 
-        eager = anyio.run(pages, build_server(eager=True))[0]
+        return anyio.run(pages, build_server(eager=True))[0]  # type: ignore[no-any-return]
     finally:
         sys.path.remove(str(src))
-    assert listed == list(reversed(eager))  # the order asked for, the SDK's own listing
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
+def test_forked_workers_share_the_prepared_models_and_stop_with_the_first(monkeypatch):
+    """`prepare` has the first worker import the models before any tool is asked for; the others are
+    forked from it, list their share, and end when the workers are closed (the first is killed: each
+    forked one with it)."""
+    src = WEATHER / "src"
+    names = [tool["name"] for tool in json.loads((src / "weather_mcp" / "catalog.json").read_text())["tools"]]
+    _spread(monkeypatch, cores=2)
+    with CatalogWorkers(len(names)) as workers:
+        workers.prepare(src, "weather_mcp", len(names))
+        listed = workers.tools(src, "weather_mcp", names)
+        (first,) = workers._procs
+        forked = children_of(first.pid)
+        assert len(forked) == 1 and all(workers.chunks_done)
+        # Killed outright, while the generator still holds the pipes to the forked one: it ends too.
+        first.kill()
+        deadline = time.monotonic() + 10
+        while any(_state(pid) != "Z" for pid in forked):
+            assert time.monotonic() < deadline, "a forked worker outlived the first one"
+            time.sleep(0.05)
+    assert listed == _eager(src)
+
+
+def _state(pid: int) -> str:
+    """The process's state letter; Z (a zombie) when it is gone too."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return "Z"  # gone
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
+def test_a_forked_worker_that_dies_is_an_error_not_a_wait(tmp_path, monkeypatch):
+    """A forked worker's pipes are its alone: when it dies the generator reads the end of its output at
+    once (no copy of its pipe is left open in the first worker), and says why."""
+    # Each tool's module kills the forked worker that imports it, and keeps the first one busy.
+    tool = (
+        f"import os, signal, time\nif os.getppid() != {os.getpid()}:\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "time.sleep(300)\n"
+    )
+    src = _package(tmp_path, "", tool)
+    (src / "pkg" / "tools" / "__init__.py").write_text("INDEX = {'a': 'a', 'b': 'b'}\nVIEWS = {}\n")
+    (src / "pkg" / "tools" / "b.py").write_text(tool)
+    _spread(monkeypatch, cores=2)
+    started = time.monotonic()
+    with CatalogWorkers(2) as workers, pytest.raises(VerifyError, match="does not start: a worker stopped"):
+        workers.tools(src, "pkg", ["a", "b"], timeout=60)
+    assert time.monotonic() - started < 30
+
+
+def test_a_first_worker_that_fails_to_prepare_is_refused_with_its_error(tmp_path, monkeypatch):
+    """Models that do not import: the first worker stops while preparing, before forking; every worker
+    is refused with its error (a forked one that never began says the first one's)."""
+    src = _package(tmp_path, "")
+    (src / "pkg" / "models").mkdir()
+    (src / "pkg" / "models" / "__init__.py").write_text("raise RuntimeError('the models module is broken')\n")
+    _spread(monkeypatch, cores=2, chunk=verify.CHUNK)
+    with (
+        CatalogWorkers(2) as workers,
+        pytest.raises(VerifyError, match="does not start: RuntimeError: the models module is broken"),
+    ):
+        workers.prepare(src, "pkg", verify.POOL_TOOLS)
+        workers.tools(src, "pkg", ["a", "b"], timeout=120)
 
 
 def _package(root: Path, tools_py: str, tool_a: str = "") -> Path:
@@ -196,22 +273,24 @@ def test_schemas_from_the_one_pass_are_byte_for_byte_those_derived_alone(tmp_pat
     bodies = [tool["inputSchema"] for tool in pooled if "Root" in tool["inputSchema"].get("$defs", {})]
     assert len(bodies) == 2 and all(len(schema["$defs"]) > 240 for schema in bodies)  # whole, not trimmed
     assert json.dumps(pooled) == json.dumps(alone)
+    # Prepared (every model imported and the pool built before any tool is asked for): the same bytes.
+    assert json.dumps(_listed(src, "wide_mcp", names, prepare=True)) == json.dumps(pooled)
     # A listing of fewer than POOL_TOOLS tools (a spec change's few) tells the workers to build no pool.
     assert json.dumps(_listed(src, "wide_mcp", names, pool=False)) == json.dumps(pooled)
 
 
 def _listed(
-    src: Path, module: str, names: list[str], pool_defs: int | None = None, pool: bool = True
+    src: Path, module: str, names: list[str], pool_defs: int | None = None, pool: bool = True, prepare: bool = False
 ) -> list[dict[str, Any]]:
     """`names` listed in that order by one worker, with no schema budget (and no pool when `pool_defs`
-    is that big, or without `pool`)."""
+    is that big, or without `pool`; the pool built first with `prepare`)."""
     code = "from typed_mcp.catalog import worker\n"
     if pool_defs is not None:
         code += f"worker.POOL_DEFS = {pool_defs}\n"
     code += "worker.main()\n"
     proc = subprocess.run(
         [sys.executable, "-c", code, str(verify.GC_THRESHOLD)],
-        input=json.dumps({"src": str(src), "module": module, "budget": 10**9, "pool": pool})
+        input=json.dumps({"src": str(src), "module": module, "budget": 10**9, "pool": pool, "prepare": prepare})
         + "\n"
         + json.dumps(names)
         + "\n",

@@ -160,6 +160,11 @@ def remember(module: str, catalog_entry: str, keys: Mapping[str, str]) -> None:
     cache.put(_index_entry(module), json.dumps({"catalog": catalog_entry, "keys": dict(keys)}, sort_keys=True))
 
 
+def recorded(module: str) -> bool:
+    """Whether the cache records a catalog of the package `module`, whose tools a run may reuse."""
+    return cache.get(_index_entry(module)) is not None
+
+
 class Reused(NamedTuple):
     tools: dict[str, Packed]  # tool -> its entry, added to the packer
     trimmed: dict[str, int]  # of those, the ones the budget trimmed -> depth of references kept

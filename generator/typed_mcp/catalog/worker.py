@@ -2,7 +2,9 @@
 generated package the MCP SDK's own way.
 
 It imports the SDK at once, while the generator is still writing the models; then it reads the
-package's location, and after that one chunk of tool names per line. For each chunk it answers one
+package's location, and after that one chunk of tool names per line. Told to `prepare`, it imports
+every model and derives their schemas (`_Pool`) before the first chunk; given `forks`, it then forks
+the other workers, each answering on the pipes the generator made for it. For each chunk it answers one
 result: the chunk's tools as the SDK's server lists them (`MCPServer.list_tools()`, each dumped as
 the server's session dumps what it sends), each `$defs` entry the number of its text, which this
 worker sends once (`_Definitions`, `pack.Listed`). Tool and model modules stay imported between chunks.
@@ -13,10 +15,13 @@ but parsing and dumping a big catalog again costs seconds of CPU.
 from __future__ import annotations
 
 import contextvars
+import ctypes
 import functools
 import gc
 import importlib
 import json
+import os
+import signal
 import sys
 from collections.abc import Callable
 from types import GenericAlias
@@ -38,6 +43,7 @@ _JSON_SCHEMA = pydantic.TypeAdapter.json_schema  # before `_faster_schemas` wrap
 # type of the adapter it derives it with (read from the SDK's public field, not from the adapter).
 _DERIVING: contextvars.ContextVar[Any] = contextvars.ContextVar("deriving", default=None)
 POOL_DEFS = 200  # a schema with more definitions than this: derive every model's schema once, in one pass
+_PR_SET_PDEATHSIG = 1  # prctl(2)
 _POOLED = "x-typed-mcp-pooled"  # stands in for a pooled model's definition while an arguments schema is derived
 _ARGUMENTS = (("by_alias", True),)  # how the SDK derives a tool's input schema (`Tool.from_function`)
 _ANSWERS = (("schema_generator", StrictJsonSchema),)  # and its output schema (`FuncMetadata.output_schema`)
@@ -311,20 +317,74 @@ def main() -> None:
     pool = _Pool(where["module"], where.get("pool", True))
     _faster_schemas(pool)
     sys.path.insert(0, where["src"])
-    module = where["module"]
-    # The package's tools, registered by the runtime's own functions (`typed_mcp.runtime`, of which the
-    # package carries a copy byte for byte), exactly as the package's eager server registers them:
-    # never through code of its server module.
-    about, listed = importlib.import_module(module + "._about"), importlib.import_module(module + ".tools")
-    tables = views.TableViews(about.PACKAGE, listed.VIEWS, listed.INDEX)
-    icons = [Icon.model_validate(icon) for icon in about.ICONS] or None  # the server's own, on each tool
-    trimmer = budget.Trimmer(functools.partial(schemas.uri, about.PACKAGE), where.get("budget", budget.BUDGET))
-    definitions = _Definitions()
-    for line in sys.stdin:
+    if where.get("prepare"):
+        # Told once the package's models are checked, while the generator still tidies and checks its
+        # tool modules: nothing of the tools is imported before a chunk of them is asked for.
+        pool.build(_ANSWERS)
+    _fork(where.get("forks") or [])
+    _serve(where["module"], where.get("budget", budget.BUDGET))
+
+
+def _fork(forks: list[list[int]]) -> None:
+    """Become one of `1 + len(forks)` workers: a forked copy of this process for each `[stdin, stdout,
+    stderr]` triple of descriptors (the generator's pipes to it, passed to this process), sharing what
+    this one has imported and built. Each copy stops when this process does."""
+    if not forks:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.freeze()  # the shared objects stay out of each copy's collections, so their pages stay shared
+    parent = os.getpid()
+    own = sorted({fd for triple in forks for fd in triple})
+    for triple in forks:
+        if os.fork() == 0:
+            _stop_with(parent)
+            for standard, fd in enumerate(triple):
+                os.dup2(fd, standard)
+            for fd in own:
+                os.close(fd)
+            # The inherited stdin object may hold lines read ahead for the first process.
+            sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115  # this process's stdin until it exits
+            return
+    for fd in own:
+        os.close(fd)
+
+
+def _stop_with(parent: int) -> None:
+    """Have the kernel kill this forked worker when its parent ends (the generator stops the parent)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) != 0 or os.getppid() != parent:
+        os._exit(1)  # the parent ended before the request took effect (or it cannot be made)
+
+
+class _Registering:
+    """What registering the package's tools needs, read from the package on the first chunk."""
+
+    def __init__(self, module: str, limit: int) -> None:
+        # The package's tools, registered by the runtime's own functions (`typed_mcp.runtime`, of which
+        # the package carries a copy byte for byte), exactly as the package's eager server registers
+        # them: never through code of its server module.
+        about, self.listed = importlib.import_module(module + "._about"), importlib.import_module(module + ".tools")
+        self.module = module
+        self.tables = views.TableViews(about.PACKAGE, self.listed.VIEWS, self.listed.INDEX)
+        self.icons = [Icon.model_validate(icon) for icon in about.ICONS] or None  # the server's own, on each tool
+        self.trimmer = budget.Trimmer(functools.partial(schemas.uri, about.PACKAGE), limit)
+
+    def server(self, names: list[str]) -> MCPServer:
         server = MCPServer(name="catalog")
-        for name in json.loads(line):
-            entry = registry.tool_entry(module, listed.INDEX, name)
-            registry.register_tool(server, entry, tables.meta(name), icons=icons)
+        for name in names:
+            entry = registry.tool_entry(self.module, self.listed.INDEX, name)
+            registry.register_tool(server, entry, self.tables.meta(name), icons=self.icons)
+        return server
+
+
+def _serve(module: str, limit: int) -> None:
+    """Answer each chunk of tool names on stdin with its tools (see the module's docstring)."""
+    definitions = _Definitions()
+    package: _Registering | None = None
+    for line in sys.stdin:
+        package = package or _Registering(module, limit)
+        server, trimmer = package.server(json.loads(line)), package.trimmer
         tools, sizes, depths = [], [], {}
         for tool in _listed(server):
             # Within the budget before the tool is dumped: a trimmed tool is never serialized whole.

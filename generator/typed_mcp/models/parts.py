@@ -42,9 +42,10 @@ def should_split(schema_count: int) -> bool:
     return schema_count >= SPLIT_MIN_SCHEMAS and (os.cpu_count() or 1) >= 2
 
 
-# The other process first imports the code generator (about a tenth of a big part's time), so this
-# process takes the bigger part.
-HEAD_START = 1.15
+# How much heavier (in schemas) this process's part is than the other's. The other process first
+# imports the code generator, but this one's heap is bigger; measured on the biggest specs (Microsoft
+# Graph v1.0 and beta, bench/GENERATION.md), equal parts finish together, and 1.15 took 2 s longer on beta.
+HEAD_START = 1.0
 
 
 def halves(keys: list[str], weight: Callable[[list[str]], int]) -> list[list[str]]:

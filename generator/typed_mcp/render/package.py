@@ -349,6 +349,17 @@ class Package:
     heads: dict[str, frozenset[tuple[object, ...]]] = field(default_factory=dict)
     model_modules: Mapping[str, str] = field(default_factory=dict)  # each model class -> its module under models/
     views: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)  # tool -> its table view (tools.VIEWS)
+    # The files `render_package` leaves for later (the tool modules, the search documents), with their guards.
+    rest: Callable[[], tuple[dict[str, str], dict[str, Callable[[str], ast.Module | None]]]] | None = None
+
+    def complete(self) -> dict[str, str]:
+        """Render the files left for later, add them, and return them."""
+        if self.rest is None:
+            return {}
+        files, guards = self.rest()
+        self.files.update(files)
+        self.guards.update(guards)
+        return files
 
     def check(self, files: Mapping[str, str | bytes]) -> None:
         """Check each Python file of `files` with its guard: the first that fails raises. Many files
@@ -389,7 +400,9 @@ def render_package(
     spec_filename: str,
     package_version: str,
 ) -> Package:
-    """The complete project, and the guard of each of its Python files."""
+    """The project and the guard of each of its Python files: all but the tool modules (`tools/`) and the
+    search documents, which `Package.complete()` adds (so that the models, and everything an import of them
+    runs, can be written and checked first)."""
     env = templates()
     browse = browse_toolsets(plan)
     data_tools = plan.profile is Profile.DATA_TOOLS
@@ -428,17 +441,11 @@ def render_package(
         "deploy/nginx.conf": env.get_template("deploy/nginx.conf.j2").render(context),
         "deploy/kubernetes.yaml": env.get_template("deploy/kubernetes.yaml.j2").render(context),
         f"{src}/py.typed": "",
-        f"{src}/search.json": search_documents(plan, browse),
     }
-    if plan.search_semantic:  # the optional semantic ranking's vectors and tokenizer, beside search.json
-        files.update({f"{src}/{name}": text for name, text in semantic_files(files[f"{src}/search.json"]).items()})
     guards: dict[str, Callable[[str], ast.Module | None]] = {}
     counter = itertools.count()
     neutral = {name: _neutral(value, counter) for name, value in context.items()}
-    for name, template in DATA_TEMPLATES.items():
-        files[f"{src}/{name}"] = env.get_template(template).render(context)
-        reference = env.get_template(template).render(neutral)
-        guards[f"{src}/{name}"] = functools.partial(_same_shape, f"{src}/{name}", reference)
+    _data_modules(env, context, neutral, lambda name: not name.startswith("tools/"), files, guards)
     # The runtime, `typed_mcp.runtime`, copied verbatim, file by file: the package runs the very code
     # the generator imports its contracts from and its tests exercise.
     runtime = runtime_dir()
@@ -447,18 +454,51 @@ def render_package(
         if (path.name != "datatools.py" or data_tools) and (path.name != "semantic.py" or plan.search_semantic):
             files[f"{src}/_runtime/{path.name}"] = text = path.read_text(encoding="utf-8")
             guards[f"{src}/_runtime/{path.name}"] = functools.partial(_verbatim, f"{src}/_runtime/{path.name}", text)
+    for module, source in models.modules.sources.items():
+        files[f"{src}/models/{module}.py"] = source
+        guards[f"{src}/models/{module}.py"] = functools.partial(models.check_module, module)
+    rest = functools.partial(_tool_files, env, context, neutral, models, browse)
+    return Package(files, guards, model_modules=models.modules.module_of, views=views, rest=rest)
+
+
+def _data_modules(
+    env: jinja2.Environment,
+    context: dict[str, Any],
+    neutral: dict[str, Any],
+    chosen: Callable[[str], bool],
+    files: dict[str, str],
+    guards: dict[str, Callable[[str], ast.Module | None]],
+) -> None:
+    """Render the DATA_TEMPLATES `chosen` by their path under the package into `files`, each with its guard."""
+    src = f"src/{context['plan'].module}"
+    for name, template in DATA_TEMPLATES.items():
+        if chosen(name):
+            files[f"{src}/{name}"] = env.get_template(template).render(context)
+            reference = env.get_template(template).render(neutral)
+            guards[f"{src}/{name}"] = functools.partial(_same_shape, f"{src}/{name}", reference)
+
+
+def _tool_files(
+    env: jinja2.Environment, context: dict[str, Any], neutral: dict[str, Any], models: Models, browse: Browse
+) -> tuple[dict[str, str], dict[str, Callable[[str], ast.Module | None]]]:
+    """The tool modules (`tools/`) and the search documents of the package `context` describes, and the
+    modules' guards."""
+    plan: ApiPlan = context["plan"]
+    src = f"src/{plan.module}"
+    files = {f"{src}/search.json": search_documents(plan, browse)}
+    if plan.search_semantic:  # the optional semantic ranking's vectors and tokenizer, beside search.json
+        files.update({f"{src}/{name}": text for name, text in semantic_files(files[f"{src}/search.json"]).items()})
+    guards: dict[str, Callable[[str], ast.Module | None]] = {}
+    _data_modules(env, context, neutral, lambda name: name.startswith("tools/"), files, guards)
     tool_template = env.get_template("package/tools/tool.py.j2")
     # What the models package exports: its classes, and the names their types use (`Union`, `date`...).
     exported = {name: "model" for name in models.modules.module_of}
     exported.update({name: attribute for name, (_, attribute) in models.modules.imported.items()})
-    for view in tools:
+    for view in context["tools"]:
         text = tool_template.render({**context, "t": view, **tool_imports(view, models)})
         files[f"{src}/tools/{view.op.func_name}.py"] = text  # its Literals are in order (plan.parameters)
         guards[f"{src}/tools/{view.op.func_name}.py"] = functools.partial(_tool_module, view.op, exported)
-    for module, source in models.modules.sources.items():
-        files[f"{src}/models/{module}.py"] = source
-        guards[f"{src}/models/{module}.py"] = functools.partial(models.check_module, module)
-    return Package(files, guards, model_modules=models.modules.module_of, views=views)
+    return files, guards
 
 
 def _same_shape(path: str, reference: str, text: str) -> ast.Module:

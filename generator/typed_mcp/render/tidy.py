@@ -15,13 +15,14 @@ from typed_mcp.errors import ToolchainError
 FIXES = "I,F401"  # import order (the models are cut from one generated module) and imports a cut left unused
 
 
-def tidy(root: Path, files: dict[str, str | bytes]) -> None:
+def tidy(root: Path, files: dict[str, str | bytes], targets: tuple[str, ...] = ("src",)) -> None:
     """Fix the Python files of `files`, written out under `root` (which holds their `pyproject.toml`),
-    in place and in `files`."""
+    in place and in `files`. `targets`: the files and folders under `root` that ruff fixes, which
+    hold those of `files` (a folder rather than its thousands of files: a command line is bounded)."""
     sources = sorted(path for path in files if path.endswith(".py"))
     if not sources:
         return
-    config = ["--no-cache", "--quiet", "--config", str(root / "pyproject.toml"), "src"]
+    config = ["--no-cache", "--quiet", "--config", str(root / "pyproject.toml"), *targets]
     # The import fixes first: the formatter then lays out the imports they leave.
     for command in (["check", "--fix", "--select", FIXES, "--exit-zero"], ["format"]):
         proc = subprocess.run(
