@@ -194,10 +194,9 @@ def _generate(options: GenerateOptions, step: Callable[[str], None], loaded: Loa
         step("writing")
         # The catalog is listed from the staging folder of the output: its 3,000 files are written once.
         with staged(options.out, files) as staging:
-            # The models and all else an import of them runs first: the workers import them and derive
-            # their schemas while the tool modules are rendered, tidied and checked.
-            tools = f"src/{api.module}/tools/"
-            _tidy_and_check(package, staging, files, lambda path: not path.startswith(tools), step)
+            # The models and all an import of them runs first: the workers import them and derive
+            # their schemas while the rest (the tool modules...) is rendered, tidied and checked.
+            _tidy_and_check(package, staging, files, set(files), step)
             if not reuse.recorded(api.module):  # else most tools may be reused, and few listed
                 workers.prepare(staging / "src", api.module, len(api.operations))
             step(f"rendering {len(api.operations)} tools")
@@ -205,7 +204,7 @@ def _generate(options: GenerateOptions, step: Callable[[str], None], loaded: Loa
             files.update(rest)
             write_files(staging, dict(rest))
             lap("render")
-            _tidy_and_check(package, staging, files, lambda path: path.startswith(tools), step)
+            _tidy_and_check(package, staging, files, set(rest), step)
             path = f"src/{api.module}/catalog.json"
             files[path], listed = _catalog(api, package, files, staging / "src", workers, options.verify, step)
             # The manifest is written last, once: it records which tools the schema budget trimmed,
@@ -250,7 +249,7 @@ def _tidy_and_check(
     package: Package,
     staging: Path,
     files: dict[str, str | bytes],
-    chosen: Callable[[str], bool],
+    chosen: set[str],
     step: Callable[[str], None],
 ) -> None:
     """Tidy the Python files of `files` whose paths are `chosen` (whole folders below the module's
@@ -259,7 +258,7 @@ def _tidy_and_check(
     the guard accepts what the import fixes do): the formatter changes nearly every module, so a
     check before it too would be a second full one. Where ruff cannot tidy, the guard says first
     which rendered module it refuses, and why."""
-    part = {path: text for path, text in files.items() if path.endswith(".py") and chosen(path)}
+    part = {path: text for path, text in files.items() if path.endswith(".py") and path in chosen}
     if not part:
         return
     rendered = dict(part)

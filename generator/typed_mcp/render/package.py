@@ -324,6 +324,9 @@ def deploy_view(plan: ApiPlan, package_version: str, variables: list[dict[str, s
 
 # Modules rendered from a template whose variable parts are strings (path under the package ->
 # template): each is checked against its template rendered with neutral strings (guard.same_shape).
+# Those an import of the models runs (the package's `__init__` first): rendered, checked and imported
+# before the others (`render_package`).
+EARLY_MODULES = frozenset({"__init__.py", "_about.py", "models/__init__.py"})
 DATA_TEMPLATES = {
     "__init__.py": "package/__init__.py.j2",
     "__main__.py": "package/__main__.py.j2",
@@ -348,17 +351,21 @@ class Package:
     # What each checked module imports first (guard.leading_imports): the catalog's reuse keys.
     heads: dict[str, frozenset[tuple[object, ...]]] = field(default_factory=dict)
     model_modules: Mapping[str, str] = field(default_factory=dict)  # each model class -> its module under models/
-    views: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)  # tool -> its table view (tools.VIEWS)
-    # The files `render_package` leaves for later (the tool modules, the search documents), with their guards.
-    rest: Callable[[], tuple[dict[str, str], dict[str, Callable[[str], ast.Module | None]]]] | None = None
+    views: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # tool -> its table view (tools.VIEWS)
+    # The files `render_package` leaves for later, their guards and the tools' table views.
+    rest: (
+        Callable[[], tuple[dict[str, str], dict[str, Callable[[str], ast.Module | None]], dict[str, tuple[Any, Any]]]]
+        | None
+    ) = None
 
     def complete(self) -> dict[str, str]:
         """Render the files left for later, add them, and return them."""
         if self.rest is None:
             return {}
-        files, guards = self.rest()
+        files, guards, views = self.rest()
         self.files.update(files)
         self.guards.update(guards)
+        self.views.update(views)
         return files
 
     def check(self, files: Mapping[str, str | bytes]) -> None:
@@ -400,52 +407,29 @@ def render_package(
     spec_filename: str,
     package_version: str,
 ) -> Package:
-    """The project and the guard of each of its Python files: all but the tool modules (`tools/`) and the
-    search documents, which `Package.complete()` adds (so that the models, and everything an import of them
-    runs, can be written and checked first)."""
+    """The project and the guard of each of its Python files, in two steps: here, the models and all an
+    import of them runs (EARLY_MODULES, the runtime, the model modules) with `pyproject.toml` (ruff's
+    configuration); `Package.complete()` then adds the rest (the tool modules, the other modules, the
+    search documents, the README...). So the models can be written and checked, and imported by the
+    catalog workers, while the rest is rendered and checked."""
     env = templates()
-    browse = browse_toolsets(plan)
     data_tools = plan.profile is Profile.DATA_TOOLS
-    if data_tools:  # every answer is under `data` of the structuredContent
-        views = table_views(plan, {op.tool_name for op in plan.operations}, root=("data",))
-        tables = {name: (rows[1:], columns) for name, (rows, columns) in views.items()}
-        tools = [tool_view(op, models, tables.get(op.tool_name), True) for op in plan.operations]
-    else:
-        tools = [tool_view(op, models) for op in plan.operations]
-        views = table_views(plan, {view.op.tool_name for view in tools if view.wrapped})
-    context = {
+    early = {
         "plan": plan,
-        "tools": tools,
         "spec_sha256": spec_sha256,
         "spec_filename": spec_filename,
         "package_version": package_version,
         "generator_version": __version__,
         "mcp_requirement": MCP_REQUIREMENT,
-        "schemes": list(plan.schemes.values()),
         "models_imported": sorted(models.modules.imported.items()),
         "module_of": sorted(models.modules.module_of.items()),
-        "toolsets": toolsets(plan, browse),
-        "views": views,
-        "data_tools": data_tools,
-        "docker_base": DOCKER_BASE,
-        "clients": client_setups(plan),
         "listing_icons": icons(plan.listing.icons),
-        "meta": contracts,  # the _meta keys the README names
-        "deploy": deploy_view(plan, package_version, plan.variables()),
+        "data_tools": data_tools,
     }
     src = f"src/{plan.module}"
-    files = {
-        "pyproject.toml": env.get_template("pyproject.toml.j2").render(context),
-        "README.md": env.get_template("README.md.j2").render(context),
-        "Dockerfile": env.get_template("Dockerfile.j2").render(context),
-        "deploy/nginx.conf": env.get_template("deploy/nginx.conf.j2").render(context),
-        "deploy/kubernetes.yaml": env.get_template("deploy/kubernetes.yaml.j2").render(context),
-        f"{src}/py.typed": "",
-    }
+    files = {"pyproject.toml": env.get_template("pyproject.toml.j2").render(early), f"{src}/py.typed": ""}
     guards: dict[str, Callable[[str], ast.Module | None]] = {}
-    counter = itertools.count()
-    neutral = {name: _neutral(value, counter) for name, value in context.items()}
-    _data_modules(env, context, neutral, lambda name: not name.startswith("tools/"), files, guards)
+    _data_modules(env, early, lambda name: name in EARLY_MODULES, files, guards)
     # The runtime, `typed_mcp.runtime`, copied verbatim, file by file: the package runs the very code
     # the generator imports its contracts from and its tests exercise.
     runtime = runtime_dir()
@@ -457,48 +441,74 @@ def render_package(
     for module, source in models.modules.sources.items():
         files[f"{src}/models/{module}.py"] = source
         guards[f"{src}/models/{module}.py"] = functools.partial(models.check_module, module)
-    rest = functools.partial(_tool_files, env, context, neutral, models, browse)
-    return Package(files, guards, model_modules=models.modules.module_of, views=views, rest=rest)
+    rest = functools.partial(_rest, env, early, models)
+    return Package(files, guards, model_modules=models.modules.module_of, rest=rest)
+
+
+def _rest(
+    env: jinja2.Environment, early: dict[str, Any], models: Models
+) -> tuple[dict[str, str], dict[str, Callable[[str], ast.Module | None]], dict[str, tuple[Any, Any]]]:
+    """The files `render_package` leaves for `Package.complete()`, their guards, and each tool's table view."""
+    plan: ApiPlan = early["plan"]
+    browse = browse_toolsets(plan)
+    if early["data_tools"]:  # every answer is under `data` of the structuredContent
+        views = table_views(plan, {op.tool_name for op in plan.operations}, root=("data",))
+        tables = {name: (rows[1:], columns) for name, (rows, columns) in views.items()}
+        tools = [tool_view(op, models, tables.get(op.tool_name), True) for op in plan.operations]
+    else:
+        tools = [tool_view(op, models) for op in plan.operations]
+        views = table_views(plan, {view.op.tool_name for view in tools if view.wrapped})
+    context = {
+        **early,
+        "tools": tools,
+        "schemes": list(plan.schemes.values()),
+        "toolsets": toolsets(plan, browse),
+        "views": views,
+        "docker_base": DOCKER_BASE,
+        "clients": client_setups(plan),
+        "meta": contracts,  # the _meta keys the README names
+        "deploy": deploy_view(plan, early["package_version"], plan.variables()),
+    }
+    src = f"src/{plan.module}"
+    files = {
+        "README.md": env.get_template("README.md.j2").render(context),
+        "Dockerfile": env.get_template("Dockerfile.j2").render(context),
+        "deploy/nginx.conf": env.get_template("deploy/nginx.conf.j2").render(context),
+        "deploy/kubernetes.yaml": env.get_template("deploy/kubernetes.yaml.j2").render(context),
+        f"{src}/search.json": search_documents(plan, browse),
+    }
+    if plan.search_semantic:  # the optional semantic ranking's vectors and tokenizer, beside search.json
+        files.update({f"{src}/{name}": text for name, text in semantic_files(files[f"{src}/search.json"]).items()})
+    guards: dict[str, Callable[[str], ast.Module | None]] = {}
+    _data_modules(env, context, lambda name: name not in EARLY_MODULES, files, guards)
+    tool_template = env.get_template("package/tools/tool.py.j2")
+    # What the models package exports: its classes, and the names their types use (`Union`, `date`...).
+    exported = {name: "model" for name in models.modules.module_of}
+    exported.update({name: attribute for name, (_, attribute) in models.modules.imported.items()})
+    for view in tools:
+        text = tool_template.render({**context, "t": view, **tool_imports(view, models)})
+        files[f"{src}/tools/{view.op.func_name}.py"] = text  # its Literals are in order (plan.parameters)
+        guards[f"{src}/tools/{view.op.func_name}.py"] = functools.partial(_tool_module, view.op, exported)
+    return files, guards, views
 
 
 def _data_modules(
     env: jinja2.Environment,
     context: dict[str, Any],
-    neutral: dict[str, Any],
     chosen: Callable[[str], bool],
     files: dict[str, str],
     guards: dict[str, Callable[[str], ast.Module | None]],
 ) -> None:
-    """Render the DATA_TEMPLATES `chosen` by their path under the package into `files`, each with its guard."""
+    """Render the DATA_TEMPLATES `chosen` by their path under the package into `files`, each with its
+    guard: the shape of the template rendered with neutral strings (`_neutral`)."""
     src = f"src/{context['plan'].module}"
+    counter = itertools.count()
+    neutral = {name: _neutral(value, counter) for name, value in context.items()}
     for name, template in DATA_TEMPLATES.items():
         if chosen(name):
             files[f"{src}/{name}"] = env.get_template(template).render(context)
             reference = env.get_template(template).render(neutral)
             guards[f"{src}/{name}"] = functools.partial(_same_shape, f"{src}/{name}", reference)
-
-
-def _tool_files(
-    env: jinja2.Environment, context: dict[str, Any], neutral: dict[str, Any], models: Models, browse: Browse
-) -> tuple[dict[str, str], dict[str, Callable[[str], ast.Module | None]]]:
-    """The tool modules (`tools/`) and the search documents of the package `context` describes, and the
-    modules' guards."""
-    plan: ApiPlan = context["plan"]
-    src = f"src/{plan.module}"
-    files = {f"{src}/search.json": search_documents(plan, browse)}
-    if plan.search_semantic:  # the optional semantic ranking's vectors and tokenizer, beside search.json
-        files.update({f"{src}/{name}": text for name, text in semantic_files(files[f"{src}/search.json"]).items()})
-    guards: dict[str, Callable[[str], ast.Module | None]] = {}
-    _data_modules(env, context, neutral, lambda name: name.startswith("tools/"), files, guards)
-    tool_template = env.get_template("package/tools/tool.py.j2")
-    # What the models package exports: its classes, and the names their types use (`Union`, `date`...).
-    exported = {name: "model" for name in models.modules.module_of}
-    exported.update({name: attribute for name, (_, attribute) in models.modules.imported.items()})
-    for view in context["tools"]:
-        text = tool_template.render({**context, "t": view, **tool_imports(view, models)})
-        files[f"{src}/tools/{view.op.func_name}.py"] = text  # its Literals are in order (plan.parameters)
-        guards[f"{src}/tools/{view.op.func_name}.py"] = functools.partial(_tool_module, view.op, exported)
-    return files, guards
 
 
 def _same_shape(path: str, reference: str, text: str) -> ast.Module:
