@@ -510,7 +510,7 @@ def test_many_modules_are_checked_in_two_processes_with_the_verdicts_of_one(tmp_
 def test_the_catalog_workers_prepare_only_once_every_module_on_disk_is_checked(tmp_path, monkeypatch):
     """The first catalog worker imports the models while the generator still renders and checks the
     tool modules: when it is told to (`prepare`), every module written so far, all that an import
-    of the models may run, has passed its guard."""
+    of the models may run, has passed its guard; by the end, every module has."""
     from typed_mcp.catalog.verify import CatalogWorkers
     from typed_mcp.options import GenerateOptions
     from typed_mcp.pipeline import generate
@@ -537,3 +537,5 @@ def test_the_catalog_workers_prepare_only_once_every_module_on_disk_is_checked(t
     generate(GenerateOptions(source=str(REPO / "specs" / "weather-api.json"), out=out, verify=True, cache=False))
     (on_disk,) = written
     assert any("/models/" in path for path in on_disk) and any(path.endswith("/_about.py") for path in on_disk)
+    # And every module of the package was checked, those rendered after `prepare` too.
+    assert {path.relative_to(out).as_posix() for path in out.rglob("*.py")} == checked
