@@ -230,8 +230,8 @@ def _package_files(
     lap: Callable[[str], None],
     cores_free: Callable[[], None],
 ) -> tuple[Package, dict[str, str | bytes]]:
-    """Models and rendered files but the tools' (`Package.complete`); their guards check them once they
-    are tidied (`_tidy_and_check`)."""
+    """The models and the part of the package an import of them runs (`render_package`; the rest comes
+    from `Package.complete`); their guards check them once they are tidied (`_tidy_and_check`)."""
     step(f"generating models for {len(api.schemas)} schemas")
     models = build_models(doc, api, cores_free=cores_free)
     lap("models")

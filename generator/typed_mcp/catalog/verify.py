@@ -82,7 +82,7 @@ class CatalogWorkers:
     are free, so the SDK import overlaps model generation; they take small chunks of tools in turn, so
     the slowest one finishes at most a chunk after the others. On Linux the generator starts one
     interpreter and the others are forked from it once it has imported the package's models and
-    derived their schemas (`prepare`, while the generator still checks the tool modules): that work
+    derived their schemas (`prepare`, while the generator still renders and checks the rest): that work
     is done once, not once per worker, and their memory is shared. Use as a context manager: leaving
     it stops them.
     """
@@ -148,9 +148,9 @@ class CatalogWorkers:
             worker.close()
 
     def prepare(self, src: Path, module: str, tool_count: int) -> None:
-        """Tell the workers where the package is, once its models (and all it imports but its tools) are
+        """Tell the workers where the package is once its models, and all an import of them runs, are
         checked: they import every model and derive their schemas now (`worker._Pool`), before any
-        tool is asked for, while the generator checks the rest."""
+        tool is asked for, while the generator renders and checks the rest."""
         self.start()
         self._tell(src, module, BUDGET, tool_count >= POOL_TOOLS, prepare=True)
 
