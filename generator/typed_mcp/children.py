@@ -57,9 +57,14 @@ def read_result(stream: IO[str]) -> Any | None:
 def last_error(proc: subprocess.Popen[str], stderr: IO[bytes]) -> str:
     """Why a child stopped: the last line it wrote to `stderr` (a file), or its exit code."""
     proc.wait()
+    return last_line(stderr) or f"exit code {proc.returncode}"
+
+
+def last_line(stderr: IO[bytes]) -> str | None:
+    """The last line a child wrote to `stderr` (a file), None when it wrote nothing."""
     stderr.seek(0)
     lines = stderr.read().decode("utf-8", "replace").strip().splitlines()
-    return lines[-1] if lines else f"exit code {proc.returncode}"
+    return lines[-1] if lines else None
 
 
 def stop(proc: subprocess.Popen[str]) -> None:

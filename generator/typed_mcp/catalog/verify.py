@@ -21,7 +21,7 @@ from typing import IO, Any, TypeVar
 from typed_mcp import children
 from typed_mcp.catalog.budget import BUDGET
 from typed_mcp.catalog.pack import Listed, unpacked
-from typed_mcp.children import last_error, read_result, stop
+from typed_mcp.children import last_error, last_line, read_result, stop
 from typed_mcp.errors import TypedMcpError
 from typed_mcp.plan.ir import ApiPlan
 from typed_mcp.profile import Profile
@@ -57,10 +57,9 @@ class _Worker:
         (it may never have begun), the first worker's reason once that one has stopped too."""
         if self.proc is not None:
             return last_error(self.proc, self.stderr)
-        self.stderr.seek(0)
-        lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
-        if lines:
-            return lines[-1]
+        written = last_line(self.stderr)
+        if written is not None:
+            return written
         if first.proc is not None and first.proc.poll() is not None:
             return first.failure(first)
         return "a worker stopped without saying why (killed by a signal)"
