@@ -530,34 +530,40 @@ def search_quality_output(package: Path, tasks: Path) -> str:
     return proc.stdout
 
 
-def search_quality(package: Path, tasks: Path) -> tuple[int, int, int, float]:
-    """bench/search_quality.py's figures: top-1 and top-5 hits, tasks, median search milliseconds."""
+def search_quality(package: Path, tasks: Path) -> tuple[int, int, int, float, int]:
+    """bench/search_quality.py's figures: top-1 and top-5 hits, tasks, median search milliseconds, and
+    the tasks one search plus one browse finds."""
     output = search_quality_output(package, tasks)
     found = re.search(r"top-1 (\d+)/(\d+) .*top-5 (\d+)/\d+ .*median search ([\d.]+) ms", output)
-    assert found, output
-    return int(found[1]), int(found[3]), int(found[2]), float(found[4])
+    browsed = re.search(r"one search plus one browse (\d+)/", output)
+    assert found and browsed, output
+    return int(found[1]), int(found[3]), int(found[2]), float(found[4]), int(browsed[1])
 
 
 @pytest.mark.long
 @pytest.mark.parametrize(
-    ("api", "tasks", "least_top1", "least_top5"),
-    [  # measured 2026-12-01 (session 10), a margin below; blind2 was never tuned on (blind, since 19:10, was)
-        ("github", "github.json", 26, 50),  # 28/82, 52/82
+    ("api", "tasks", "least_top1", "least_top5", "least_browsed"),
+    [  # measured 2026-12-01 (session 10), a margin below; blind2 was never tuned on (blind, since 19:10, was).
+        # One search plus one browse: measured 2026-12-05 with the results' places 6 to 10 offering other
+        # toolsets (before it: 67, 48, 31, 36, 30, 25, 20, 26), one below.
+        ("github", "github.json", 26, 50, 70),  # 28/82, 52/82, 71/82
         # 18/72, 32/72 before the known-item tier (eff4366); 15/72, 33/72 after it (2026-12-02)
-        ("cloudflare", "cloudflare.json", 13, 30),
-        ("github", "blind/github.json", 13, 20),  # 15/40, 22/40
-        ("gitlab", "blind/gitlab.json", 7, 20),  # 9/40, 22/40
-        ("zoom", "blind/zoom.json", 9, 15),  # 11/40, 17/40
-        ("github", "blind2/github.json", 10, 19),  # 12/30, 21/30
-        ("box", "blind2/box.json", 5, 12),  # 7/30, 14/30
-        ("openai", "blind2/openai.json", 3, 12),  # 5/30, 14/30
+        ("cloudflare", "cloudflare.json", 13, 30, 49),  # browse 50/72
+        ("github", "blind/github.json", 13, 20, 33),  # 15/40, 22/40, 34/40
+        ("gitlab", "blind/gitlab.json", 7, 20, 36),  # 9/40, 22/40, 37/40
+        ("zoom", "blind/zoom.json", 9, 15, 31),  # 11/40, 17/40, 32/40
+        ("github", "blind2/github.json", 10, 19, 25),  # 12/30, 21/30, 26/30
+        ("box", "blind2/box.json", 5, 12, 20),  # 7/30, 14/30, 21/30
+        ("openai", "blind2/openai.json", 3, 12, 27),  # 5/30, 14/30, 28/30
     ],
 )
-def test_search_quality_on_the_committed_task_sets(searched_packages, api, tasks, least_top1, least_top5):
+def test_search_quality_on_the_committed_task_sets(
+    searched_packages, api, tasks, least_top1, least_top5, least_browsed
+):
     """Ranking floors (the search's speed is `make bench`'s to print, beside the peer's)."""
     package = searched_packages(api)
-    top1, top5, count, _median_ms = search_quality(package, TASKS / tasks)
-    assert top1 >= least_top1 and top5 >= least_top5, (top1, top5, count)
+    top1, top5, count, _median_ms, browsed = search_quality(package, TASKS / tasks)
+    assert top1 >= least_top1 and top5 >= least_top5 and browsed >= least_browsed, (top1, top5, browsed, count)
 
 
 @pytest.mark.long

@@ -139,6 +139,32 @@ def test_adjacent_query_words_count_again_where_a_tool_has_them_together():
     assert [hit["name"] for hit in search.SearchIndex(docs).search("pull request", 3)] == ["together", "apart", "far"]
 
 
+def test_results_after_the_fifth_show_toolsets_the_first_five_do_not():
+    """When a search misses, an agent lists one of the toolsets its results show: the places after the
+    ranking's first five go first to tools of toolsets not shown yet (in their order), so that ten
+    results of one toolset do not hide the others; the first five, a smaller limit and a search
+    within one toolset keep the ranking's order."""
+    search = runtime("search")
+    docs = [
+        *(
+            doc(f"runs_{n}", name=f"workflow runs {n}", title=f"Rerun workflow run job {n}", toolset="actions")
+            for n in range(9)
+        ),
+        doc("checks", name="checks rerun", title="Rerun a check run", toolset="checks"),
+        doc("deploy", name="deployments", title="Create a deployment run", toolset="deployments"),
+        doc("hooks", name="hooks", title="Redeliver a webhook delivery run", toolset="repos.hooks"),
+    ]
+    index = search.SearchIndex(docs)
+    query = "rerun the workflow run job"
+    found = [hit["name"] for hit in index.search(query, 10)]
+    assert found[:5] == [f"runs_{n}" for n in range(5)], found
+    assert {hit["toolset"] for hit in index.search(query, 10)[5:8]} == {"checks", "deployments", "repos.hooks"}
+    assert found[8:] == ["runs_5", "runs_6"]
+    assert [hit["name"] for hit in index.search(query, 5)] == found[:5]
+    within = index.search(query, 10, within={n for n, d in enumerate(docs) if d["toolset"] == "actions"})
+    assert [hit["name"] for hit in within] == [f"runs_{n}" for n in range(9)]
+
+
 def test_a_result_line_says_the_operation_what_differs_and_whether_deprecated():
     search = runtime("search")
     docs = [
