@@ -165,6 +165,79 @@ def test_results_after_the_fifth_show_toolsets_the_first_five_do_not():
     assert [hit["name"] for hit in within] == [f"runs_{n}" for n in range(9)]
 
 
+def test_a_post_creates_only_where_it_adds_to_a_collection(tmp_path):
+    """A POST's intent words say what it does by its path's shape: to a collection (listed, or with items
+    below it) or on its own it creates; to an item it changes it; after an item, to a path that is no
+    collection, it is the action the path names (which the tool's name says), not a creation."""
+    from typed_mcp.plan.build import plan
+    from typed_mcp.plan.curation import Curation
+    from typed_mcp.render.search import browse_toolsets, search_documents
+    from typed_mcp.spec.load import load
+    from typed_mcp.spec.normalize import normalize
+
+    ok = {"200": {"description": "ok"}}
+    item = [{"name": "payout", "in": "path", "required": True, "schema": {"type": "string"}}]
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Payouts", "version": "1"},
+        "paths": {
+            "/payouts": {"get": {"responses": ok}, "post": {"responses": ok}},
+            "/payouts/{payout}": {"parameters": item, "post": {"responses": ok}},
+            "/payouts/{payout}/cancel": {"parameters": item, "post": {"responses": ok}},
+            "/payouts/{payout}/reversals": {"parameters": item, "post": {"responses": ok}, "get": {"responses": ok}},
+            "/tokens": {"post": {"responses": ok}},
+        },
+    }
+    source = tmp_path / "payouts.json"
+    source.write_text(json.dumps(spec))
+    api = plan(normalize(load(str(source))), package_name="payouts", module="payouts", curation=Curation(None, []))
+    text = search_documents(api, browse_toolsets(api))
+    docs = {doc["operation"]: doc for doc in json.loads(text)["tools"]}
+    kinds = {
+        operation: doc["intent"].partition(" ")[0] for operation, doc in docs.items() if operation.startswith("POST")
+    }
+    assert kinds == {
+        "POST /payouts": "create",
+        "POST /payouts/{payout}": "update",
+        "POST /payouts/{payout}/cancel": "",
+        "POST /payouts/{payout}/reversals": "create",
+        "POST /tokens": "create",
+    }
+
+
+def test_a_query_that_begins_with_a_kind_puts_the_tools_of_that_kind_first():
+    """ "create a payout": among the tools that hold as many of its words, the one that creates comes
+    before an action whose description says "created" and an update (stop words before the kind's
+    word aside); "update the payout", the update."""
+    search = runtime("search")
+    docs = [
+        doc(
+            "cancel",
+            name="post payouts payout cancel",
+            title="You can cancel a previously created payout",
+            path="payouts payout cancel",
+        ),
+        doc(
+            "update",
+            name="post payouts payout",
+            title="Updates the specified payout by setting the values",
+            path="payouts payout",
+            intent="update change edit set modify",
+        ),
+        doc(
+            "create",
+            name="post payouts",
+            title="To send funds to your own bank account, create a new payout object",
+            path="payouts",
+            intent="create add new make start submit",
+        ),
+    ]
+    index = search.SearchIndex(docs)
+    assert [hit["name"] for hit in index.search("create a payout", 3)][0] == "create"
+    assert [hit["name"] for hit in index.search("update the payout", 3)][0] == "update"
+    assert [hit["name"] for hit in index.search("please create a payout", 3)][0] == "create"
+
+
 def test_a_result_line_says_the_operation_what_differs_and_whether_deprecated():
     search = runtime("search")
     docs = [

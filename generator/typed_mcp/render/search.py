@@ -63,12 +63,32 @@ def _is_parameter(segment: str) -> bool:
     return "{" in segment
 
 
-def intent(op: Operation) -> str:
-    """The words for what `op` does, from its method and path shape (and whether it pages)."""
+def collections(plan: ApiPlan) -> set[str]:
+    """The paths that hold a collection: read with a GET, or with items below them (`/x/{id}`)."""
+    found = {op.path for op in plan.operations if op.method in ("GET", "HEAD")}
+    for op in plan.operations:
+        segments = op.path.rstrip("/").split("/")
+        if len(segments) > 1 and _is_parameter(segments[-1]):
+            found.add("/".join(segments[:-1]))
+    return found
+
+
+def intent(op: Operation, held: set[str]) -> str:
+    """The words for what `op` does, from its method and path shape (and whether it pages). `held`:
+    the API's collections (`collections`). A POST creates, unless it is sent to an item (it changes
+    it: `/customers/{id}`) or after one to a path that is no collection (`/payouts/{id}/cancel`: the
+    action its path names, which the tool's name says)."""
     if op.method in ("GET", "HEAD"):
         pages = any(p.wire_name.lower() in PAGINATION for p in op.parameters)
         return LIST if pages or op.returns_array else GET
     if op.method == "POST":
+        segments = _segments(op.path)
+        if segments and _is_parameter(segments[-1]):
+            return UPDATE
+        if op.path in held:
+            return CREATE
+        if len(segments) > 1 and _is_parameter(segments[-2]):
+            return ""
         return CREATE
     if op.method == "PATCH":
         return UPDATE
@@ -228,6 +248,7 @@ def search_documents(plan: ApiPlan, browse: Browse) -> str:
     """`search.json`, one document a line; `browse`: the plan's `browse_toolsets`."""
     described = tag_descriptions(plan)
     distinct = distinctions(plan)
+    held = collections(plan)
     toolset_of, toolsets = browse
     docs = []
     for op in plan.operations:
@@ -241,7 +262,7 @@ def search_documents(plan: ApiPlan, browse: Browse) -> str:
             "name": _words(op.tool_name),
             "keywords": _words(*op.keywords),
             "title": op.title or "",
-            "intent": intent(op),
+            "intent": intent(op, held),
             "tags": " ".join([_words(*op.tags), *(described[tag] for tag in op.tags if tag in described)]),
             "path": _words(op.path),
             "params": " ".join(dict.fromkeys(_words(*params).split())),

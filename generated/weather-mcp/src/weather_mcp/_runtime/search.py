@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .contracts import SEARCH_FORMAT, SEARCH_WORD
-from .vocabulary import PHRASES, QUESTION, REMOVAL, REPLACED, STOPWORDS, SYNONYMS, VALUES
+from .vocabulary import KINDS, PHRASES, QUESTION, REMOVAL, REPLACED, STOPWORDS, SYNONYMS, VALUES
 
 # Indexed, in this order: the tool's name words, the keywords curation gives it, its summary, the
 # intent words of its method and path shape ("list show all", "delete remove revoke"), tags (and their
@@ -245,15 +245,20 @@ class SearchIndex:
     def _unlike(query: str, groups: list[list[str]]) -> Callable[[Mapping[str, str]], int]:
         """How far a tool is from the kind of thing the query asks (the first word of a tool's intent
         is its kind): among tools that hold as many of the query's concepts, one that removes comes
-        last unless the query asks to remove, and one that writes comes after the reads when the
-        query is a question."""
+        last unless the query asks to remove; a query that begins with the word of a kind ("create a
+        payout", "list invoices") puts the tools of that kind first; and one that writes comes after
+        the reads when the query is a question."""
         removes = any(term in REMOVAL for group in groups for term in group)
         asks = is_question(query)
+        said = [word for word in words(query) if word not in STOPWORDS]
+        asked = KINDS.get(said[0]) if said else None
 
         def unlike(doc: Mapping[str, str]) -> int:
             kind = doc["intent"].partition(" ")[0]
             if kind == "delete" and not removes:
                 return 2
+            if asked is not None:
+                return int(kind != asked)
             return int(asks and kind not in ("list", "get"))
 
         return unlike

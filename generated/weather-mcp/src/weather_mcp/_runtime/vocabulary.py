@@ -165,6 +165,16 @@ VALUES = (
 # The words of a request to remove (a tool of that kind is only first when one of them is asked for),
 # and the first words of a question.
 REMOVAL = frozenset(REMOVAL_WORDS)
+# The first word of a request that names the kind of tool it asks for (the first word of the tools'
+# intent, `render/search.py`): only the words that say nothing else ("make" also forks, "add" also
+# joins a member); a removal's words are REMOVAL's.
+KINDS = {
+    **dict.fromkeys(("create", "creates"), "create"),
+    **dict.fromkeys(("list", "lists"), "list"),
+    **dict.fromkeys(("get", "gets", "retrieve", "retrieves"), "get"),
+    **dict.fromkeys(("update", "updates"), "update"),
+    **dict.fromkeys(("delete", "deletes"), "delete"),
+}
 QUESTION = frozenset(
     "who whom whose what which when where why how is are am was were do does did can could has have had".split()
 )
