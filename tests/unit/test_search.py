@@ -205,6 +205,24 @@ def test_a_post_creates_only_where_it_adds_to_a_collection(tmp_path):
     }
 
 
+def test_every_kind_a_request_may_ask_for_is_the_first_intent_word_of_some_tools():
+    """The runtime's KINDS name kinds as the generator writes them: the first of a tool's intent words."""
+    from typed_mcp.render import search as documents
+
+    written = {
+        words.split()[0]
+        for words in (
+            documents.LIST,
+            documents.GET,
+            documents.CREATE,
+            documents.UPDATE,
+            documents.REPLACE,
+            documents.DELETE,
+        )
+    }
+    assert set(runtime("vocabulary").KINDS.values()) == written
+
+
 def test_a_query_that_begins_with_a_kind_puts_the_tools_of_that_kind_first():
     """ "create a payout": among the tools that hold as many of its words, the one that creates comes
     before an action whose description says "created" and an update (stop words before the kind's
