@@ -220,7 +220,7 @@ def test_every_kind_a_request_may_ask_for_is_the_first_intent_word_of_some_tools
             documents.DELETE,
         )
     }
-    assert set(runtime("vocabulary").KINDS.values()) == written
+    assert set(runtime("vocabulary").KINDS.values()) == written - {"get"}  # "get" also lists
 
 
 def test_a_query_that_begins_with_a_kind_puts_the_tools_of_that_kind_first():

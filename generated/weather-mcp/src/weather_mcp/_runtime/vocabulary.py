@@ -167,11 +167,10 @@ VALUES = (
 REMOVAL = frozenset(REMOVAL_WORDS)
 # The first word of a request that names the kind of tool it asks for (the first word of the tools'
 # intent, `render/search.py`): only the words that say nothing else ("make" also forks, "add" also
-# joins a member); a removal's words are REMOVAL's.
+# joins a member, "get" also lists: "get issues for a repository"); a removal's words are REMOVAL's.
 KINDS = {
     **dict.fromkeys(("create", "creates"), "create"),
     **dict.fromkeys(("list", "lists"), "list"),
-    **dict.fromkeys(("get", "gets", "retrieve", "retrieves"), "get"),
     **dict.fromkeys(("update", "updates"), "update"),
     **dict.fromkeys(("delete", "deletes"), "delete"),
 }
