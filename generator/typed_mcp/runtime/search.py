@@ -246,12 +246,13 @@ class SearchIndex:
         """How far a tool is from the kind of thing the query asks (the first word of a tool's intent
         is its kind): among tools that hold as many of the query's concepts, one that removes comes
         last unless the query asks to remove; a query that begins with the word of a kind ("create a
-        payout", "list invoices") puts the tools of that kind first; and one that writes comes after
-        the reads when the query is a question."""
+        payout", "list invoices") and names no other puts the tools of that kind first; and one that
+        writes comes after the reads when the query is a question."""
         removes = any(term in REMOVAL for group in groups for term in group)
         asks = is_question(query)
         said = [word for word in words(query) if word not in STOPWORDS]
-        asked = KINDS.get(said[0]) if said else None
+        named = {KINDS[word] for word in said if word in KINDS}  # "create or update a file" asks for neither first
+        asked = KINDS.get(said[0]) if said and len(named) == 1 else None
 
         def unlike(doc: Mapping[str, str]) -> int:
             kind = doc["intent"].partition(" ")[0]
