@@ -51,7 +51,8 @@ DISCOVERY_TOOLS: list[dict[str, Any]] = [
         "description": (
             "Find the tools for a task, best first: give what you want to do in a few words (the API's "
             "own names for things find them best; search again in other words when nothing fits). "
-            "Each result names its toolset: search within one, or give an empty query to list its tools "
+            "Each result names its toolset (those after the fifth show other toolsets): search within "
+            "one, or give an empty query to list its tools "
             f"({LIST_TOOLSETS} names them all). Then {DESCRIBE_TOOL} gives a tool's arguments and "
             f"{CALL_TOOL} calls it."
         ),
