@@ -339,6 +339,11 @@ DATA_TEMPLATES = {
 }
 
 
+# Each Python file -> its guard (raises SpecError); and what `render_package` leaves for later (files,
+# their guards, each tool's table view), which `Package.complete()` renders.
+Guards = dict[str, Callable[[str], ast.Module | None]]
+Rest = tuple[dict[str, str], Guards, dict[str, tuple[Any, Any]]]
+
 # From this many Python files, a package's check runs in two processes (a big API's ~30,000 modules
 # take half a minute of parsing alone; a small one's fork would cost more than it saves).
 FORK_FILES = 2000
@@ -347,16 +352,13 @@ FORK_FILES = 2000
 @dataclass(frozen=True)
 class Package:
     files: dict[str, str]  # relative path -> text, for the complete project
-    guards: dict[str, Callable[[str], ast.Module | None]]  # each Python file -> its guard (raises SpecError)
+    guards: Guards  # each Python file -> its guard (raises SpecError)
     # What each checked module imports first (guard.leading_imports): the catalog's reuse keys.
     heads: dict[str, frozenset[tuple[object, ...]]] = field(default_factory=dict)
     model_modules: Mapping[str, str] = field(default_factory=dict)  # each model class -> its module under models/
     views: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # tool -> its table view (tools.VIEWS)
     # The files `render_package` leaves for later, their guards and the tools' table views.
-    rest: (
-        Callable[[], tuple[dict[str, str], dict[str, Callable[[str], ast.Module | None]], dict[str, tuple[Any, Any]]]]
-        | None
-    ) = None
+    rest: Callable[[], Rest] | None = None
 
     def complete(self) -> dict[str, str]:
         """Render the files left for later, add them, and return them."""
@@ -428,7 +430,7 @@ def render_package(
     }
     src = f"src/{plan.module}"
     files = {"pyproject.toml": env.get_template("pyproject.toml.j2").render(early), f"{src}/py.typed": ""}
-    guards: dict[str, Callable[[str], ast.Module | None]] = {}
+    guards: Guards = {}
     _data_modules(env, early, lambda name: name in EARLY_MODULES, files, guards)
     # The runtime, `typed_mcp.runtime`, copied verbatim, file by file: the package runs the very code
     # the generator imports its contracts from and its tests exercise.
@@ -445,9 +447,7 @@ def render_package(
     return Package(files, guards, model_modules=models.modules.module_of, rest=rest)
 
 
-def _rest(
-    env: jinja2.Environment, early: dict[str, Any], models: Models
-) -> tuple[dict[str, str], dict[str, Callable[[str], ast.Module | None]], dict[str, tuple[Any, Any]]]:
+def _rest(env: jinja2.Environment, early: dict[str, Any], models: Models) -> Rest:
     """The files `render_package` leaves for `Package.complete()`, their guards, and each tool's table view."""
     plan: ApiPlan = early["plan"]
     browse = browse_toolsets(plan)
@@ -479,7 +479,7 @@ def _rest(
     }
     if plan.search_semantic:  # the optional semantic ranking's vectors and tokenizer, beside search.json
         files.update({f"{src}/{name}": text for name, text in semantic_files(files[f"{src}/search.json"]).items()})
-    guards: dict[str, Callable[[str], ast.Module | None]] = {}
+    guards: Guards = {}
     _data_modules(env, context, lambda name: name not in EARLY_MODULES, files, guards)
     tool_template = env.get_template("package/tools/tool.py.j2")
     # What the models package exports: its classes, and the names their types use (`Union`, `date`...).
@@ -497,7 +497,7 @@ def _data_modules(
     context: dict[str, Any],
     chosen: Callable[[str], bool],
     files: dict[str, str],
-    guards: dict[str, Callable[[str], ast.Module | None]],
+    guards: Guards,
 ) -> None:
     """Render the DATA_TEMPLATES `chosen` by their path under the package into `files`, each with its
     guard: the shape of the template rendered with neutral strings (`_neutral`)."""
