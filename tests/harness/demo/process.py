@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
+import random
 import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,11 +24,49 @@ import httpx
 
 import harness
 
+_CLAIMS = Path(tempfile.gettempdir()) / f"typed-mcp-test-ports-{os.getuid()}"
+_CLAIM_SECONDS = 900.0  # longer than any one test keeps a server
+_RANDOM = random.SystemRandom()  # a test that seeds `random` must not make two processes pick alike
+
 
 def free_port() -> int:
+    """A port on 127.0.0.1 that no other caller, in any process, got in the last 15 minutes, and
+    that the kernel never hands out for port 0 (a server that binds port 0 between our check and
+    the child's bind would take it) or as a connection's local port: one below the ephemeral range."""
+    low, _ = (int(n) for n in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    first, last = 10_000, low - 1
+    if last - first < 1_000:
+        raise RuntimeError(f"the ephemeral port range starts at {low}: too low to keep test ports out of it")
+    with open(_CLAIMS, "a+") as claims:
+        fcntl.flock(claims, fcntl.LOCK_EX)  # every process's claims pass through this one file
+        claims.seek(0)
+        now = time.time()
+        recent = {}
+        for line in claims.read().splitlines():
+            port, _, when = line.partition(" ")
+            if port.isdigit() and now - float(when or 0) < _CLAIM_SECONDS:
+                recent[int(port)] = float(when)
+        for _ in range(1_000):
+            port = _RANDOM.randint(first, last)
+            if port not in recent and _bindable(port):
+                break
+        else:
+            raise RuntimeError(f"no free port in {first}-{last}")
+        recent[port] = now
+        claims.seek(0)
+        claims.truncate()
+        claims.write("".join(f"{p} {t}\n" for p, t in recent.items()))
+        return port
+
+
+def _bindable(port: int) -> bool:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers bind: TIME_WAIT is no conflict
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 class TcpSocket(NamedTuple):
