@@ -13,6 +13,10 @@ latency, throughput, the servers' CPU per call, and per worker its peak RSS, CPU
 it made (the upstream counts requests per connection; the harness maps each connection to the worker
 that holds it, through /proc) and the client connections it accepted. Then the ratios of the two.
 
+And the floor (`floor_server.py`): the SDK's low-level server with the two tools written by hand, no
+checks, the least any server on this stack does for these calls. Each product's CPU per call above
+the floor's is what it adds itself; the rest is the stack all three share.
+
     make load                      # = .venv/bin/python bench/load.py (LOAD_ARGS=... adds options)
     .venv/bin/python bench/load.py --workers 1,4 --clients 100 --calls 3000 --markdown bench/LOAD.md
 
@@ -52,7 +56,8 @@ SPEC = BENCH.parent / "specs" / "weather-api.json"
 FASTMCP_PYTHON = FASTMCP_VENV / "bin" / "python"
 # typed-mcp-cli: the package's own command line with `--workers N` (a socket per worker, SO_REUSEPORT);
 # typed-mcp: its ASGI app under uvicorn's `--workers N` (one shared socket), as docs/hosting.md runs both.
-SERVERS = ("typed-mcp", "typed-mcp-cli", "FastMCP")
+# floor: the least a server on the same SDK does for these calls (`floor_server.py`), what both build on.
+SERVERS = ("typed-mcp", "typed-mcp-cli", "FastMCP", "floor")
 MIXES = {"read": 0.0, "write": 1.0}  # the fraction of calls that are writes
 POLL_SECONDS = 0.25  # how often the worker sockets are read during a row
 COLUMNS = (
@@ -89,6 +94,10 @@ def server_command(name: str, port: int, workers: int, upstream: str, json_respo
             return [*args, "--port", str(port), "--workers", str(workers)], env
         args = [sys.executable, "-m", "uvicorn", "--factory", "weather_mcp.asgi:create_app"]
         args += ["--http", "weather_mcp._runtime.deadlines:DeadlineProtocol"]  # as docs/hosting.md runs it
+        return args + common, env
+    if name == "floor":
+        args = [sys.executable, "-m", "uvicorn", "--app-dir", str(BENCH), "--factory", "floor_server:create_app"]
+        env = {"LOAD_FLOOR_BASE_URL": upstream, "LOAD_FLOOR_JSON_RESPONSE": "1" if json_response else "0"}
         return args + common, env
     args = [str(FASTMCP_PYTHON), "-m", "uvicorn", "--app-dir", str(BENCH), "--factory", "fastmcp_server:create_app"]
     env = {"FASTMCP_LOAD_SPEC": str(SPEC), "FASTMCP_LOAD_BASE_URL": upstream}
@@ -253,6 +262,11 @@ class Row:
     def answered(self) -> int:
         return self.calls - self.errors - self.lost
 
+    @property
+    def cpu_per_call(self) -> float:
+        """The workers' CPU milliseconds per answered call."""
+        return 1000 * sum(self.cpu) / max(self.answered, 1)
+
     def cells(self) -> list[str]:
         made = " / ".join(f"{value:,}" for value in self.made)
         if self.unplaced:
@@ -269,7 +283,7 @@ class Row:
             f"{self.p50 * 1000:.0f}",
             f"{self.p99 * 1000:.0f}",
             f"{self.rate:.0f}",
-            f"{sum(self.cpu) * 1000 / max(self.answered, 1):.2f}",
+            f"{self.cpu_per_call:.2f}",
             " / ".join(f"{value:.0f}" for value in self.rss),
             " / ".join(f"{value:.1f}" for value in self.cpu),
             made,
@@ -354,17 +368,29 @@ def table(rows: list[Row]) -> str:
 
 
 def ratios(rows: list[Row]) -> str:
-    """Each typed-mcp server against FastMCP, for each mix and worker count both were measured at."""
-    heads = ["server", "mix", "workers", "calls/s", "p99", "server CPU per call"]
-    lines = ["| " + " | ".join(heads[:3] + [f"{head} / FastMCP's" for head in heads[3:]]) + " |"]
-    lines.append("| --- | --- | --- | --- | --- | --- |")
+    """Each typed-mcp server against FastMCP, for each mix and worker count both were measured at;
+    with the floor measured too, what each adds to it (CPU per call above the floor's): the part of
+    a call's cost that is each product's own, not their shared SDK, Starlette, uvicorn and httpx2."""
     by_key = {(row.server, row.mix, row.workers): row for row in rows}
+    floors = any(server == "floor" for server, _, _ in by_key)
+    heads = ["calls/s", "p99", "server CPU per call"]
+    heads = ["server", "mix", "workers", *(f"{head} / FastMCP's" for head in heads)]
+    if floors:
+        heads += ["CPU ms per call above the floor's: ours / FastMCP's", "above the floor / FastMCP's"]
+    lines = ["| " + " | ".join(heads) + " |", "|" + " --- |" * len(heads)]
     for (server, mix, workers), ours in by_key.items():
         theirs = by_key.get(("FastMCP", mix, workers))
-        if server == "FastMCP" or theirs is None:
+        if server in ("FastMCP", "floor") or theirs is None:
             continue
-        ours_cpu, theirs_cpu = sum(ours.cpu) / max(ours.answered, 1), sum(theirs.cpu) / max(theirs.answered, 1)
-        cells = [f"{ours.rate / theirs.rate:.2f}x", f"{ours.p99 / theirs.p99:.2f}x", f"{ours_cpu / theirs_cpu:.2f}x"]
+        cpu, their_cpu = ours.cpu_per_call, theirs.cpu_per_call
+        cells = [f"{ours.rate / theirs.rate:.2f}x", f"{ours.p99 / theirs.p99:.2f}x", f"{cpu / their_cpu:.2f}x"]
+        floor = by_key.get(("floor", mix, workers))
+        if floor is not None:
+            own, their_own = cpu - floor.cpu_per_call, their_cpu - floor.cpu_per_call
+            share = f"{own / their_own:.2f}x" if their_own > 0 else "n/a"
+            cells += [f"{own:.2f} / {their_own:.2f}", share]
+        elif floors:
+            cells += ["", ""]
         lines.append(f"| {server} | {mix} | {workers} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

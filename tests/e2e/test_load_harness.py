@@ -57,3 +57,22 @@ def test_the_packages_own_workers_are_found_and_counted(tmp_path: Path):
     connections = [int(cell) for cell in row["connections per worker"].split(" / ")]
     assert len(made) == 2 and len(connections) == 2, row  # both forked workers found through /proc
     assert sum(connections) == 4, row  # each client session's connection, on the worker that accepted it
+
+
+@pytest.mark.long
+def test_the_floor_answers_every_call_and_the_ratios_measure_from_it(tmp_path: Path):
+    out = tmp_path / "load.md"
+    args = [sys.executable, str(REPO / "bench" / "load.py"), "--servers", "floor,typed-mcp,FastMCP"]
+    args += ["--workers", "1", "--clients", "2", "--calls", "20", "--ramp", "0", "--markdown", str(out)]
+    run = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]  # every answer, the floor's too, checked by the clients
+    text = out.read_text()
+    for mix, counted in {"read": "20 / 0", "write": "0 / 20"}.items():
+        row = rows(text, "floor")[mix]
+        assert (row["calls"], row["errors"], row["lost"], row["upstream reads / writes"]) == ("20", "0", "0", counted)
+    lines = text.splitlines()
+    at = next(index for index, line in enumerate(lines) if "above the floor" in line)  # the ratios' head
+    ratios = [line for line in lines[at:] if line.startswith("| typed-mcp | ")]
+    assert len(ratios) == 2 and lines[at].count("|") == ratios[0].count("|"), text
+    ours, theirs = ratios[0].split("|")[7].split(" / ")  # ms per call above the floor's
+    float(ours), float(theirs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -211,6 +212,7 @@ def _basic(user: str, password: str) -> str:
     return base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
+@functools.lru_cache(maxsize=16)  # asked on every call, of the one or two base URLs a server has
 def _user_info(base_url: str | None) -> tuple[str, str] | None:
     """The user name and password of a base URL that holds them (`https://user:pass@host`)."""
     try:

@@ -12,6 +12,7 @@ import asyncio
 import base64
 import datetime
 import email.utils
+import functools
 import importlib.util
 import json
 import logging
@@ -203,11 +204,12 @@ class Api(Settings, Credentials):
         base = self.effective_base_url
         if not base:
             raise UpstreamError(f"no base URL for the upstream API: set {self.env_prefix}_BASE_URL or pass --base-url")
-        base_url = httpx2.URL(base).copy_with(username=None, password=None)
-        url = _with_path(method, path, base_url, base_url.path.rstrip("/") + expand_path(path, path_params, styles))
+        base_url = _plain_base(base)
         query_pairs = [
             pair for name, value in query.items() for pair in encode_query(name, value, *styles.get(name, (None, None)))
         ]
+        full_path = base_url.path.rstrip("/") + expand_path(path, path_params, styles)
+        url = _with_path(method, path, base_url, full_path, query_pairs)
         header_pairs = {name: _header_value(name, value) for name, value in headers.items() if value is not None}
         cookie_pairs = {name: encode_simple(value) for name, value in cookies.items() if value is not None}
         if accept:
@@ -226,7 +228,7 @@ class Api(Settings, Credentials):
         try:
             request = httpx2.Request(
                 method,
-                url.copy_with(params=query_pairs or None),
+                url,
                 headers=header_pairs,
                 extensions={SECRET_QUERY: secret_query} if secret_query else None,
                 **encoded,
@@ -368,10 +370,19 @@ async def _inflate_capped(response: httpx2.Response, encoding: str, limit: int, 
     return b"".join(chunks)
 
 
-def _with_path(method: str, path: str, base_url: httpx2.URL, full_path: str) -> httpx2.URL:
-    """The base URL with the expanded path; a path httpx2 cannot send (too long) is an error result."""
+@functools.lru_cache(maxsize=16)  # parsed on every call, of the one or two base URLs a server has
+def _plain_base(base: str) -> httpx2.URL:
+    """The base URL without its user info (which `Credentials.outgoing` sends as a header)."""
+    return httpx2.URL(base).copy_with(username=None, password=None)
+
+
+def _with_path(
+    method: str, path: str, base_url: httpx2.URL, full_path: str, query: list[tuple[str, str]]
+) -> httpx2.URL:
+    """The base URL with the expanded path and the query; a URL httpx2 cannot send (too long) is an
+    error result."""
     try:
-        return base_url.copy_with(path=full_path)
+        return base_url.copy_with(path=full_path, params=query or None)
     except httpx2.InvalidURL as exc:
         raise UpstreamError(f"{method} {path}: invalid request URL: {str(exc)[:120]}") from None
 
@@ -570,5 +581,7 @@ def encode_multipart(fields: dict[str, Any]) -> tuple[bytes, str]:
 
 def _public_url(url: httpx2.URL, secret: list[tuple[str, str]]) -> str:
     """The request URL as shown to clients: no user info, query credentials as REDACTED."""
+    if not secret and not url.userinfo:  # as built (`_plain_base`): nothing to take out
+        return str(url)
     params = [*url.params.multi_items(), *((name, "REDACTED") for name, _ in secret)]
     return str(url.copy_with(username=None, password=None, params=params or None))
