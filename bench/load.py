@@ -59,6 +59,8 @@ FASTMCP_PYTHON = FASTMCP_VENV / "bin" / "python"
 # floor: the least a server on the same SDK does for these calls (`floor_server.py`), what both build on.
 SERVERS = ("typed-mcp", "typed-mcp-cli", "FastMCP", "floor")
 MIXES = {"read": 0.0, "write": 1.0}  # the fraction of calls that are writes
+# `--pin`: the CPUs of the servers' workers and of the load (clients and upstream), when set.
+PIN: dict[str, str] = {}
 POLL_SECONDS = 0.25  # how often the worker sockets are read during a row
 COLUMNS = (
     "server",
@@ -147,9 +149,15 @@ def server_process(args: list[str], port: int, workers: int, env: dict[str, str]
         stop(proc, grace=30)  # SIGTERM: uvicorn's supervisor stops its workers
 
 
+def pinned(command: list, role: str) -> list:
+    """`command` on the CPUs `--pin` gives `role` ("server", or "load": the clients and the upstream)."""
+    cpus = PIN.get(role)
+    return ["taskset", "--cpu-list", cpus, *command] if cpus else command
+
+
 @contextmanager
 def upstream_process(port: int):
-    args = [sys.executable, str(BENCH / "load_upstream.py"), "--port", str(port)]
+    args = pinned([sys.executable, str(BENCH / "load_upstream.py"), "--port", str(port)], "load")
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL)
     try:
         wait_http(f"http://127.0.0.1:{port}/_count", proc, timeout=60)
@@ -298,6 +306,7 @@ def upstream_get(url: str, what: str) -> dict:
 def measure(server: str, mix: str, workers: int, args: argparse.Namespace, upstream: str) -> Row:
     port = free_port()
     command, env = server_command(server, port, workers, upstream, args.json_response)
+    command = pinned(command, "server")
     with server_process(command, port, workers, env, wait_all=not args.no_wait_workers) as proc:
         pids = workers_of(proc.pid, forked=server == "typed-mcp-cli")
         if len(pids) != workers:
@@ -351,6 +360,7 @@ def run_clients(url: str, args: argparse.Namespace, writes: float, server: str) 
         command += ["--clients", str(share_clients), "--calls", str(share_calls), "--ramp", str(args.ramp)]
         if server == "FastMCP":
             command.append("--flat-body")  # from_openapi makes the body's fields the arguments
+        command = pinned(command, "load")
         procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
     results = []
     for proc in procs:
@@ -412,7 +422,8 @@ def machine() -> str:
         line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line
     ]
     cpu = names[0] if names else "unknown CPU"
-    return f"{platform.platform()}, {os.cpu_count()} CPUs ({cpu})"
+    pinned = f"; the server's workers on CPU {PIN['server']}, the load on CPU {PIN['load']}" if PIN else ""
+    return f"{platform.platform()}, {os.cpu_count()} CPUs ({cpu}){pinned}"
 
 
 def report(rows: list[Row], argv: list[str], began: str) -> str:
@@ -454,9 +465,20 @@ def main() -> None:
         action="store_true",
         help="start the clients once /health answers, not once every worker has started (shows the uneven spread)",
     )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the server on CPU 0, the clients and the upstream on the others (taskset): calls/s is then "
+        "what one core of server serves, not what the shared machine has left after the clients",
+    )
     parser.add_argument("--markdown", type=Path, help="also write the tables (and the run) to this file")
     args = parser.parse_args()
     servers = args.servers.split(",")
+    if args.pin:
+        others = sorted(os.sched_getaffinity(0) - {0})
+        if 0 not in os.sched_getaffinity(0) or not others:
+            raise SystemExit("--pin needs CPU 0 and at least one other")
+        PIN.update(server="0", load=",".join(str(cpu) for cpu in others))
     if "FastMCP" in servers:
         ensure_venv(FASTMCP_VENV, "fastmcp", FASTMCP_VERSION)
     began = f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"

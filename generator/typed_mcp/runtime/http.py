@@ -437,10 +437,10 @@ def _header_value(name: str, value: Any) -> str:
 
 class _SecretQueryTransport(httpx2.AsyncBaseTransport):
     """Sends each request with its query credentials (the SECRET_QUERY extension) added to the URL,
-    through the connection pool, or the proxy the environment names for that URL (as httpx2 would)."""
+    directly (`wire.py`), or through the proxy the environment names for that URL (as httpx2 would)."""
 
     def __init__(self) -> None:
-        self._transports: dict[str | None, httpx2.AsyncHTTPTransport] = {}
+        self._transports: dict[str | None, httpx2.AsyncBaseTransport] = {}
         # The proxy of each (scheme, host), read from the environment once, as httpx2 reads it once per
         # client: reading it on every request was a scan of the whole environment per call.
         self._proxies: dict[tuple[str, str], str | None] = {}
@@ -457,12 +457,20 @@ class _SecretQueryTransport(httpx2.AsyncBaseTransport):
             self._proxies[key] = _environment_proxy(request.url)
         proxy = self._proxies[key]
         if proxy not in self._transports:
-            self._transports[proxy] = httpx2.AsyncHTTPTransport(proxy=proxy)
+            self._transports[proxy] = httpx2.AsyncHTTPTransport(proxy=proxy) if proxy else _direct()
         return await self._transports[proxy].handle_async_request(request)
 
     async def aclose(self) -> None:
         for transport in self._transports.values():
             await transport.aclose()
+
+
+def _direct() -> httpx2.AsyncBaseTransport:
+    """The transport of direct connections, loaded with the first request (aiohttp takes a tenth of a
+    second to import: a server that only lists its tools never pays it)."""
+    from .wire import AiohttpTransport
+
+    return AiohttpTransport()
 
 
 def _refused_certificate(exc: BaseException) -> str | None:
