@@ -190,3 +190,33 @@ async def test_failures_are_the_same_httpx2_failures_naming_no_url(transport):
             await client.get(url)
     for error in (cut.value, refused.value):
         assert "SECRET" not in str(error) and str(port) not in str(error), error
+
+
+async def test_the_servers_client_keeps_no_cookie_an_upstream_sets():
+    """An upstream that sets a new cookie with every answer: the runtime's shared client keeps none (it
+    would grow with each answer, and hand one caller's session to the next caller's requests), so even
+    a request the client itself builds (the OAuth token request is one) carries no Cookie header."""
+    seen: list[list[str]] = []
+
+    async def setting(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                seen.append(head.decode("latin-1").split("\r\n"))
+                cookie = f"session{len(seen)}=secret{len(seen)}; Path=/"
+                writer.write(f"HTTP/1.1 200 OK\r\nSet-Cookie: {cookie}\r\nContent-Length: 2\r\n\r\nok".encode())
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(setting, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    api = http.Api(env_prefix="WIRE_TEST", default_base_url=base)
+    client = api.client()
+    for _ in range(50):
+        assert (await client.send(httpx2.Request("GET", f"{base}/v1/x"))).text == "ok"
+    assert len(client.cookies.jar) == 0
+    assert (await client.post(f"{base}/token", data={"grant_type": "client_credentials"})).text == "ok"
+    assert [line for line in seen[-1] if line.lower().startswith("cookie")] == []
+    await client.aclose()
+    server.close()

@@ -13,6 +13,7 @@ import base64
 import datetime
 import email.utils
 import functools
+import http.cookiejar
 import importlib.util
 import json
 import logging
@@ -84,6 +85,7 @@ class Api(Settings, Credentials):
                 timeout=self.timeout,
                 follow_redirects=False,
                 headers={"user-agent": self.user_agent},
+                cookies=_no_cookies(),
                 transport=_SecretQueryTransport(),
             )
         return self._client
@@ -368,6 +370,14 @@ async def _inflate_capped(response: httpx2.Response, encoding: str, limit: int, 
                 return _past_limit(chunks, limit, truncate)
             data = decoder.unconsumed_tail
     return b"".join(chunks)
+
+
+def _no_cookies() -> http.cookiejar.CookieJar:
+    """A cookie jar that keeps nothing: the client is shared by every caller of the server, so an
+    upstream's Set-Cookie must not become state (one caller's session sent with another's request,
+    or a jar that grows with each answer of an upstream that sets a new cookie every time). Cookies
+    a request sends are its parameters and credentials, put on it by `_build`."""
+    return http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
 
 
 @functools.lru_cache(maxsize=16)  # parsed on every call, of the one or two base URLs a server has
