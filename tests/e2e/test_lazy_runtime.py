@@ -66,13 +66,14 @@ async def _served(tmp_path: Path, base_url: str, flags: list[str], tool: str, ar
 
 async def test_full_mode_over_stdio_loads_no_module_of_another_mode(tmp_path, demo_url):
     loaded = await _served(tmp_path, demo_url, [], "get_weather", {"city": "Paris"})
-    assert {"server", "http", "registry"} <= loaded  # it did serve the call
+    assert {"server", "http", "registry", "wire"} <= loaded  # it did serve the call, over aiohttp's wire
     assert loaded & LAZY == set(), loaded & LAZY
 
 
 async def test_discovery_mode_loads_its_search_and_nothing_of_hosting(tmp_path, demo_url):
     loaded = await _served(tmp_path, demo_url, ["--discovery"], "search_tools", {"query": "weather"})
     assert {"discovery", "search", "vocabulary"} <= loaded
+    assert "wire" not in loaded  # a search sends nothing upstream: aiohttp is not imported
     assert loaded & (LAZY - {"discovery", "search", "vocabulary"}) == set(), loaded
 
 
@@ -88,7 +89,7 @@ async def test_a_server_hosted_over_http_loads_its_hosting_and_nothing_of_discov
                 result = await client.call_tool("get_weather", {"city": "Paris"})
                 assert not result.is_error, result.content
     served = set(json.loads(loaded.read_text()))
-    assert {"server", "http", "hosting", "streamable", "deadlines"} <= served, served
+    assert {"server", "http", "hosting", "streamable", "deadlines", "wire"} <= served, served
     assert served & {"discovery", "search", "vocabulary", "introspection", "views"} == set(), served
 
 
