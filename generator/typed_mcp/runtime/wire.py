@@ -44,11 +44,16 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         self._max_connections = max_connections
         self._tls: ssl.SSLContext | None = None
 
+    def _context(self) -> ssl.SSLContext:
+        """httpx2's default TLS context, made for the first HTTPS request (loading the CA store takes
+        tens of milliseconds, which an API served over plain HTTP never pays)."""
+        if self._tls is None:
+            self._tls = httpx2.create_ssl_context()
+        return self._tls
+
     async def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            if self._tls is None:
-                self._tls = httpx2.create_ssl_context()
-            connector = aiohttp.TCPConnector(limit=self._max_connections, ssl=self._tls)
+            connector = aiohttp.TCPConnector(limit=self._max_connections)
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 cookie_jar=aiohttp.DummyCookieJar(),
@@ -80,6 +85,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
                 data=body or None,
                 allow_redirects=False,
                 timeout=timeout,
+                ssl=self._context() if request.url.scheme == "https" else True,
             )
         return httpx2.Response(
             answer.status,
