@@ -1,8 +1,8 @@
 """The generated package behind a process manager: the committed demo package's ASGI factory
-(`weather_mcp.asgi:create_app`) run by uvicorn with several worker processes on 127.0.0.1, called by
-concurrent MCP Python SDK clients; its stateless transport; the non-loopback rule kept per
-connection (uvicorn, not the package, binds the socket); and a bad configuration stopping every
-worker instead of a restart loop."""
+(`weather_mcp.asgi:create_app`) run by uvicorn, and by gunicorn with uvicorn's worker class, each with
+several worker processes on 127.0.0.1, called by concurrent MCP Python SDK clients; its stateless
+transport; the non-loopback rule kept per connection (the process manager, not the package, binds the
+socket); and a bad configuration stopping every worker instead of a restart loop."""
 
 from __future__ import annotations
 
@@ -32,6 +32,20 @@ def uvicorn(port: int, *flags: str) -> list[str]:
     return [sys.executable, *app, "--no-access-log", *flags]
 
 
+def gunicorn(port: int, workers: int) -> list[str]:
+    """The hosting docs' gunicorn line (`gunicorn -k uvicorn_worker.UvicornWorker -w N -b HOST:PORT
+    'weather_mcp.asgi:create_app()'`), on 127.0.0.1."""
+    app = ["-m", "gunicorn", "-k", "uvicorn_worker.UvicornWorker", "-w", str(workers), "-b", f"127.0.0.1:{port}"]
+    return [sys.executable, *app, "weather_mcp.asgi:create_app()"]
+
+
+def two_workers(manager: str, port: int) -> list[str]:
+    return uvicorn(port, "--workers", "2") if manager == "uvicorn" else gunicorn(port, 2)
+
+
+MANAGERS = ["uvicorn", "gunicorn"]
+
+
 def package_env(demo_url: str, **variables: str) -> dict[str, str]:
     return {**environment(PACKAGE / "src"), "WEATHER_MCP_BASE_URL": demo_url, **variables}
 
@@ -47,7 +61,8 @@ def non_loopback_address() -> str | None:
     return None if address.startswith("127.") or address == "0.0.0.0" else address
 
 
-async def test_uvicorn_workers_serve_concurrent_sdk_clients_statelessly(demo_url):
+@pytest.mark.parametrize("manager", MANAGERS)
+async def test_workers_serve_concurrent_sdk_clients_statelessly(demo_url, manager):
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     cities = sorted(CITIES)
@@ -61,7 +76,7 @@ async def test_uvicorn_workers_serve_concurrent_sdk_clients_statelessly(demo_url
                 assert not result.is_error, result.content
                 results[index, call] = (city, result.structured_content)
 
-    with running(uvicorn(port, "--workers", "2"), f"http://127.0.0.1:{port}/health", package_env(demo_url)):
+    with running(two_workers(manager, port), f"http://127.0.0.1:{port}/health", package_env(demo_url)):
         async with anyio.create_task_group() as group:
             for index in range(6):
                 group.start_soon(client, index)
@@ -104,16 +119,20 @@ def test_an_auth_mode_or_the_insecure_flag_lifts_the_loopback_rule():
     assert hosting.loopback_only(app, hosting.Hosting("none", origins), "X") is not app
 
 
-def test_a_bad_configuration_stops_every_worker_with_one_line(demo_url):
+@pytest.mark.parametrize("manager", MANAGERS)
+def test_a_bad_configuration_stops_every_worker_with_one_line(demo_url, manager):
     port = free_port()
-    args = uvicorn(port, "--workers", "2")
     env = package_env(demo_url, WEATHER_MCP_AUTH="bogus")
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        two_workers(manager, port), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     try:
-        _, stderr = proc.communicate(timeout=60)  # uvicorn's supervisor gives up: no restart loop
+        _, stderr = proc.communicate(timeout=60)  # the supervisor gives up: no restart loop
     except subprocess.TimeoutExpired:
         stop(proc)
-        pytest.fail("uvicorn kept restarting workers that cannot boot")
+        pytest.fail(f"{manager} kept restarting workers that cannot boot")
+    if manager == "gunicorn":  # its arbiter halts with the workers' boot failure (uvicorn's parent exits 0)
+        assert proc.returncode == 3, stderr
     errors = [line for line in stderr.splitlines() if line.startswith("weather_mcp.asgi: error:")]
     assert errors == [
         "weather_mcp.asgi: error: WEATHER_MCP_AUTH must be one of none, forwarded, oauth (got 'bogus')"

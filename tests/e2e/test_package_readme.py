@@ -45,7 +45,6 @@ PACKAGE_NOT_RUN = {
     "claude mcp add": "the Claude Code application",
     "code --add-mcp": "the VS Code application (tests/e2e/test_client_setup.py decodes its JSON)",
     "docker ": "an image build that pulls a base image: tests/e2e/test_dockerfile.py checks the Dockerfile",
-    "gunicorn ": "gunicorn and uvicorn-worker are not among the test's dependencies (uvicorn, the line above, is)",
     "python -m weather_mcp --toolsets": "the demo API has no toolsets, as its README says",
 }
 # What each server line must list: the flags' selection of the demo's tools.
@@ -99,7 +98,7 @@ def test_the_generated_readme_commands_run_against_the_package(demo_url: str, ca
                 env = dict(item.split("=", 1) for item in exported.stdout.split("\0") if "=" in item)
                 ran.append(line)
                 continue
-            if "--transport streamable-http" in script or script.startswith("uvicorn "):
+            if "--transport streamable-http" in script or script.startswith(("uvicorn ", "gunicorn ")):
                 serve_over_http(script, env, WEATHER_TOOLS)
                 ran.append(line)
                 continue
