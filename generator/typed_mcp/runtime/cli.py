@@ -210,7 +210,10 @@ def asgi_app(package: Package, name: str) -> Any:
             raise ValueError("the ASGI app needs the package's catalog.json (regenerate the package)")
         json_response = flag(None, env + "_JSON_RESPONSE")
     except ValueError as exc:  # HostingError, SelectionError and the settings' errors: one line each
-        print(f"{name}: error: {exc}", file=sys.stderr)
+        # One write: the workers of a process manager share its stderr, and `print` writes the line and
+        # its end apart, so two workers' lines could run into one.
+        sys.stderr.write(f"{name}: error: {exc}\n")
+        sys.stderr.flush()
         raise SystemExit(BOOT_FAILURE) from None
     if hosting.auth != "none" and not hosting.origins.public:
         logger.warning("only loopback Host headers are accepted: name the public host in %s_ALLOWED_HOSTS", env)

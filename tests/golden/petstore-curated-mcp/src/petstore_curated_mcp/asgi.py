@@ -3,15 +3,17 @@ the workers itself:
 
     uvicorn --factory petstore_curated_mcp.asgi:create_app --workers 4 --host 127.0.0.1 --port 8000 \\
         --http petstore_curated_mcp._runtime.deadlines:DeadlineProtocol
-    gunicorn -k uvicorn_worker.UvicornWorker -w 4 -b 127.0.0.1:8000 'petstore_curated_mcp.asgi:create_app()'
+    gunicorn -k petstore_curated_mcp._runtime.gunicorn_worker.DeadlineWorker -w 4 -b 127.0.0.1:8000 \\
+        'petstore_curated_mcp.asgi:create_app()'
 
 Configured by the command line's environment variables only (PETSTORE_CURATED_MCP_BASE_URL, _AUTH,
 _ALLOWED_HOSTS, _ALLOWED_ORIGINS, _OAUTH_*, _TOOLSETS, _TOOLS, _READ_ONLY, _DISCOVERY, _JSON_RESPONSE,
 _INSECURE_NO_AUTH). Always stateless: no request needs the worker of an earlier one, so workers and
 replicas share nothing. Without an auth mode, only connections to a loopback address are served.
-`--http ...DeadlineProtocol` gives uvicorn the deadlines the command line sets: a request's headers
-within 10 s of its first byte, its body within 30 s (uvicorn itself has none: a client sending its
-headers a byte a second holds a connection for ever); behind gunicorn, put such a proxy in front.
+`--http ...DeadlineProtocol` (and gunicorn's `DeadlineWorker`, which needs the uvicorn-worker package)
+give the server the deadlines the command line sets: a request's headers within 10 s of its first
+byte, its body within 30 s (uvicorn itself has none: a client sending its headers a byte a second
+holds a connection for ever).
 """
 
 from typing import Any
