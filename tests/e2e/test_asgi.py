@@ -9,7 +9,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
 
 import anyio
 import httpx
@@ -20,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from harness import environment
 from harness.demo.process import free_port, running, stop
 from harness.demo.weather_api import CITIES
+from harness.slow import trickle
 from support import REPO
 
 pytestmark = pytest.mark.anyio
@@ -152,32 +152,14 @@ def test_a_bad_configuration_stops_every_worker_with_one_line(demo_url, manager)
         assert "Traceback" not in stderr
 
 
-async def trickled_headers(port: int, within: float) -> tuple[float, bytes] | None:
-    """Send a request's headers a byte a second: when the server closed the connection and what it
-    answered, or None when it was still open after `within` seconds."""
-    head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-slow: ".encode() + b"a" * 100
-    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-        started, answer = time.monotonic(), b""
-        for byte in head:
-            if time.monotonic() - started > within:
-                return None
-            try:
-                await stream.send(bytes([byte]))
-                with anyio.move_on_after(1):
-                    while True:
-                        answer += await stream.receive()
-            except (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError):
-                return time.monotonic() - started, answer
-    return None
-
-
 @pytest.mark.parametrize("worker", [DEADLINE_WORKER, "uvicorn_worker.UvicornWorker"])
 async def test_gunicorns_deadline_worker_cuts_off_a_client_trickling_its_headers(demo_url, worker):
     """Under gunicorn the documented worker class answers 408 and closes the connection once the
     headers' 10 s have passed; uvicorn-worker's own class (the line the docs gave before) holds it."""
     port = free_port()
     with running(gunicorn(port, 1, worker), f"http://127.0.0.1:{port}/health", package_env(demo_url)):
-        closed = await trickled_headers(port, within=HEADER_SECONDS + GRACE)
+        head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-slow: ".encode() + b"a" * 100
+        closed = await trickle(port, b"", head, within=HEADER_SECONDS + GRACE)
         assert httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200  # it still serves
     if worker != DEADLINE_WORKER:
         assert closed is None, closed

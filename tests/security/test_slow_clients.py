@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from harness import environment
 from harness.demo.process import free_port, running
+from harness.slow import trickle
 from support import REPO
 
 pytestmark = pytest.mark.anyio
@@ -32,24 +33,12 @@ async def slow_client(port: int, body: bool, closed: dict[int, tuple[float, byte
     """Connect, then send a request a byte a second (only its body, for `body`); record when the
     server closed the connection and what it answered."""
     head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
-    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-        started = time.monotonic()
-        if body:
-            await stream.send(f"{head}content-length: 1000\r\n\r\n".encode())
-        payload = b"{" + b" " * 999 if body else head.encode() + b"x-slow: " + b"a" * 1000
-        answer = b""
-        deadline = (BODY_SECONDS if body else HEADER_SECONDS) + GRACE
-        for byte in payload:
-            if time.monotonic() - started > deadline:
-                return
-            try:
-                await stream.send(bytes([byte]))
-                with anyio.move_on_after(1):
-                    while True:
-                        answer += await stream.receive()
-            except (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError):
-                closed[index] = (time.monotonic() - started, answer)
-                return
+    at_once = f"{head}content-length: 1000\r\n\r\n".encode() if body else b""
+    payload = b"{" + b" " * 999 if body else head.encode() + b"x-slow: " + b"a" * 1000
+    deadline = (BODY_SECONDS if body else HEADER_SECONDS) + GRACE
+    ended = await trickle(port, at_once, payload, deadline)
+    if ended is not None:
+        closed[index] = ended
 
 
 async def test_slow_clients_are_cut_off_and_do_not_delay_anyone_else(demo_url):
