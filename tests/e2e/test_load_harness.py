@@ -6,6 +6,7 @@ command line with two forked workers. The load itself is `make load`."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,20 @@ def test_the_floor_answers_every_call_and_the_ratios_measure_from_it(tmp_path: P
     assert len(ratios) == 2 and lines[at].count("|") == ratios[0].count("|"), text
     ours, theirs = ratios[0].split("|")[7].split(" / ")  # ms per call above the floor's
     float(ours), float(theirs)
+
+
+@pytest.mark.long
+def test_pinned_the_server_and_the_load_run_on_cpus_of_their_own(tmp_path: Path):
+    """`--pin`: the server's workers on CPU 0, the clients and the upstream on the others (taskset),
+    said in the run's line; every call still answered and counted."""
+    if len(os.sched_getaffinity(0)) < 2 or 0 not in os.sched_getaffinity(0):
+        pytest.skip("--pin needs CPU 0 and another CPU; this process may use fewer")
+    out = tmp_path / "load.md"
+    args = [sys.executable, str(REPO / "bench" / "load.py"), "--servers", "typed-mcp", "--workers", "1", "--pin"]
+    args += ["--clients", "2", "--calls", "20", "--ramp", "0", "--mixes", "read", "--markdown", str(out)]
+    run = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    text = out.read_text()
+    assert "the server's workers on CPU 0, the load on CPU " in text, text[:600]
+    row = rows(text)["read"]
+    assert (row["calls"], row["errors"], row["lost"], row["upstream reads / writes"]) == ("20", "0", "0", "20 / 0"), row
