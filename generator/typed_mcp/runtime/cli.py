@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import heap
 from .options import (
     AUTH_MODES,
     BODY_SECONDS,
@@ -172,6 +173,9 @@ def main(command: Command, package: Callable[[], Package], argv: list[str] | Non
         body_seconds = deadline(args.body_timeout, env + "_BODY_TIMEOUT", BODY_SECONDS)
     except (SelectionError, HostingError, ValueError) as exc:  # one line: what is wrong and what to choose
         options.exit(2, f"{options.prog}: error: {exc}\n")
+    if hosting is not None:
+        from . import wire  # noqa: F401  # a hosted server's first calls do not wait for aiohttp's import
+    heap.settle(collect=True)  # what start-up built lives as long as the server
     if hosting is None:
         serve_stdio(server)
         return
@@ -219,4 +223,8 @@ def asgi_app(package: Package, name: str) -> Any:
         logger.warning("only loopback Host headers are accepted: name the public host in %s_ALLOWED_HOSTS", env)
     # httpx2 logs every request URL at INFO: keep it quiet whatever level the MCP SDK configures (as the CLI does).
     logging.getLogger("httpx2").setLevel(logging.WARNING)
-    return http_app(package, server, hosting, stateless=True, json_response=json_response)
+    app = http_app(package, server, hosting, stateless=True, json_response=json_response)
+    from . import wire  # noqa: F401  # the worker's first calls do not wait for aiohttp's import
+
+    heap.settle(collect=True)  # what start-up built lives as long as the worker
+    return app

@@ -54,7 +54,7 @@ from mcp.types import Tool as MCPTool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from . import registry, schemas
+from . import heap, registry, schemas
 from .arguments import ArgumentCheck
 from .config import FORWARDED_AUTHORIZATION
 from .contracts import unpack_catalog
@@ -547,6 +547,7 @@ class _Catalog:
         if name not in self.registered:
             self.info.register_tool(self.sdk, _built(self.info.tool_entry(name)))
             self.registered.add(name)
+            heap.settle()  # the tool's module, models and argument model live as long as the server
 
     def bounds(self, cursor: Any) -> tuple[int, int]:
         """The page a cursor names: (start, end) indexes of its tools."""
