@@ -311,6 +311,9 @@ def measure(server: str, mix: str, workers: int, args: argparse.Namespace, upstr
         pids = workers_of(proc.pid, forked=server == "typed-mcp-cli")
         if len(pids) != workers:
             raise SystemExit(f"expected {workers} worker processes, found {len(pids)}")
+        if args.warm_up:  # not counted: the row measures a server whose tools have been used
+            warm = argparse.Namespace(**{**vars(args), "clients": args.warm_up, "calls": args.warm_up, "rate": 0.0})
+            run_clients(f"http://127.0.0.1:{port}/mcp", warm, MIXES[mix], server)
         cpu_before = [cpu_seconds(pid) for pid in pids]
         count_before, peers_before = upstream_get(upstream, "_count"), Counter(upstream_get(upstream, "_peers"))
         with Watch(pids, port, int(upstream.rsplit(":", 1)[1])) as watch:
@@ -358,6 +361,8 @@ def run_clients(url: str, args: argparse.Namespace, writes: float, server: str) 
         share_calls = calls // processes + (1 if index < calls % processes else 0)
         command = [sys.executable, str(BENCH / "load_clients.py"), "--url", url, "--writes", str(writes)]
         command += ["--clients", str(share_clients), "--calls", str(share_calls), "--ramp", str(args.ramp)]
+        if args.rate:  # the whole run's rate, shared as the clients are
+            command += ["--rate", str(args.rate * share_clients / clients)]
         if server == "FastMCP":
             command.append("--flat-body")  # from_openapi makes the body's fields the arguments
         command = pinned(command, "load")
@@ -464,6 +469,19 @@ def main() -> None:
         "--no-wait-workers",
         action="store_true",
         help="start the clients once /health answers, not once every worker has started (shows the uneven spread)",
+    )
+    parser.add_argument(
+        "--warm-up",
+        type=int,
+        default=0,
+        help="calls made before each row, one a session, not counted (the tools' first use, imports included)",
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="calls a second in all, on a fixed schedule (0: each client calls as soon as its last call is "
+        "answered); below every server's capacity, the latencies compare the servers at the same load",
     )
     parser.add_argument(
         "--pin",

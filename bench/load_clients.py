@@ -51,6 +51,8 @@ class Tally:
         self.samples: list[str] = []
         self.calls: list[list] | None = [] if record else None
         self.start = self.end = 0.0
+        self.clients = clients
+        self.paced = 0.0  # with --rate: the perf_counter the calls' schedule counts from
         self.until = 0.0  # with --duration: no call starts after this time
         self.waiting = clients  # sessions not yet open (or failed to open)
         self.opened = anyio.Event()  # every session is open: the calls start together
@@ -104,9 +106,20 @@ def expected(tool: str, arguments: dict, structured: dict | None) -> bool:
 
 
 async def client(
-    url: str, index: int, calls: int, writes: float, flat: bool, ramp: float, timeout: float, tally: Tally
+    url: str,
+    index: int,
+    calls: int,
+    writes: float,
+    flat: bool,
+    ramp: float,
+    timeout: float,
+    tally: Tally,
+    interval: float = 0.0,
 ) -> None:
-    """One session: its share of the calls, one after another (until `tally.until`, when set)."""
+    """One session: its share of the calls, one after another (until `tally.until`, when set). With
+    `interval`, the k-th call is due `k * interval` seconds after the start (offset by the session's
+    place): it waits until then, and its latency counts from then, so that a server that falls
+    behind is charged for the calls it delays (an open-loop rate, not the server's own pace)."""
     done, settled, ended = 0, False, False
     try:
         await anyio.sleep(index * ramp)  # sessions opened one after another (`--ramp`), not in one burst
@@ -123,6 +136,10 @@ async def client(
                     break
                 tool, arguments, station = request(index, call, writes, flat)
                 began, wall = time.perf_counter(), time.time()
+                if interval:
+                    due = tally.paced + (call + index / tally.clients) * interval
+                    await anyio.sleep(max(0.0, due - time.perf_counter()))
+                    began, wall = due, time.time()
                 try:
                     with anyio.fail_after(timeout):
                         result = await session.call_tool(tool, arguments)
@@ -168,14 +185,17 @@ async def run(
     duration: float,
     flat: bool,
     ramp: float,
+    rate: float = 0.0,
 ) -> Tally:
     tally = Tally(clients, record)
     shares = [calls // clients + (1 if index < calls % clients else 0) for index in range(clients)]
+    interval = clients / rate if rate else 0.0  # each session's time between its calls
     async with anyio.create_task_group() as group:
         for index, share in enumerate(shares):
-            group.start_soon(client, url, index, share, writes, flat, ramp / clients, timeout, tally)
+            group.start_soon(client, url, index, share, writes, flat, ramp / clients, timeout, tally, interval)
         await tally.opened.wait()
         tally.start = time.time()
+        tally.paced = time.perf_counter()
         tally.until = tally.start + duration if duration else 0.0
         # SIGUSR1: stop now (no call starts after it), for a driver that decides when enough is done.
         signal.signal(signal.SIGUSR1, lambda *_: setattr(tally, "until", time.time()))
@@ -197,8 +217,11 @@ def main() -> None:
     parser.add_argument("--record", action="store_true", help="also print every call's times and outcome")
     parser.add_argument("--flat-body", action="store_true", help="a write's arguments are the report's fields")
     parser.add_argument("--ramp", type=float, default=0.0, help="seconds over which the sessions are opened")
+    parser.add_argument(
+        "--rate", type=float, default=0.0, help="calls a second of this process (0: each session's own pace)"
+    )
     args = parser.parse_args()
-    options = (args.writes, args.timeout, args.record, args.duration, args.flat_body, args.ramp)
+    options = (args.writes, args.timeout, args.record, args.duration, args.flat_body, args.ramp, args.rate)
     tally = anyio.run(run, args.url, args.clients, args.calls, *options)
     times = os.times()
     fields = ("latencies", "errors", "lost", "samples", "start", "end")
