@@ -175,7 +175,9 @@ def main(command: Command, package: Callable[[], Package], argv: list[str] | Non
         options.exit(2, f"{options.prog}: error: {exc}\n")
     if hosting is not None:
         from . import wire  # noqa: F401  # a hosted server's first calls do not wait for aiohttp's import
-    heap.settle(collect=True)  # what start-up built lives as long as the server
+    # What start-up built lives as long as the server; a hosted one first collects what is garbage
+    # (tens of milliseconds, which a stdio server's client would wait for before its first listing).
+    heap.settle(collect=hosting is not None)
     if hosting is None:
         serve_stdio(server)
         return
