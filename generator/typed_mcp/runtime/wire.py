@@ -17,9 +17,9 @@ transport keeps httpx2's contract, so nothing above it changes:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 
 import aiohttp
 import httpx2
@@ -31,6 +31,7 @@ from yarl import URL
 MAX_LINE_BYTES = 32 * 1024
 MAX_HEADERS = 256
 CHUNK_BYTES = 64 * 1024
+MAX_CONNECTIONS = 100  # httpx2's own pool's default
 # Headers aiohttp adds to a request that lacks them: the request already says what it means to.
 NOT_ADDED = ("Accept", "Accept-Encoding", "User-Agent", "Content-Type")
 
@@ -38,10 +39,9 @@ NOT_ADDED = ("Accept", "Accept-Encoding", "User-Agent", "Content-Type")
 class AiohttpTransport(httpx2.AsyncBaseTransport):
     """One aiohttp session (its connection pool) for the event loop that first sends through it."""
 
-    def __init__(self, max_connections: int = 100) -> None:
+    def __init__(self) -> None:
         self._session: aiohttp.ClientSession | None = None
         self._closer: AsyncGenerator[None, None] | None = None
-        self._max_connections = max_connections
         self._tls: ssl.SSLContext | None = None
 
     def _context(self) -> ssl.SSLContext:
@@ -53,7 +53,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
 
     async def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._max_connections)
+            connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS)
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 cookie_jar=aiohttp.DummyCookieJar(),
@@ -89,7 +89,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
             )
         return httpx2.Response(
             answer.status,
-            headers=[(name, value) for name, value in answer.raw_headers],
+            headers=list(answer.raw_headers),
             stream=_Body(answer, request),
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": (answer.reason or "").encode("latin-1")},
             request=request,
@@ -129,24 +129,17 @@ class _Body(httpx2.AsyncByteStream):
             self._answer.close()
 
 
-class _as_httpx2:  # noqa: N801 - used as a context manager, like a function
-    """aiohttp's exceptions as httpx2's of the same kind (the runtime reads only httpx2's)."""
-
-    def __init__(self, request: httpx2.Request, reading: bool = False) -> None:
-        self._request = request
-        self._reading = reading
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, trace: Any) -> None:
-        if exc is None or not isinstance(exc, (aiohttp.ClientError, asyncio.TimeoutError)):
-            return  # nothing, or not aiohttp's (cancellation, the runtime's own): as it is
-        error = _translated(exc, self._request, self._reading)
+@contextlib.contextmanager
+def _as_httpx2(request: httpx2.Request, reading: bool = False) -> Iterator[None]:
+    """aiohttp's exceptions as httpx2's of the same kind (the runtime reads only httpx2's); anything
+    else (cancellation, the runtime's own) as it is."""
+    try:
+        yield
+    except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
         # A refused certificate's cause is the ssl module's error itself, which `http._refused_certificate`
         # reads (aiohttp's exception is also an ssl.CertificateError, without its verify_message).
         cause = exc.certificate_error if isinstance(exc, aiohttp.ClientConnectorCertificateError) else exc
-        raise error from cause
+        raise _translated(exc, request, reading) from cause
 
 
 def _translated(exc: BaseException, request: httpx2.Request, reading: bool) -> httpx2.HTTPError:
@@ -160,12 +153,10 @@ def _translated(exc: BaseException, request: httpx2.Request, reading: bool) -> h
         return httpx2.ReadTimeout(name, request=request)
     if isinstance(exc, aiohttp.ClientConnectorError):
         return httpx2.ConnectError(name, request=request)
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return httpx2.RemoteProtocolError(name, request=request)
-    if isinstance(exc, aiohttp.ClientResponseError):  # an answer the parser refused
+    if isinstance(exc, (aiohttp.ClientPayloadError, aiohttp.ClientResponseError)):  # an answer cut or refused
         return httpx2.RemoteProtocolError(name, request=request)
     if isinstance(exc, aiohttp.ServerDisconnectedError) and not reading:
         return httpx2.RemoteProtocolError(name, request=request)
-    if isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientOSError)):
+    if isinstance(exc, aiohttp.ClientConnectionError):  # ClientOSError among them
         return httpx2.ReadError(name, request=request) if reading else httpx2.WriteError(name, request=request)
     return httpx2.TransportError(name, request=request)

@@ -173,12 +173,10 @@ def main(command: Command, package: Callable[[], Package], argv: list[str] | Non
         body_seconds = deadline(args.body_timeout, env + "_BODY_TIMEOUT", BODY_SECONDS)
     except (SelectionError, HostingError, ValueError) as exc:  # one line: what is wrong and what to choose
         options.exit(2, f"{options.prog}: error: {exc}\n")
-    if hosting is not None:
-        from . import wire  # noqa: F401  # a hosted server's first calls do not wait for aiohttp's import
-    # What start-up built lives as long as the server; a hosted one first collects what is garbage
-    # (tens of milliseconds, which a stdio server's client would wait for before its first listing).
-    heap.settle(collect=hosting is not None)
     if hosting is None:
+        # What start-up built lives as long as the server (without a full collection first: the
+        # client waits for its first listing; a hosted server's start-up is `streamable.started`).
+        heap.settle()
         serve_stdio(server)
         return
     from .streamable import serve_http
@@ -225,8 +223,4 @@ def asgi_app(package: Package, name: str) -> Any:
         logger.warning("only loopback Host headers are accepted: name the public host in %s_ALLOWED_HOSTS", env)
     # httpx2 logs every request URL at INFO: keep it quiet whatever level the MCP SDK configures (as the CLI does).
     logging.getLogger("httpx2").setLevel(logging.WARNING)
-    app = http_app(package, server, hosting, stateless=True, json_response=json_response)
-    from . import wire  # noqa: F401  # the worker's first calls do not wait for aiohttp's import
-
-    heap.settle(collect=True)  # what start-up built lives as long as the worker
-    return app
+    return http_app(package, server, hosting, stateless=True, json_response=json_response)

@@ -11,6 +11,7 @@ import anyio
 from mcp.server import MCPServer
 from starlette.routing import Route
 
+from . import heap
 from .hosting import WILDCARD_HOSTS, Hosting, loopback_only
 from .options import BODY_SECONDS, HEADER_SECONDS
 from .server import Package, Server
@@ -49,7 +50,17 @@ def http_app(
         custom_starlette_routes=[Route("/health", endpoint=package.health, methods=["GET"], include_in_schema=False)],
         **oauth,
     )
+    started()
     return loopback_only(app, hosting, package.env_prefix)
+
+
+def started() -> None:
+    """A hosted server's start-up, once its app is built: aiohttp imported now, so that its first
+    calls do not wait for it; then what start-up built collected and frozen (`heap.py`): it lives as
+    long as the server, and the full collection's pause costs no call yet."""
+    from . import wire  # noqa: F401
+
+    heap.settle(collect=True)
 
 
 def serve_http(
@@ -76,6 +87,7 @@ def serve_http(
             raise ValueError("--auth needs the package's catalog.json (regenerate the package)")
         if workers > 1:
             raise ValueError("--workers needs the package's catalog.json (regenerate the package)")
+        started()
         server.run(
             "streamable-http",
             host=host,
