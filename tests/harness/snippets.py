@@ -182,8 +182,8 @@ def served_the_demo(stdout: str, tools: tuple[str, ...]) -> None:
 
 def serve_over_http(script: str, env: dict[str, str], tools: tuple[str, ...]) -> None:
     """A line that serves until stopped (the package's command line, uvicorn or gunicorn): run on
-    127.0.0.1 and a free port (for the README's 0.0.0.0 and 8000), until its /health answers and an MCP client over streamable HTTP has listed the demo's
-    tools and called one; then stopped."""
+    127.0.0.1 and a free port (for the README's 0.0.0.0 and 8000), until its /health answers and an
+    MCP client over streamable HTTP has listed the demo's tools and called one; then stopped."""
     port = free_port()
     script = re.sub(r"--port 8000\b", f"--port {port}", script).replace("--host 0.0.0.0", "--host 127.0.0.1")
     script = script.replace("-b 0.0.0.0:8000", f"-b 127.0.0.1:{port}")  # gunicorn's bind
