@@ -1,67 +1,96 @@
-"""Deadlines uvicorn's HTTP/1.1 server does not have: a client that sends its request headers one byte
-a second (or a body it announced, or nothing at all after connecting) held its connection forever,
-since uvicorn's only timer is the keep-alive of an idle connection, which the first byte of the next
-request cancels. Enough such clients use up the process's file descriptors and no one else connects.
+"""The hosted server's HTTP/1.1 protocol: uvicorn's httptools one (its parser is llhttp, compiled; h11's,
+pure Python, was a tenth of a served call's CPU) with the limits uvicorn does not give it.
 
-`DeadlineProtocol` is uvicorn's own h11 protocol, given with `uvicorn.Config(http=...)` (or `uvicorn
---http <module>._runtime.deadlines:DeadlineProtocol`): a request's headers must be complete within
-`header_seconds` of its first byte (of the connection's start, for the first request), and its body
-within `body_seconds` of its headers; past either, the client gets `408 Request Timeout` (when no
-answer has begun) and the connection is closed. Between requests the keep-alive timeout applies as
-before, and an answer that streams for long (an SSE stream) has no deadline here: the request is in."""
+Deadlines: a client that sends its request head one byte a second (or a body it announced, or
+nothing at all after connecting) held its connection forever, since uvicorn's only timer is the
+keep-alive of an idle connection, which the first byte of the next request cancels; enough such
+clients use up the process's file descriptors and no one else connects. Here a request's head must be
+complete within `header_seconds` of its first byte (of the connection's start, for the first request),
+and its body within `body_seconds` of its head; past either, the client gets `408 Request Timeout`
+(when no answer to it has begun) and the connection is closed. Between requests the keep-alive
+timeout applies as before, and an answer that streams for long (an SSE stream) has no deadline here:
+the request is in.
+
+A head's size: llhttp has no limit of its own (h11's was 16 KiB), and uvicorn keeps every header
+line it is given, so a client could send an endless head within its deadline and take the memory it
+likes. A head still incomplete after MAX_HEAD_BYTES is answered 431 and the connection closed.
+
+`DeadlineProtocol` is given with `uvicorn.Config(http=...)` (or `uvicorn --http
+<module>._runtime.deadlines:DeadlineProtocol`; gunicorn's `DeadlineWorker` serves with it)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 
-import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .options import BODY_SECONDS, HEADER_SECONDS
 
 logger = logging.getLogger(__name__)
-_TIMEOUT_BODY = b"the request came in too slowly\n"
-_TIMEOUT = (
-    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
-    b"content-length: %d\r\n\r\n%s" % (len(_TIMEOUT_BODY), _TIMEOUT_BODY)
-)
+MAX_HEAD_BYTES = 64 * 1024  # the request line and headers: four times h11's limit
 
 
-class DeadlineProtocol(H11Protocol):
+def _answer(status: bytes, text: bytes) -> bytes:
+    head = b"HTTP/1.1 %s\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n" % status
+    return head + b"content-length: %d\r\n\r\n%s" % (len(text), text)
+
+
+_TIMEOUT = _answer(b"408 Request Timeout", b"the request came in too slowly\n")
+_TOO_LARGE = _answer(b"431 Request Header Fields Too Large", b"the request's head is too large\n")
+
+
+class DeadlineProtocol(HttpToolsProtocol):
     header_seconds = HEADER_SECONDS
     body_seconds = BODY_SECONDS
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._deadline: asyncio.TimerHandle | None = None
         self._phase: str | None = None
+        # What of the current request the client still owes: "head", "body", nothing (None: it is
+        # in), or "next" (answered: the next byte begins another request).
+        self._owed: str | None = "head"
+        self._head_bytes = 0
+        self._begun_here = False
         super().connection_made(transport)
-        self._watch(request_begun=True)
+        self._set("head")
 
     def data_received(self, data: bytes) -> None:
+        self._begun_here = False
         super().data_received(data)
-        self._watch(request_begun=True)
+        if self._owed == "head" and not self._begun_here:  # all of `data` is the head, still not whole
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
+                logger.info("closed a connection whose request head was over %d bytes", MAX_HEAD_BYTES)
+                self._refuse(_TOO_LARGE)
+        self._set("head" if self._owed == "next" else self._owed)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        # A head is counted from the read after the one it begins in (which may hold the end of the
+        # request before it): what it takes is at most MAX_HEAD_BYTES and one read.
+        self._owed, self._head_bytes, self._begun_here = "head", 0, True
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        self._owed = "body"
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._owed = None
 
     def on_response_complete(self) -> None:
+        if self._owed is None and not self.pipeline:  # not while a pipelined request waits its turn
+            self._owed = "next"
         super().on_response_complete()
-        self._watch(request_begun=False)  # idle until the next byte: the keep-alive timeout's time
+        self._set(None)  # idle until the next byte: the keep-alive timeout's time
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._set(None)
         super().connection_lost(exc)
 
-    def _watch(self, *, request_begun: bool) -> None:
-        """The deadline of the phase the request is in (h11's view of the client): set when the phase
-        begins, so that trickling bytes never moves it."""
-        state = self.conn.their_state
-        if state is h11.IDLE:
-            self._set("headers" if request_begun else None)
-        elif state is h11.SEND_BODY:
-            self._set("body")
-        else:  # the whole request is in (or the connection is done): the answer takes its time
-            self._set(None)
-
     def _set(self, phase: str | None) -> None:
+        """The deadline of `phase`, set when the phase begins, so that trickling bytes never move it."""
         if phase == self._phase:
             return
         if self._deadline is not None:
@@ -69,16 +98,25 @@ class DeadlineProtocol(H11Protocol):
             self._deadline = None
         self._phase = phase
         if phase is not None:
-            seconds = self.header_seconds if phase == "headers" else self.body_seconds
+            seconds = self.header_seconds if phase == "head" else self.body_seconds
             self._deadline = self.loop.call_later(seconds, self._expired, phase)
 
     def _expired(self, phase: str) -> None:
         self._deadline = None
         if self.transport.is_closing():
             return
-        if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):  # no answer has begun
-            self.transport.write(_TIMEOUT)
         logger.info("closed a connection whose request %s did not arrive in time", phase)
+        self._refuse(_TIMEOUT)
+
+    def _refuse(self, answer: bytes) -> None:
+        """`answer` the current request, unless an answer to it has begun, and close the connection."""
+        cycle = self.cycle
+        if self._owed in ("head", "next"):  # no cycle is this request's yet; one may still be answering
+            answering = cycle is not None and not cycle.response_complete
+        else:
+            answering = cycle is not None and cycle.response_started
+        if not answering:
+            self.transport.write(answer)
         self.transport.close()
 
 
