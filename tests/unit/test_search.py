@@ -139,6 +139,35 @@ def test_adjacent_query_words_count_again_where_a_tool_has_them_together():
     assert [hit["name"] for hit in search.SearchIndex(docs).search("pull request", 3)] == ["together", "apart", "far"]
 
 
+def test_the_semantic_ranking_weighs_more_where_the_words_found_less():
+    """With the semantic extra, how much its ranking counts in the fusion depends on how many of the
+    query's concepts the word ranking's best holds in its name, title, path or intent: little when it
+    holds them all (the words found it), as much as the words' own ranking when it holds none."""
+    search = runtime("search")
+    docs = [
+        doc("refund", name="refunds create", title="Create a refund", description="Money back to a card"),
+        doc("charge", name="charges create", title="Create a charge"),
+        doc("payout", name="payouts create", title="Create a payout"),
+        doc("dispute", name="disputes close", title="Close a dispute", description="Money back to a card"),
+        doc("balance", name="balance get", title="Retrieve the balance"),
+    ]
+    index = search.SearchIndex(docs)
+
+    class Nearest:  # the semantic ranking: the balance alone
+        def rank(self, query: str, limit: int) -> list[int]:
+            return [4]
+
+    index.semantic = Nearest()
+    assert index._fused("q", [0, 1, 2, 3, 4], {}, None, 1.0)[0] == 0  # all matched: the words' best stays
+    assert index._fused("q", [0, 1, 2, 3, 4], {}, None, 0.0)[0] == 4  # none matched: meaning leads
+    matched, fused = [], index._fused
+    index._fused = lambda *args: matched.append(args[-1]) or fused(*args)
+    index.search("create refunds", 5)
+    index.search("create money refunds back", 5)  # "money" and "back" only in descriptions
+    index.search("money back", 5)
+    assert matched == [1.0, 0.5, 0.0]
+
+
 def test_results_after_the_fifth_show_toolsets_the_first_five_do_not():
     """When a search misses, an agent lists one of the toolsets its results show: the places after the
     ranking's first five go first to tools of toolsets not shown yet (in their order), so that ten

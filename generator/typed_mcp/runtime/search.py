@@ -43,12 +43,14 @@ EXACT = ("title", "name", "sentence")  # what a query may be exactly, in this or
 LEVELS = 3  # word for word, without stop words, without word endings (`_said`)
 DESCRIBED = 30  # the best described tools added to them for a word no tool's name holds
 # With the optional semantic ranking (`semantic.py`): how many of its nearest tools join the candidates,
-# and reciprocal rank fusion's k and the semantic ranking's weight (a tool gets 1 / (FUSION + its rank)
-# from the full-text ranking, WEIGHT / (FUSION + its rank) from the semantic one), chosen on the tuning
-# sets (github.json, blind/github.json, cloudflare.json) among k 20/60, 30/100 nearest, weight 0.5/1.
+# and reciprocal rank fusion's k and the semantic ranking's weight: a tool gets 1 / (FUSION + its rank)
+# from the full-text ranking, w / (FUSION + its rank) from the semantic one, where w goes from MISSED,
+# when the full-text ranking's best holds none of the query's concepts in what says what it is and does,
+# down to MATCHED when it holds them all (the words found it; where they did not, meaning may). Chosen
+# on the tuning sets (github.json, cloudflare.json, blind/): k 5/10/15/20, 30/50 nearest, w 0 to 2.
 NEAREST = 30
-FUSION = 20
-WEIGHT = 0.5
+FUSION = 10
+MATCHED, MISSED = 0.25, 1.0
 # The results an agent reads before it browses keep the ranking's order; the places after them go
 # first to tools of toolsets not shown yet (`_browsable`): measured on every task set, the top 5 as
 # it was and one search plus one browse better on each (blind2 71 -> 75 of 90).
@@ -205,7 +207,8 @@ class SearchIndex:
             key=lambda row: (exact.get(row, LEVELS * len(EXACT)), -held[row], unlike(self.docs[row]), score[row], row),
         )
         if self.semantic is not None:
-            ranked = self._fused(query, ranked, exact, within)
+            best = sum(ranked[0] in found for found in holders[: len(groups)]) / len(groups) if ranked else 0.0
+            ranked = self._fused(query, ranked, exact, within, best)
         if within is None:  # within one toolset, there is nothing else to show
             ranked = self._browsable(ranked, limit)
         return [self.result(self.docs[row]) for row in ranked[:limit]]
@@ -224,15 +227,18 @@ class SearchIndex:
                 later.append(row)
         return head + later
 
-    def _fused(self, query: str, ranked: list[int], exact: dict[int, int], within: set[int] | None) -> list[int]:
-        """`ranked` fused with the semantic ranking by reciprocal rank fusion, the exact matches still
-        first (nothing can push them down); `ranked` as it is while the semantic ranking has nothing."""
+    def _fused(
+        self, query: str, ranked: list[int], exact: dict[int, int], within: set[int] | None, matched: float
+    ) -> list[int]:
+        """`ranked` fused with the semantic ranking by reciprocal rank fusion, weighted by how much of the
+        query (`matched`, 0 to 1) the best of `ranked` holds; the exact matches still first (nothing can
+        push them down); `ranked` as it is while the semantic ranking has nothing."""
         nearest = self.semantic.rank(query, len(self.docs) if within is not None else NEAREST)
         nearest = [row for row in nearest if within is None or row in within][:NEAREST]
         if not nearest:
             return ranked
         fused: dict[int, float] = {}
-        for weight, ranking in ((1.0, ranked), (WEIGHT, nearest)):
+        for weight, ranking in ((1.0, ranked), (MISSED - (MISSED - MATCHED) * matched, nearest)):
             for position, row in enumerate(ranking, 1):
                 fused[row] = fused.get(row, 0.0) + weight / (FUSION + position)
         return sorted(fused, key=lambda row: (exact.get(row, LEVELS * len(EXACT)), -fused[row], row))
