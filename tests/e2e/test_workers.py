@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import anyio
@@ -21,6 +22,7 @@ from harness.demo.process import free_port, socket_inodes, tcp_sockets, wait_htt
 from harness.demo.weather_api import CITIES
 from harness.replicas import children_of
 from support import demo_http, demo_http_command, demo_stdio
+from typed_mcp.runtime.workers import SLACK
 
 pytestmark = [
     pytest.mark.anyio,
@@ -48,23 +50,30 @@ def workers_listening(pid: int, port: int, count: int, timeout: float = 30.0) ->
 
 
 def spread(port: int, workers: list[int], connections: int) -> dict[int, int]:
-    """Open `connections` connections at once (a burst, as clients starting together open them),
-    each asking for /health and kept open; how many each worker accepted."""
+    """Open `connections` connections at once (a burst, as clients starting together open them): how
+    many each worker accepted; then each asks for /health and is answered."""
     opened = [socket.create_connection(("127.0.0.1", port)) for _ in range(connections)]
     try:
+        ours = {sock.getsockname()[1] for sock in opened}
+        deadline = time.monotonic() + 10
+        while True:  # until every connection is accepted (before any request: a worker holding more
+            sockets = tcp_sockets()  # than its share closes connections after their answers)
+            accepted = {
+                worker: {
+                    found.remote
+                    for inode in socket_inodes(worker)
+                    if (found := sockets.get(inode)) and found.local == port and found.remote in ours
+                }
+                for worker in workers
+            }
+            if sum(map(len, accepted.values())) == connections or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         for sock in opened:
             sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         for sock in opened:
             assert sock.recv(65536).startswith(b"HTTP/1.1 200"), "every connection answered"
-        ours = {sock.getsockname()[1] for sock in opened}
-        sockets = tcp_sockets()
-        accepted = {}
-        for worker in workers:
-            held = {
-                found.remote for inode in socket_inodes(worker) if (found := sockets.get(inode)) and found.local == port
-            }
-            accepted[worker] = len(held & ours)
-        return accepted
+        return {worker: len(remotes) for worker, remotes in accepted.items()}
     finally:
         for sock in opened:
             sock.close()
@@ -98,6 +107,67 @@ async def test_connections_spread_evenly_over_the_workers_and_each_serves_mcp(de
     assert len(answers) == 12
     for city, structured in answers.values():
         assert structured == CITIES[city].model_dump()
+
+
+def holder(port: int, workers: list[int], sock: socket.socket, timeout: float = 5.0) -> int:
+    """The worker that accepted `sock`'s connection (once one has)."""
+    ours, deadline = sock.getsockname()[1], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sockets = tcp_sockets()
+        for worker in workers:
+            if any(
+                (found := sockets.get(i)) and found.local == port and found.remote == ours
+                for i in socket_inodes(worker)
+            ):
+                return worker
+        time.sleep(0.01)
+    raise TimeoutError("no worker accepted the connection")
+
+
+def health(sock: socket.socket) -> bool:
+    """GET /health on `sock`, its whole answer read: whether the server closes the connection after it."""
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += sock.recv(65536)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), head
+    length = int(
+        next(line.split(b":")[1] for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:"))
+    )
+    while len(body) < length:
+        body += sock.recv(65536)
+    return b"\r\nconnection: close" in head.lower()
+
+
+def test_kept_alive_connections_on_one_worker_spread_over_all(demo_url):
+    """40 connections that the kernel gave one worker of 4 (kept by their source ports; a hash spreads
+    connections about as unevenly as 16 / 38 / 21 / 25 of 100, and a client keeps its connection): as
+    clients use them, that worker closes them after their answers, clients connect again (new ports,
+    a new draw) and within a few requests each no worker holds more than the mean by a tenth and one.
+    On the old code the first worker still held all 40."""
+    port = free_port()
+    with demo_http(port, demo_url, "--stateless", "--workers", "4") as proc:
+        workers = workers_listening(proc.pid, port, 4)
+        held: list[socket.socket] = []
+        while len(held) < 40:
+            sock = socket.create_connection(("127.0.0.1", port))
+            if holder(port, workers, sock) == workers[0]:
+                held.append(sock)
+            else:
+                sock.close()
+        try:
+            for _ in range(5):  # each client's request in turn, as a keep-alive client pool makes them
+                for index, sock in enumerate(held):
+                    if health(sock):  # the server closes it: the client connects again
+                        sock.close()
+                        held[index] = socket.create_connection(("127.0.0.1", port))
+            counts = Counter(holder(port, workers, sock) for sock in held)
+        finally:
+            for sock in held:
+                sock.close()
+    most = 40 / 4 * (1 + SLACK) + 1
+    assert max(counts.values()) <= most and len(counts) == 4, counts
 
 
 def test_a_killed_worker_is_replaced_and_sigterm_stops_them_all(demo_url):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Protocol
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -40,9 +41,23 @@ _TIMEOUT = _answer(b"408 Request Timeout", b"the request came in too slowly\n")
 _TOO_LARGE = _answer(b"431 Request Header Fields Too Large", b"the request's head is too large\n")
 
 
+class Balance(Protocol):
+    """What a worker of several knows of their open connections (`workers.Share`)."""
+
+    def opened(self) -> None: ...
+
+    def closed(self) -> None: ...
+
+    def over(self) -> bool: ...
+
+
 class DeadlineProtocol(HttpToolsProtocol):
     header_seconds = HEADER_SECONDS
     body_seconds = BODY_SECONDS
+    # Set in each worker of `--workers N`: a worker holding more than its share of the open connections
+    # closes each after its answer (`Connection: close`), and the client's next connection may land
+    # on another worker; kept-alive connections otherwise stay where the kernel first put them.
+    balance: Balance | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._deadline: asyncio.TimerHandle | None = None
@@ -53,6 +68,8 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._head_bytes = 0
         self._begun_here = False
         super().connection_made(transport)
+        if self.balance is not None:
+            self.balance.opened()
         self._set("head")
 
     def data_received(self, data: bytes) -> None:
@@ -74,6 +91,8 @@ class DeadlineProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
         self._owed = "body"
+        if self.balance is not None and self.cycle is not None and self.balance.over():
+            self.cycle.keep_alive = False
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
@@ -87,6 +106,8 @@ class DeadlineProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._set(None)
+        if self.balance is not None:
+            self.balance.closed()
         super().connection_lost(exc)
 
     def _set(self, phase: str | None) -> None:
