@@ -8,6 +8,7 @@ not followed by a 408; a head larger than the limit is refused at once, before i
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.anyio
 DEADLINE = 1.0  # seconds, for a request's head and for its body
 GRACE = 2.0  # seconds past a deadline the connection may still be open (timers on a loaded machine)
 SLOW_APP_SECONDS = 2.5  # longer than both deadlines together
+BIG = 32 * 1024 * 1024  # an answer far larger than the socket buffers between the server and a client
 
 
 async def app(scope, receive, send) -> None:
@@ -34,24 +36,31 @@ async def app(scope, receive, send) -> None:
     if scope["path"] == "/slow":
         await asyncio.sleep(SLOW_APP_SECONDS)
     body = f"{scope['method']} {scope['path']}".encode()
+    if scope["path"] == "/big":
+        body = b"b" * BIG
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"%d" % len(body))]})
     await send({"type": "http.response.body", "body": body})
 
 
 @asynccontextmanager
-async def serving() -> AsyncIterator[int]:
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, http=with_deadlines(DEADLINE, DEADLINE), log_level="warning", lifespan="off"
-    )
+async def served(write_seconds: float = DEADLINE) -> AsyncIterator[tuple[int, uvicorn.Server]]:
+    protocol = with_deadlines(DEADLINE, DEADLINE, write_seconds)
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, http=protocol, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:
         await asyncio.sleep(0.01)
     try:
-        yield server.servers[0].sockets[0].getsockname()[1]
+        yield server.servers[0].sockets[0].getsockname()[1], server
     finally:
         server.should_exit = True
         await task
+
+
+@asynccontextmanager
+async def serving() -> AsyncIterator[int]:
+    async with served() as (port, _):
+        yield port
 
 
 def request(path: str, body: bytes = b"", method: str = "POST") -> bytes:
@@ -167,3 +176,43 @@ async def test_a_head_over_the_limit_is_refused_before_it_is_all_read():
         writer.close()
     assert when_closed < 8 * MAX_HEAD_BYTES, f"the server took {when_closed} bytes of a head before it closed"
     assert not answer or answer.startswith((b"HTTP/1.1 431 ", b"HTTP/1.1 400 ")), answer[:200]
+
+
+async def test_a_client_that_stops_reading_its_answer_is_cut_off_at_the_write_deadline():
+    """A client that asks for a large answer and never reads it held the connection, the request's
+    task and the whole answer in memory for ever (uvicorn waits for the socket to drain); once the
+    answer stops moving for the deadline, the connection is dropped with what it held."""
+    async with served() as (port, server):
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", port))
+        sock.sendall(request("/big", method="GET"))
+        while not any(c.transport.get_write_buffer_size() for c in server.server_state.connections):
+            await asyncio.sleep(0.01)  # until the answer is sent and stands in the server's buffer
+        started = time.monotonic()
+        while server.server_state.connections and time.monotonic() - started < DEADLINE + GRACE:
+            await asyncio.sleep(0.1)
+        held = len(server.server_state.connections)
+        sock.close()
+    assert held == 0, "the connection of a client that stopped reading is still open"
+
+
+async def test_a_client_that_reads_slowly_gets_its_whole_answer():
+    """The write deadline is for an answer that stands still, not one that moves slowly. What moves
+    is measured at the server's own buffer, which the kernel drains only in steps (once a third or so
+    of the socket's send buffer, up to megabytes, is free), so an answer to a slow reader stands still
+    for seconds between steps: a client reading about 1 MB/s with a deadline of 5 s gets all of it
+    (the default is 30 s: readers slower than about 50 KB/s of answers larger than the buffers may
+    be cut off)."""
+    async with served(write_seconds=5.0) as (port, _):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=2**20)
+        writer.write(request("/big", method="GET"))
+        received, started = 0, time.monotonic()
+        while received < BIG and time.monotonic() - started < 120:
+            chunk = await asyncio.wait_for(reader.read(64 * 1024), 5.0 + GRACE)
+            if not chunk:
+                break
+            received += len(chunk)
+            await asyncio.sleep(0.05 if received < 8 * 1024 * 1024 else 0)  # slowly, then at once
+        writer.close()
+    assert received >= BIG, f"cut off after {received} bytes"

@@ -9,7 +9,10 @@ complete within `header_seconds` of its first byte (of the connection's start, f
 and its body within `body_seconds` of its head; past either, the client gets `408 Request Timeout`
 (when no answer to it has begun) and the connection is closed. Between requests the keep-alive
 timeout applies as before, and an answer that streams for long (an SSE stream) has no deadline here:
-the request is in.
+the request is in. And an answer may stand still for at most `write_seconds`: a client that asks
+for a large answer and reads none of it held the connection, the request's task and the whole
+answer (uvicorn hands it to the socket's buffer at once) for ever; one that stops reading longer
+than that loses the connection, and the server what it held.
 
 A head's size: llhttp has no limit of its own (h11's was 16 KiB), and uvicorn keeps every header
 line it is given, so a client could send an endless head within its deadline and take the memory it
@@ -26,7 +29,7 @@ from typing import Protocol
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from .options import BODY_SECONDS, HEADER_SECONDS
+from .options import BODY_SECONDS, HEADER_SECONDS, WRITE_SECONDS
 
 logger = logging.getLogger(__name__)
 MAX_HEAD_BYTES = 64 * 1024  # the request line and headers: four times h11's limit
@@ -54,6 +57,7 @@ class Balance(Protocol):
 class DeadlineProtocol(HttpToolsProtocol):
     header_seconds = HEADER_SECONDS
     body_seconds = BODY_SECONDS
+    write_seconds = WRITE_SECONDS
     # Set in each worker of `--workers N`: a worker holding more than its share of the open connections
     # closes each after its answer (`Connection: close`), and the client's next connection may land
     # on another worker; kept-alive connections otherwise stay where the kernel first put them.
@@ -67,6 +71,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._owed: str | None = "head"
         self._head_bytes = 0
         self._begun_here = False
+        self._stalled: asyncio.TimerHandle | None = None  # the write deadline, while the client reads nothing
         super().connection_made(transport)
         if self.balance is not None:
             self.balance.opened()
@@ -104,7 +109,37 @@ class DeadlineProtocol(HttpToolsProtocol):
         super().on_response_complete()
         self._set(None)  # idle until the next byte: the keep-alive timeout's time
 
+    def pause_writing(self) -> None:
+        """The send buffer is full. Unless some of it leaves within each `write_seconds`, the client
+        reads nothing, and the connection is dropped with its buffered answer (closing would wait to
+        send it, for ever)."""
+        super().pause_writing()
+        self._watch_writes(self.transport.get_write_buffer_size())
+
+    def resume_writing(self) -> None:
+        if self._stalled is not None:
+            self._stalled.cancel()
+            self._stalled = None
+        super().resume_writing()
+
+    def _watch_writes(self, buffered: int) -> None:
+        if self._stalled is not None:
+            self._stalled.cancel()
+        self._stalled = self.loop.call_later(self.write_seconds, self._writes_checked, buffered)
+
+    def _writes_checked(self, buffered: int) -> None:
+        self._stalled = None
+        now = self.transport.get_write_buffer_size()
+        if now < buffered:  # moving, if slowly (a buffered answer can be far above the low-water mark)
+            self._watch_writes(now)
+            return
+        logger.info("dropped a connection whose client read none of its answer for %g s", self.write_seconds)
+        self.transport.abort()
+
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._stalled is not None:
+            self._stalled.cancel()
+            self._stalled = None
         self._set(None)
         if self.balance is not None:
             self.balance.closed()
@@ -141,7 +176,9 @@ class DeadlineProtocol(HttpToolsProtocol):
         self.transport.close()
 
 
-def with_deadlines(header_seconds: float, body_seconds: float) -> type[DeadlineProtocol]:
+def with_deadlines(
+    header_seconds: float, body_seconds: float, write_seconds: float = WRITE_SECONDS
+) -> type[DeadlineProtocol]:
     """The protocol class with these deadlines."""
-    deadlines = {"header_seconds": header_seconds, "body_seconds": body_seconds}
+    deadlines = {"header_seconds": header_seconds, "body_seconds": body_seconds, "write_seconds": write_seconds}
     return type("DeadlineProtocol", (DeadlineProtocol,), deadlines)

@@ -37,6 +37,9 @@ def is_loopback_host(host: str | None) -> bool:
 # arrive over streamable HTTP (`deadlines.py`); `--header-timeout`, `--body-timeout`.
 HEADER_SECONDS = 10.0
 BODY_SECONDS = 30.0
+# Seconds an answer may stand still because its client reads none of it (the server's send buffer
+# full): then the connection is dropped, with the answer it held.
+WRITE_SECONDS = 30.0
 
 
 def deadline(value: float | None, variable: str, default: float) -> float:

@@ -12,8 +12,9 @@ _INSECURE_NO_AUTH). Always stateless: no request needs the worker of an earlier 
 replicas share nothing. Without an auth mode, only connections to a loopback address are served.
 `--http ...DeadlineProtocol` (and gunicorn's `DeadlineWorker`, which needs the uvicorn-worker package)
 give the server the deadlines the command line sets: a request's headers within 10 s of its first
-byte, its body within 30 s, a head of at most 64 KiB (uvicorn itself has none of these: a client
-sending its headers a byte a second holds a connection for ever, or sends megabytes of them).
+byte, its body within 30 s, a head of at most 64 KiB, an answer read within 30 s of when it stops
+moving (uvicorn itself has none of these: a client sending its headers a byte a second, or reading
+none of a large answer, holds a connection for ever).
 """
 
 from typing import Any
