@@ -20,6 +20,11 @@ the floor's is what it adds itself; the rest is the stack all three share.
     make load                      # = .venv/bin/python bench/load.py (LOAD_ARGS=... adds options)
     .venv/bin/python bench/load.py --workers 1,4 --clients 100 --calls 3000 --markdown bench/LOAD.md
 
+`--raw-clients`: the clients are `load_clients.py --raw` (stateless JSON-RPC posted with aiohttp,
+about a fifth of the SDK client's CPU a call), so that on a small machine what the load generator
+takes limits the calls a second less; with `--pin` the calls a second are then what one core of
+each server serves.
+
 The sessions open over `--ramp` seconds: opened in one burst, they land on whichever worker wakes
 first (asyncio accepts every pending connection at once), which measures the burst, not the server.
 
@@ -365,6 +370,8 @@ def run_clients(url: str, args: argparse.Namespace, writes: float, server: str) 
             command += ["--rate", str(args.rate * share_clients / clients)]
         if server == "FastMCP":
             command.append("--flat-body")  # from_openapi makes the body's fields the arguments
+        if args.raw_clients:
+            command.append("--raw")
         command = pinned(command, "load")
         procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
     results = []
@@ -440,6 +447,11 @@ def report(rows: list[Row], argv: list[str], began: str) -> str:
             f"Command: `.venv/bin/python bench/load.py {' '.join(argv)}`",
             "",
             f"Run: {began} to {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()};",
+            *(
+                ["clients: `load_clients.py --raw` (stateless JSON-RPC over aiohttp), not the SDK's;"]
+                if "--raw-clients" in argv
+                else []
+            ),
             f"{measured}. Load average (1 min) during the rows, min / median / max: {spread}.",
             "",
             table(rows),
@@ -488,6 +500,11 @@ def main() -> None:
         action="store_true",
         help="the server on CPU 0, the clients and the upstream on the others (taskset): calls/s is then "
         "what one core of server serves, not what the shared machine has left after the clients",
+    )
+    parser.add_argument(
+        "--raw-clients",
+        action="store_true",
+        help="minimal stateless JSON-RPC clients (load_clients.py --raw) instead of the MCP SDK's",
     )
     parser.add_argument("--markdown", type=Path, help="also write the tables (and the run) to this file")
     args = parser.parse_args()

@@ -16,6 +16,13 @@ flight at a moment.
 
     python bench/load_clients.py --url http://127.0.0.1:8000/mcp --clients 50 --calls 10000 [--writes 0.5]
 
+`--raw`: each client is not the SDK's but the least an MCP client can be: one aiohttp connection
+posting the 2026-07-28 revision's stateless requests (`tools/list`, then `tools/call`, each with its
+version, capabilities and routing headers, as the SDK's client sends them), reading the one event of
+each answer; the same checks. It costs a fraction of the SDK
+client's CPU, so that on a small machine the load generator is less of what limits the calls a
+second (the server's own cost is what is compared).
+
 `--ramp SECONDS`: the sessions open one after another over that time rather than all at once (a
 burst of connections lands on whichever server worker wakes first: asyncio accepts every pending
 connection in one go). `--flat-body`: the report's fields are the write's arguments themselves (FastMCP `from_openapi`'s
@@ -31,6 +38,11 @@ import signal
 import sys
 import time
 
+from contextlib import asynccontextmanager
+from types import SimpleNamespace
+from typing import Any
+
+import aiohttp
 import anyio
 from load_upstream import CITIES, report_answer  # a sibling script (this script's folder is on sys.path)
 from mcp import Client
@@ -80,6 +92,64 @@ class Tally:
             self.calls.append([start, time.time(), outcome, station])
 
 
+class RawSession:
+    """A stateless MCP client in a few lines: JSON-RPC posted on one kept-alive connection, the answer's
+    event (or JSON body) read; `list_tools` and `call_tool` answer as the SDK client's do, in part."""
+
+    VERSION = "2026-07-28"  # the stateless core: every request says its version and capabilities
+    HEADERS = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": VERSION,
+    }
+    META = {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {}}
+
+    def __init__(self, url: str, http: aiohttp.ClientSession) -> None:
+        self.url, self.http, self.id = url, http, 0
+
+    async def _request(self, method: str, params: dict) -> dict:
+        self.id += 1
+        message = {"jsonrpc": "2.0", "id": self.id, "method": method, "params": {**params, "_meta": self.META}}
+        headers = {**self.HEADERS, "mcp-method": method}
+        if "name" in params:
+            headers["mcp-name"] = params["name"]
+        async with self.http.post(self.url, json=message, headers=headers) as response:
+            text = await response.text()
+            if response.status != 200:
+                raise RuntimeError(f"HTTP {response.status}: {text[:200]}")
+        if response.content_type == "text/event-stream":
+            text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
+        answer = json.loads(text)
+        if "error" in answer:
+            error = answer["error"]
+            raise MCPError(error.get("code", 0), error.get("message", ""), error.get("data"))
+        return answer["result"]
+
+    async def list_tools(self) -> Any:
+        result = await self._request("tools/list", {})
+        return SimpleNamespace(tools=[SimpleNamespace(name=tool["name"]) for tool in result["tools"]])
+
+    async def call_tool(self, name: str, arguments: dict) -> Any:
+        result = await self._request("tools/call", {"name": name, "arguments": arguments})
+        return SimpleNamespace(
+            is_error=bool(result.get("isError")),
+            structured_content=result.get("structuredContent"),
+            model_dump_json=lambda: json.dumps(result)[:300],
+        )
+
+
+@asynccontextmanager
+async def session_of(url: str, raw: bool):
+    """The SDK's client session on its own connection, or (`raw`) a RawSession on one connection."""
+    if not raw:
+        async with Client(streamable_http_client(url)) as session:
+            yield session
+        return
+    connector = aiohttp.TCPConnector(limit=1)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        yield RawSession(url, http)
+
+
 def is_write(index: int, call: int, writes: float) -> bool:
     """Whether a client's call is a write: spread evenly, `writes` of all calls."""
     position = index * 7919 + call  # clients out of step with each other
@@ -115,6 +185,7 @@ async def client(
     timeout: float,
     tally: Tally,
     interval: float = 0.0,
+    raw: bool = False,
 ) -> None:
     """One session: its share of the calls, one after another (until `tally.until`, when set). With
     `interval`, the k-th call is due `k * interval` seconds after the start (offset by the session's
@@ -123,7 +194,7 @@ async def client(
     done, settled, ended = 0, False, False
     try:
         await anyio.sleep(index * ramp)  # sessions opened one after another (`--ramp`), not in one burst
-        async with Client(streamable_http_client(url)) as session:
+        async with session_of(url, raw) as session:
             listed = {tool.name for tool in (await session.list_tools()).tools}
             if not EXPECTED_TOOLS <= listed:
                 raise RuntimeError(f"tools/list lacks {sorted(EXPECTED_TOOLS - listed)}")
@@ -186,13 +257,14 @@ async def run(
     flat: bool,
     ramp: float,
     rate: float = 0.0,
+    raw: bool = False,
 ) -> Tally:
     tally = Tally(clients, record)
     shares = [calls // clients + (1 if index < calls % clients else 0) for index in range(clients)]
     interval = clients / rate if rate else 0.0  # each session's time between its calls
     async with anyio.create_task_group() as group:
         for index, share in enumerate(shares):
-            group.start_soon(client, url, index, share, writes, flat, ramp / clients, timeout, tally, interval)
+            group.start_soon(client, url, index, share, writes, flat, ramp / clients, timeout, tally, interval, raw)
         await tally.opened.wait()
         tally.start = time.time()
         tally.paced = time.perf_counter()
@@ -220,8 +292,9 @@ def main() -> None:
     parser.add_argument(
         "--rate", type=float, default=0.0, help="calls a second of this process (0: each session's own pace)"
     )
+    parser.add_argument("--raw", action="store_true", help="minimal stateless JSON-RPC clients, not the SDK's")
     args = parser.parse_args()
-    options = (args.writes, args.timeout, args.record, args.duration, args.flat_body, args.ramp, args.rate)
+    options = (args.writes, args.timeout, args.record, args.duration, args.flat_body, args.ramp, args.rate, args.raw)
     tally = anyio.run(run, args.url, args.clients, args.calls, *options)
     times = os.times()
     fields = ("latencies", "errors", "lost", "samples", "start", "end")

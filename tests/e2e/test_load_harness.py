@@ -18,7 +18,10 @@ from support import REPO
 
 def rows(markdown: str, server: str = "typed-mcp") -> dict[str, dict[str, str]]:
     """The rows of the run's first table for `server`, by mix: column -> cell."""
-    lines = [line for line in markdown.splitlines() if line.startswith("| ")]
+    text = markdown.splitlines()
+    start = next(index for index, line in enumerate(text) if line.startswith("| "))
+    end = next((index for index in range(start, len(text)) if not text[index].startswith("| ")), len(text))
+    lines = text[start:end]  # the first table only (the ratios' rows name the server too)
     head = [cell.strip() for cell in lines[0].strip("|").split("|")]
     table = {}
     for line in lines[1:]:
@@ -94,3 +97,21 @@ def test_pinned_the_server_and_the_load_run_on_cpus_of_their_own(tmp_path: Path)
     assert "the server's workers on CPU 0, the load on CPU " in text, text[:600]
     row = rows(text)["read"]
     assert (row["calls"], row["errors"], row["lost"], row["upstream reads / writes"]) == ("20", "0", "0", "20 / 0"), row
+
+
+@pytest.mark.long
+def test_raw_clients_check_every_answer_of_both_servers(tmp_path: Path):
+    """`--raw-clients`: stateless 2026-07-28 requests posted with aiohttp rather than the SDK's client,
+    said in the run's line; typed-mcp's and FastMCP's answers all checked and counted (a wrong
+    answer would be an error: the same checks as the SDK's clients)."""
+    out = tmp_path / "load.md"
+    args = [sys.executable, str(REPO / "bench" / "load.py"), "--servers", "typed-mcp,FastMCP", "--workers", "1"]
+    args += ["--raw-clients", "--clients", "2", "--calls", "20", "--ramp", "0", "--markdown", str(out)]
+    run = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    text = out.read_text()
+    assert "clients: `load_clients.py --raw`" in text, text[:600]
+    for server in ("typed-mcp", "FastMCP"):
+        for mix, counted in {"read": "20 / 0", "write": "0 / 20"}.items():
+            row = rows(text, server)[mix]
+            assert (row["calls"], row["errors"], row["lost"], row["upstream reads / writes"]) == ("20", "0", "0", counted)
