@@ -37,7 +37,6 @@ import os
 import signal
 import sys
 import time
-
 from contextlib import asynccontextmanager
 from types import SimpleNamespace
 from typing import Any

@@ -114,4 +114,9 @@ def test_raw_clients_check_every_answer_of_both_servers(tmp_path: Path):
     for server in ("typed-mcp", "FastMCP"):
         for mix, counted in {"read": "20 / 0", "write": "0 / 20"}.items():
             row = rows(text, server)[mix]
-            assert (row["calls"], row["errors"], row["lost"], row["upstream reads / writes"]) == ("20", "0", "0", counted)
+            assert (row["calls"], row["errors"], row["lost"], row["upstream reads / writes"]) == (
+                "20",
+                "0",
+                "0",
+                counted,
+            )
