@@ -286,7 +286,7 @@ def toolsets(plan: ApiPlan, browse: Browse) -> dict[str, Sequence[str]]:
 # --- deployment descriptions (deploy/) ----------------------------------------------------------------
 
 # What one replica needs, from `make load` (bench/LOAD.md): about 95 MiB resident at its peak under 100
-# concurrent clients, and 1.1 to 1.5 ms of CPU per call (a quarter of a core serves about 170 calls a second).
+# concurrent clients, and 0.8 to 1.0 ms of CPU per call (a quarter of a core serves about 250 calls a second).
 # The memory limit leaves room for a big answer's models on top of that.
 K8S_RESOURCES = {"requests": {"cpu": "250m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}}
 _K8S_NAME = re.compile(r"[^a-z0-9-]+")
