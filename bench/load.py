@@ -20,10 +20,11 @@ the floor's is what it adds itself; the rest is the stack all three share.
     make load                      # = .venv/bin/python bench/load.py (LOAD_ARGS=... adds options)
     .venv/bin/python bench/load.py --workers 1,4 --clients 100 --calls 3000 --markdown bench/LOAD.md
 
-`--raw-clients`: the clients are `load_clients.py --raw` (stateless JSON-RPC posted with aiohttp,
-about a fifth of the SDK client's CPU a call), so that on a small machine what the load generator
-takes limits the calls a second less; with `--pin` the calls a second are then what one core of
-each server serves.
+`--raw-clients [VERSION]`: the clients are `load_clients.py --raw` (stateless JSON-RPC posted with
+aiohttp, about a fifth of the SDK client's CPU a call), so that on a small machine what the load
+generator takes limits the calls a second less; with `--pin` the calls a second are then what one
+core of each server serves. `--raw-clients 2025-06-18`: requests as a 2025 revision's client sends
+them (the TypeScript SDK 1.x and most hosts), which the SDK serves on its legacy path.
 
 The sessions open over `--ramp` seconds: opened in one burst, they land on whichever worker wakes
 first (asyncio accepts every pending connection at once), which measures the burst, not the server.
@@ -371,7 +372,7 @@ def run_clients(url: str, args: argparse.Namespace, writes: float, server: str) 
         if server == "FastMCP":
             command.append("--flat-body")  # from_openapi makes the body's fields the arguments
         if args.raw_clients:
-            command.append("--raw")
+            command += ["--raw", args.raw_clients]
         command = pinned(command, "load")
         procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
     results = []
@@ -438,7 +439,7 @@ def machine() -> str:
     return f"{platform.platform()}, {os.cpu_count()} CPUs ({cpu}){pinned}"
 
 
-def report(rows: list[Row], argv: list[str], began: str) -> str:
+def report(rows: list[Row], argv: list[str], began: str, raw: str | None = None) -> str:
     loads = [value for row in rows for value in row.loads]
     spread = f"{min(loads):.1f} / {statistics.median(loads):.1f} / {max(loads):.1f}" if loads else "n/a"
     measured = versions({row.server for row in rows})
@@ -448,8 +449,8 @@ def report(rows: list[Row], argv: list[str], began: str) -> str:
             "",
             f"Run: {began} to {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()};",
             *(
-                ["clients: `load_clients.py --raw` (stateless JSON-RPC over aiohttp), not the SDK's;"]
-                if "--raw-clients" in argv
+                [f"clients: `load_clients.py --raw {raw}` (stateless JSON-RPC over aiohttp), not the SDK's;"]
+                if raw
                 else []
             ),
             f"{measured}. Load average (1 min) during the rows, min / median / max: {spread}.",
@@ -503,8 +504,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--raw-clients",
-        action="store_true",
-        help="minimal stateless JSON-RPC clients (load_clients.py --raw) instead of the MCP SDK's",
+        nargs="?",
+        const="2026-07-28",
+        metavar="VERSION",
+        help="minimal stateless JSON-RPC clients (load_clients.py --raw) instead of the MCP SDK's, of this "
+        "protocol revision (default 2026-07-28; 2025-06-18: the SDK's legacy path, as 2025 clients take it)",
     )
     parser.add_argument("--markdown", type=Path, help="also write the tables (and the run) to this file")
     args = parser.parse_args()
@@ -534,7 +538,7 @@ def main() -> None:
                     print("  " + table([row]).splitlines()[-1], file=sys.stderr, flush=True)
                     for sample in row.samples:
                         print(f"  {sample}", file=sys.stderr)
-    text = report(rows, sys.argv[1:], began)
+    text = report(rows, sys.argv[1:], began, args.raw_clients)
     print(text)
     if args.markdown:
         args.markdown.write_text(text)

@@ -19,7 +19,9 @@ flight at a moment.
 `--raw`: each client is not the SDK's but the least an MCP client can be: one aiohttp connection
 posting the 2026-07-28 revision's stateless requests (`tools/list`, then `tools/call`, each with its
 version, capabilities and routing headers, as the SDK's client sends them), reading the one event of
-each answer; the same checks. It costs a fraction of the SDK
+each answer; the same checks. `--raw 2025-06-18`: the same as a 2025 revision's client sends a
+stateless request (no initialize, no `_meta`, no routing headers), which the SDK serves on its legacy
+path. It costs a fraction of the SDK
 client's CPU, so that on a small machine the load generator is less of what limits the calls a
 second (the server's own cost is what is compared).
 
@@ -95,23 +97,27 @@ class RawSession:
     """A stateless MCP client in a few lines: JSON-RPC posted on one kept-alive connection, the answer's
     event (or JSON body) read; `list_tools` and `call_tool` answer as the SDK client's do, in part."""
 
-    VERSION = "2026-07-28"  # the stateless core: every request says its version and capabilities
-    HEADERS = {
-        "accept": "application/json, text/event-stream",
-        "content-type": "application/json",
-        "mcp-protocol-version": VERSION,
-    }
-    META = {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {}}
+    MODERN = "2026-07-28"  # the stateless core: every request says its version and capabilities
 
-    def __init__(self, url: str, http: aiohttp.ClientSession) -> None:
-        self.url, self.http, self.id = url, http, 0
+    def __init__(self, url: str, http: aiohttp.ClientSession, version: str = MODERN) -> None:
+        self.url, self.http, self.id, self.version = url, http, 0, version
+        self.headers = {
+            "accept": "application/json, text/event-stream",
+            "content-type": "application/json",
+            "mcp-protocol-version": version,
+        }
 
     async def _request(self, method: str, params: dict) -> dict:
         self.id += 1
-        message = {"jsonrpc": "2.0", "id": self.id, "method": method, "params": {**params, "_meta": self.META}}
-        headers = {**self.HEADERS, "mcp-method": method}
-        if "name" in params:
-            headers["mcp-name"] = params["name"]
+        headers = dict(self.headers)
+        if self.version == self.MODERN:
+            meta = {"io.modelcontextprotocol/protocolVersion": self.version}
+            params = {**params, "_meta": {**meta, "io.modelcontextprotocol/clientCapabilities": {}}}
+            headers["mcp-method"] = method
+            if "name" in params:
+                headers["mcp-name"] = params["name"]
+        # (a 2025 revision's stateless request: no initialize, nothing more; the SDK's legacy path)
+        message = {"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}
         async with self.http.post(self.url, json=message, headers=headers) as response:
             text = await response.text()
             if response.status != 200:
@@ -138,15 +144,16 @@ class RawSession:
 
 
 @asynccontextmanager
-async def session_of(url: str, raw: bool):
-    """The SDK's client session on its own connection, or (`raw`) a RawSession on one connection."""
+async def session_of(url: str, raw: str | None):
+    """The SDK's client session on its own connection, or (`raw`: a protocol version) a RawSession on one
+    connection."""
     if not raw:
         async with Client(streamable_http_client(url)) as session:
             yield session
         return
     connector = aiohttp.TCPConnector(limit=1)
     async with aiohttp.ClientSession(connector=connector) as http:
-        yield RawSession(url, http)
+        yield RawSession(url, http, raw)
 
 
 def is_write(index: int, call: int, writes: float) -> bool:
@@ -184,7 +191,7 @@ async def client(
     timeout: float,
     tally: Tally,
     interval: float = 0.0,
-    raw: bool = False,
+    raw: str | None = None,
 ) -> None:
     """One session: its share of the calls, one after another (until `tally.until`, when set). With
     `interval`, the k-th call is due `k * interval` seconds after the start (offset by the session's
@@ -256,7 +263,7 @@ async def run(
     flat: bool,
     ramp: float,
     rate: float = 0.0,
-    raw: bool = False,
+    raw: str | None = None,
 ) -> Tally:
     tally = Tally(clients, record)
     shares = [calls // clients + (1 if index < calls % clients else 0) for index in range(clients)]
@@ -291,7 +298,13 @@ def main() -> None:
     parser.add_argument(
         "--rate", type=float, default=0.0, help="calls a second of this process (0: each session's own pace)"
     )
-    parser.add_argument("--raw", action="store_true", help="minimal stateless JSON-RPC clients, not the SDK's")
+    parser.add_argument(
+        "--raw",
+        nargs="?",
+        const=RawSession.MODERN,
+        metavar="VERSION",
+        help="minimal stateless JSON-RPC clients, not the SDK's, of this protocol revision (default 2026-07-28)",
+    )
     args = parser.parse_args()
     options = (args.writes, args.timeout, args.record, args.duration, args.flat_body, args.ramp, args.rate, args.raw)
     tally = anyio.run(run, args.url, args.clients, args.calls, *options)

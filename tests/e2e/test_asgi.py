@@ -168,3 +168,25 @@ async def test_gunicorns_deadline_worker_cuts_off_a_client_trickling_its_headers
     after, answer = closed
     assert HEADER_SECONDS - 0.5 <= after <= HEADER_SECONDS + GRACE, after
     assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer[:100]
+
+
+@pytest.mark.parametrize("manager", MANAGERS)
+def test_calls_of_2025_clients_log_nothing_per_call(demo_url, manager):
+    """A stateless request of a 2025-revision client (the TypeScript SDK 1.x and most hosts speak
+    one) takes the MCP SDK's legacy path, which logs "Terminating session: None" at INFO for each;
+    with the logging the SDK sets up (INFO through rich) every call wrote a rendered line to stderr,
+    a tenth of its CPU. The app sets warnings and errors, unless the process manager configured
+    logging: stderr holds no line per call."""
+    port = free_port()
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    call["params"] = {"name": "get_temperature", "arguments": {"city": "paris"}}
+    headers = {**MCP_HEADERS, "mcp-protocol-version": "2025-06-18"}
+    args = uvicorn(port) if manager == "uvicorn" else gunicorn(port, 1)
+    with running(args, f"http://127.0.0.1:{port}/health", package_env(demo_url)) as proc:
+        for _ in range(5):
+            answer = httpx.post(f"http://127.0.0.1:{port}/mcp", json=call, headers=headers)
+            assert answer.status_code == 200 and '"isError":false' in answer.text.replace(" ", ""), answer.text
+        stop(proc)
+        stderr = proc.stderr.read().decode() if proc.stderr else ""
+    assert "Terminating session" not in stderr, stderr[-2000:]
+    assert len(stderr.splitlines()) < 15, stderr[-2000:]  # the manager's own start and stop lines

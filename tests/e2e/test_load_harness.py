@@ -110,7 +110,7 @@ def test_raw_clients_check_every_answer_of_both_servers(tmp_path: Path):
     run = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     text = out.read_text()
-    assert "clients: `load_clients.py --raw`" in text, text[:600]
+    assert "clients: `load_clients.py --raw 2026-07-28`" in text, text[:600]
     for server in ("typed-mcp", "FastMCP"):
         for mix, counted in {"read": "20 / 0", "write": "0 / 20"}.items():
             row = rows(text, server)[mix]

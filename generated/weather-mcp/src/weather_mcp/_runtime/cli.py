@@ -140,10 +140,7 @@ def main(command: Command, package: Callable[[], Package], argv: list[str] | Non
     if args.version:
         print(command.version)
         return
-    # stdout carries protocol messages only: everything else goes to stderr.
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    # httpx2 logs every request URL at INFO: keep it quiet whatever level the MCP SDK configures.
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
+    quiet_logging()  # stdout carries protocol messages only: everything else goes to stderr
     described = package()
     api, env = described.api, command.env
     try:
@@ -205,6 +202,7 @@ def asgi_app(package: Package, name: str) -> Any:
     from .streamable import http_app
 
     env = package.env_prefix
+    quiet_logging()
     try:
         package.api.check()
         hosting = Hosting.from_env(env, flag(None, env + "_INSECURE_NO_AUTH"))
@@ -221,6 +219,14 @@ def asgi_app(package: Package, name: str) -> Any:
         raise SystemExit(BOOT_FAILURE) from None
     if hosting.auth != "none" and not hosting.origins.public:
         logger.warning("only loopback Host headers are accepted: name the public host in %s_ALLOWED_HOSTS", env)
-    # httpx2 logs every request URL at INFO: keep it quiet whatever level the MCP SDK configures (as the CLI does).
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
     return http_app(package, server, hosting, stateless=True, json_response=json_response)
+
+
+def quiet_logging() -> None:
+    """Warnings and errors on stderr, unless logging is configured already (a process manager's log
+    config). Else the MCP SDK configures INFO through rich, and logs each stateless request of a
+    2025-revision client at INFO ("Terminating session: None"), each line a rendered table: a tenth
+    of such a call's CPU, and a line of log for every call. httpx2 logs every request URL at INFO:
+    quiet whatever level is set."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
