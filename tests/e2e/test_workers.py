@@ -170,6 +170,23 @@ def test_kept_alive_connections_on_one_worker_spread_over_all(demo_url):
     assert max(counts.values()) <= most and len(counts) == 4, counts
 
 
+@pytest.mark.parametrize("flags", [(), ("--no-access-log",)], ids=["access log", "no access log"])
+def test_the_access_log_writes_a_line_per_request_unless_turned_off(demo_url, flags):
+    port = free_port()
+    args, env = demo_http_command(port, demo_url, "--stateless", "--workers", "2", *flags)
+    proc = subprocess.Popen(args, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/health", proc, timeout=30)
+        for _ in range(5):
+            with socket.create_connection(("127.0.0.1", port)) as sock:
+                assert not health(sock)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=30)
+    lines = output.decode().count('"GET /health HTTP/1.1" 200')
+    assert lines == (0 if flags else 6), output.decode()[-2000:]  # the readiness probe's, and five
+
+
 def test_a_killed_worker_is_replaced_and_sigterm_stops_them_all(demo_url):
     port = free_port()
     args, env = demo_http_command(port, demo_url, "--stateless", "--workers", "2")

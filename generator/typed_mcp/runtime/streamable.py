@@ -72,14 +72,16 @@ def serve_http(
     port: int = 8000,
     stateless: bool = False,
     json_response: bool = False,
+    access_log: bool = True,
     header_seconds: float = HEADER_SECONDS,
     body_seconds: float = BODY_SECONDS,
     workers: int = 1,
 ) -> int:
     """Serve MCP over streamable HTTP (with GET /health) until stopped; the exit status. Host and
     Origin are always checked (DNS rebinding), `hosting` says who is let in, and a request's headers
-    and body must arrive within `header_seconds` and `body_seconds` (`deadlines.py`). `workers` above
-    1: that many processes, each accepting on its own socket (`workers.py`; stateless only)."""
+    and body must arrive within `header_seconds` and `body_seconds` (`deadlines.py`); `access_log`: a
+    line per request on stdout. `workers` above 1: that many processes, each accepting on its own
+    socket (`workers.py`; stateless only)."""
     if host in WILDCARD_HOSTS and not hosting.origins.public:
         logger.warning("only loopback Host headers are accepted: name this server's public host with --allowed-hosts")
     if isinstance(server, MCPServer):
@@ -108,6 +110,7 @@ def serve_http(
         port=port,
         log_level="info",
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        access_log=access_log,
         http=with_deadlines(header_seconds, body_seconds),
     )
     if workers > 1:

@@ -70,6 +70,12 @@ def parser(command: Command) -> argparse.ArgumentParser:
         f"(${env}_JSON_RESPONSE=1)",
     )
     parser.add_argument(
+        "--no-access-log",
+        action="store_true",
+        default=None,
+        help=f"streamable-http: write no line per request to stdout (uvicorn's access log; ${env}_NO_ACCESS_LOG=1)",
+    )
+    parser.add_argument(
         "--auth",
         choices=AUTH_MODES,
         help=f"streamable-http: how clients are let in (${env}_AUTH; default none, loopback only): "
@@ -165,6 +171,7 @@ def main(command: Command, package: Callable[[], Package], argv: list[str] | Non
         server = hosted_server(described, auth, selection, flag(args.discovery, env + "_DISCOVERY"))
         stateless = flag(args.stateless, env + "_STATELESS")
         json_response = flag(args.json_response, env + "_JSON_RESPONSE")
+        access_log = not flag(args.no_access_log, env + "_NO_ACCESS_LOG")
         workers = worker_count(args.workers, env, stateless, http=hosting is not None)
         header_seconds = deadline(args.header_timeout, env + "_HEADER_TIMEOUT", HEADER_SECONDS)
         body_seconds = deadline(args.body_timeout, env + "_BODY_TIMEOUT", BODY_SECONDS)
@@ -187,6 +194,7 @@ def main(command: Command, package: Callable[[], Package], argv: list[str] | Non
         port=port,
         stateless=stateless,
         json_response=json_response,
+        access_log=access_log,
         header_seconds=header_seconds,
         body_seconds=body_seconds,
         workers=workers,
