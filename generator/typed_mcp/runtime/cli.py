@@ -233,8 +233,8 @@ def asgi_app(package: Package, name: str) -> Any:
 def quiet_logging() -> None:
     """Warnings and errors on stderr, unless logging is configured already (a process manager's log
     config). Else the MCP SDK configures INFO through rich, and logs each stateless request of a
-    2025-revision client at INFO ("Terminating session: None"), each line a rendered table: a tenth
-    of such a call's CPU, and a line of log for every call. httpx2 logs every request URL at INFO:
+    2025-revision client at INFO ("Terminating session: None"), each line a rendered table: nearly a
+    third of such a call's CPU, and a line of log for every call. httpx2 logs every request URL at INFO:
     quiet whatever level is set."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     logging.getLogger("httpx2").setLevel(logging.WARNING)
