@@ -13,6 +13,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp import Client
@@ -135,8 +136,11 @@ def run_script(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, st
     if argv[0] != "bash":
         proc.stdin.close()
     else:
-        proc.stdin.write("".join(json.dumps(message) + "\n" for message in SESSION))
-        proc.stdin.flush()
+        try:
+            proc.stdin.write("".join(json.dumps(message) + "\n" for message in SESSION))
+            proc.stdin.flush()
+        except BrokenPipeError:  # the command ended before reading its input: it needed none
+            _close(proc.stdin)
     out: list[str] = []
     err: list[str] = []
 
@@ -144,9 +148,9 @@ def run_script(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, st
         for line in proc.stdout:
             out.append(line)
             if line.startswith('{"jsonrpc"') and json.loads(line).get("id") == SESSION[-1]["id"]:
-                proc.stdin.close()
+                _close(proc.stdin)
         if not proc.stdin.closed:
-            proc.stdin.close()
+            _close(proc.stdin)
 
     readers = [threading.Thread(target=read_out), threading.Thread(target=lambda: err.append(proc.stderr.read()))]
     for reader in readers:
@@ -159,6 +163,14 @@ def run_script(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, st
     for reader in readers:
         reader.join()
     return proc.returncode, "".join(out), "".join(err)
+
+
+def _close(stream: Any) -> None:
+    """Close a child's input, whose unread rest a child that has ended no longer takes."""
+    try:
+        stream.close()
+    except BrokenPipeError:
+        pass  # the buffer is dropped and the pipe closed all the same
 
 
 def answers(stdout: str) -> dict[int, dict]:
