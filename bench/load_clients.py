@@ -21,9 +21,8 @@ posting the 2026-07-28 revision's stateless requests (`tools/list`, then `tools/
 version, capabilities and routing headers, as the SDK's client sends them), reading the one event of
 each answer; the same checks. `--raw 2025-06-18`: the same as a 2025 revision's client sends a
 stateless request (no initialize, no `_meta`, no routing headers), which the SDK serves on its legacy
-path. It costs a fraction of the SDK
-client's CPU, so that on a small machine the load generator is less of what limits the calls a
-second (the server's own cost is what is compared).
+path. It costs a fraction of the SDK client's CPU, so that on a small machine the load generator is
+less of what limits the calls a second (the server's own cost is what is compared).
 
 `--ramp SECONDS`: the sessions open one after another over that time rather than all at once (a
 burst of connections lands on whichever server worker wakes first: asyncio accepts every pending

@@ -49,6 +49,19 @@ def workers_listening(pid: int, port: int, count: int, timeout: float = 30.0) ->
     raise TimeoutError(f"{count} workers of {pid} did not all listen on {port}")
 
 
+def accepted(port: int, workers: list[int], remotes: set[int]) -> dict[int, set[int]]:
+    """Of the client ports `remotes`, those each worker holds a connection to `port` from, now."""
+    sockets = tcp_sockets()
+    return {
+        worker: {
+            found.remote
+            for inode in socket_inodes(worker)
+            if (found := sockets.get(inode)) and found.local == port and found.remote in remotes
+        }
+        for worker in workers
+    }
+
+
 def spread(port: int, workers: list[int], connections: int) -> dict[int, int]:
     """Open `connections` connections at once (a burst, as clients starting together open them): how
     many each worker accepted; then each asks for /health and is answered."""
@@ -57,23 +70,16 @@ def spread(port: int, workers: list[int], connections: int) -> dict[int, int]:
         ours = {sock.getsockname()[1] for sock in opened}
         deadline = time.monotonic() + 10
         while True:  # until every connection is accepted (before any request: a worker holding more
-            sockets = tcp_sockets()  # than its share closes connections after their answers)
-            accepted = {
-                worker: {
-                    found.remote
-                    for inode in socket_inodes(worker)
-                    if (found := sockets.get(inode)) and found.local == port and found.remote in ours
-                }
-                for worker in workers
-            }
-            if sum(map(len, accepted.values())) == connections or time.monotonic() > deadline:
+            held = accepted(port, workers, ours)  # than its share closes connections after their answers)
+            if sum(map(len, held.values())) == connections or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
+        counts = {worker: len(remotes) for worker, remotes in held.items()}
         for sock in opened:
             sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         for sock in opened:
             assert sock.recv(65536).startswith(b"HTTP/1.1 200"), "every connection answered"
-        return {worker: len(remotes) for worker, remotes in accepted.items()}
+        return counts
     finally:
         for sock in opened:
             sock.close()
@@ -111,14 +117,10 @@ async def test_connections_spread_evenly_over_the_workers_and_each_serves_mcp(de
 
 def holder(port: int, workers: list[int], sock: socket.socket, timeout: float = 5.0) -> int:
     """The worker that accepted `sock`'s connection (once one has)."""
-    ours, deadline = sock.getsockname()[1], time.monotonic() + timeout
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        sockets = tcp_sockets()
-        for worker in workers:
-            if any(
-                (found := sockets.get(i)) and found.local == port and found.remote == ours
-                for i in socket_inodes(worker)
-            ):
+        for worker, remotes in accepted(port, workers, {sock.getsockname()[1]}).items():
+            if remotes:
                 return worker
         time.sleep(0.01)
     raise TimeoutError("no worker accepted the connection")

@@ -1,7 +1,8 @@
-"""gunicorn's uvicorn worker with the request deadlines of `deadlines.py`: uvicorn-worker's
-`UvicornWorker` serving with `DeadlineProtocol` (a request's headers within 10 s of their first byte,
-its body within 30 s, else 408 and the connection closed), which uvicorn's own protocol under
-gunicorn lacks: a client sending its headers a byte a second would hold a connection for ever.
+"""gunicorn's uvicorn worker with the limits of `deadlines.py`: uvicorn-worker's `UvicornWorker`
+serving with `DeadlineProtocol` (a request's headers within 10 s of their first byte, its body within
+30 s, else 408 and the connection closed; a head of at most 64 KiB; an answer the client reads none of
+for 30 s dropped), which uvicorn's own protocols under gunicorn lack: a client sending its headers a
+byte a second would hold a connection for ever.
 
     gunicorn -k <module>._runtime.gunicorn_worker.DeadlineWorker -w 4 -b 0.0.0.0:8000 '<module>.asgi:create_app()'
 

@@ -117,15 +117,17 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._watch_writes(self.transport.get_write_buffer_size())
 
     def resume_writing(self) -> None:
-        if self._stalled is not None:
-            self._stalled.cancel()
-            self._stalled = None
+        self._unwatch_writes()
         super().resume_writing()
 
     def _watch_writes(self, buffered: int) -> None:
+        self._unwatch_writes()
+        self._stalled = self.loop.call_later(self.write_seconds, self._writes_checked, buffered)
+
+    def _unwatch_writes(self) -> None:
         if self._stalled is not None:
             self._stalled.cancel()
-        self._stalled = self.loop.call_later(self.write_seconds, self._writes_checked, buffered)
+            self._stalled = None
 
     def _writes_checked(self, buffered: int) -> None:
         self._stalled = None
@@ -137,9 +139,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         self.transport.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if self._stalled is not None:
-            self._stalled.cancel()
-            self._stalled = None
+        self._unwatch_writes()
         self._set(None)
         if self.balance is not None:
             self.balance.closed()
