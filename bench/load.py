@@ -53,6 +53,7 @@ import httpx
 from bench_env import ensure_venv
 from common import FASTMCP_VENV, FASTMCP_VERSION  # the peer as every benchmark pins it (and tests/ on sys.path)
 from inproc_calls import quantile
+from load_clients import RawSession  # the protocol revision its raw clients speak by default
 
 from harness.demo.process import free_port, socket_inodes, stop, tcp_sockets, wait_http
 
@@ -505,7 +506,7 @@ def main() -> None:
     parser.add_argument(
         "--raw-clients",
         nargs="?",
-        const="2026-07-28",
+        const=RawSession.MODERN,
         metavar="VERSION",
         help="minimal stateless JSON-RPC clients (load_clients.py --raw) instead of the MCP SDK's, of this "
         "protocol revision (default 2026-07-28; 2025-06-18: the SDK's legacy path, as 2025 clients take it)",
