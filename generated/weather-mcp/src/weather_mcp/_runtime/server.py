@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 import anyio
 from mcp.server import MCPServer, ServerRequestContext
 from mcp.server.caching import CACHEABLE_METHODS, CacheableMethod, CacheHint
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware
 from mcp.server.lowlevel import Server as LowLevelServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
 from mcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -51,6 +53,7 @@ from mcp.types import (
     TextResourceContents,
 )
 from mcp.types import Tool as MCPTool
+from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, get_tracer_provider
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -221,6 +224,9 @@ class Server(LowLevelServer):
             on_list_resource_templates=self.typed_mcp_list_resource_templates if resources else None,
             on_read_resource=self.typed_mcp_read_resource if resources else None,
         )
+        # The SDK's default middleware, its OpenTelemetry span per message, runs only while a tracer
+        # provider is installed: without one the span records nothing and costs about 2% of a call.
+        self.middleware = [_when_traced(middleware) for middleware in self.middleware]
         self.typed_mcp = catalog
         self.typed_mcp_viewed = viewed
         self.typed_mcp_links = links
@@ -487,8 +493,10 @@ class Server(LowLevelServer):
         return self.typed_mcp_narrowing.catalog(getattr(getattr(ctx, "request", None), "headers", None))
 
     def typed_mcp_input_schema(self, name: str) -> dict[str, Any] | None:
-        tool = self.typed_mcp.listed_by_name.get(name)
-        return tool["inputSchema"] if tool is not None else None
+        """What the SDK checks a call's `Mcp-Param-*` headers against: the inputSchema of a tool that
+        declares such headers; None, "nothing to check", for the others (the SDK would otherwise walk
+        the whole schema on every call to find no declaration)."""
+        return self.typed_mcp.header_schema(name)
 
     async def list_tools(self) -> list[MCPTool]:
         """Every tool tools/list shows, as the SDK's `MCPServer.list_tools()` lists them."""
@@ -534,12 +542,26 @@ class _Catalog:
             self.discovery = mode.Discovery(self.tools, package.search, _definition, package.toolsets)
             self.listed, sizes = mode.DISCOVERY_TOOLS, [len(json.dumps(tool)) for tool in mode.DISCOVERY_TOOLS]
         self.listed_by_name = {tool["name"]: tool for tool in self.listed}
+        self.header_schemas: dict[str, dict[str, Any] | None] = {}  # per listed tool, on its first call
         self.pages = _pages(sizes, page_bytes)
         self.results: dict[int, ListToolsResult] = {}
         self.forward_authorization = forward_authorization
         self.sdk = MCPServer(name=package.name, version=package.version, instructions=package.instructions)
         self.arguments = ArgumentCheck()
         self.registered: set[str] = set()
+
+    def header_schema(self, name: str) -> dict[str, Any] | None:
+        """The inputSchema of the listed tool `name` if it declares `Mcp-Param-*` headers the SDK
+        checks (decided by the SDK's own reading of the schema, once); else None."""
+        if name in self.header_schemas:
+            return self.header_schemas[name]
+        tool = self.listed_by_name.get(name)
+        if tool is None:
+            return None  # not remembered: a client's unknown names must not grow the memo
+        schema = tool["inputSchema"]
+        declares = find_invalid_x_mcp_header(schema) is None and bool(x_mcp_header_map(schema))
+        self.header_schemas[name] = schema if declares else None
+        return self.header_schemas[name]
 
     def register(self, name: str) -> None:
         """The served tool `name` registered on the SDK's server, on its first use: this imports its
@@ -633,6 +655,18 @@ def _oversized(package: Package, name: str, size: int) -> str | None:
         f"tool {name[:100]!r}: the call's name and arguments are {size} bytes of JSON, over the limit of "
         f"{limit} bytes ({package.env_prefix}_MAX_ARGUMENT_BYTES)"
     )
+
+
+def _when_traced(middleware: ServerMiddleware[Any]) -> ServerMiddleware[Any]:
+    """`middleware`, skipped while no OpenTelemetry tracer provider is installed (checked on every
+    message, so that one installed after the server was built is used from then on)."""
+
+    async def when_traced(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if isinstance(get_tracer_provider(), (ProxyTracerProvider, NoOpTracerProvider)):
+            return await call_next(ctx)
+        return await middleware(ctx, call_next)
+
+    return when_traced
 
 
 def _refused(check: ArgumentCheck, name: str, schema: dict[str, Any], arguments: dict[str, Any]) -> Any:
