@@ -36,6 +36,78 @@ _RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins))
 _ARGUMENT_RESERVED = set(keyword.kwlist) | {"api"}
 
 
+# Verbs that only read: a POST named by one of them (`list_runs`, `get_plan`, `search`) reads.
+READ_VERBS = frozenset(
+    {"list", "get", "describe", "search", "query", "count", "find", "fetch", "read", "show", "retrieve", "lookup"}
+    | {"poll"}
+)
+# Verbs that destroy what they name: destructive whatever the method (`POST /runs/delete`).
+DESTRUCTIVE_VERBS = frozenset(
+    {"delete", "remove", "destroy", "terminate", "purge", "erase", "wipe", "kill", "revoke", "truncate", "uninstall"}
+)
+# Verbs that change something: with one of them a name does not only read (`get_or_create_run`).
+WRITE_VERBS = DESTRUCTIVE_VERBS | {
+    "create",
+    "update",
+    "upsert",
+    "add",
+    "set",
+    "put",
+    "post",
+    "patch",
+    "modify",
+    "edit",
+    "change",
+    "replace",
+    "write",
+    "save",
+    "upload",
+    "insert",
+    "import",
+    "apply",
+    "submit",
+    "send",
+    "execute",
+    "trigger",
+    "start",
+    "stop",
+    "restart",
+    "cancel",
+    "enable",
+    "disable",
+    "assign",
+    "unassign",
+    "attach",
+    "detach",
+    "register",
+    "unregister",
+    "approve",
+    "reject",
+    "merge",
+    "move",
+    "rename",
+    "copy",
+    "clone",
+    "sync",
+    "reset",
+    "rotate",
+    "refresh",
+    "invite",
+    "publish",
+    "deploy",
+    "archive",
+    "restore",
+    "lock",
+    "unlock",
+    "mark",
+    "login",
+    "logout",
+}
+
+# Every verb above: the words an operationId written as one word may begin or end with (`_split_joined`).
+VERBS = READ_VERBS | WRITE_VERBS
+
+
 def short_hash(text: str, length: int = 8) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
 
@@ -87,7 +159,32 @@ def _start_alpha(name: str) -> str:
 
 def base_tool_name(operation_id: str | None, method: str, path: str) -> str:
     name = _strip_route_suffix(snake_case(operation_id or ""), method, path) or snake_case(f"{method} {path}")
-    return _start_alpha(name or method.lower())
+    return _start_alpha(_split_joined(name, path) or method.lower())
+
+
+_JOINED = re.compile(r"[a-z][a-z0-9]{11,}")  # one word of 12 or more characters, no part marked
+_LONGEST_WORD = 30
+
+
+def _split_joined(name: str, path: str) -> str:
+    """`updateorganizationspendlimit` on `/organization/spend_limit` ->
+    `update_organization_spend_limit`: an operationId written as one word, split into the verbs names
+    begin or end with and its own path's words (or their singulars), when those words spell all of it
+    (the fewest of them; the earliest split of a tie); `notifications` on `/notifications`, or a word
+    those words do not spell, as it is."""
+    if not _JOINED.fullmatch(name):
+        return name
+    own = [word for segment in path.split("/") for word in snake_case(segment).split("_") if len(word) > 1]
+    known = VERBS | set(own) | {_singular(word) for word in own}
+    best: list[list[str] | None] = [[], *([None] * len(name))]  # the fewest words spelling name[:end]
+    for end in range(1, len(name) + 1):
+        for start in range(max(0, end - _LONGEST_WORD), end):
+            before = best[start]
+            if before is not None and name[start:end] in known:
+                if best[end] is None or len(before) + 1 < len(best[end] or ()):
+                    best[end] = [*before, name[start:end]]
+    words = best[len(name)]
+    return "_".join(words) if words and len(words) > 1 else name
 
 
 # Shortening (for names over TARGET_TOOL_NAME): hosts prefix tool names (`mcp__<server>__<tool>`), so a

@@ -32,6 +32,25 @@ def test_base_names():
     assert names.base_tool_name("!!!", "post", "/") == "post"
 
 
+@pytest.mark.parametrize(
+    ("operation_id", "method", "path", "expected"),
+    [
+        # Written as one word (OpenAI's and Zoom's specs): split into a verb and the path's own words.
+        ("Updateorganizationspendlimit", "POST", "/organization/spend_limit", "update_organization_spend_limit"),
+        ("Createcontentprovenancecheck", "POST", "/content_provenance_checks", "create_content_provenance_check"),
+        ("sendimmessages", "POST", "/im/users/me/chat/messages", "send_im_messages"),
+        ("meetingregistrantdelete", "DELETE", "/meetings/{meetingId}/registrants/{id}", "meeting_registrant_delete"),
+        # One word that is one word, or that those words do not spell ("counts"): as it is.
+        ("notifications", "GET", "/notifications", "notifications"),
+        ("Getinputtokencounts", "POST", "/responses/input_tokens", "getinputtokencounts"),
+        ("getaccountinfo", "GET", "/account/info", "get_account_info"),
+        ("listpets", "GET", "/pets", "listpets"),  # under 12 characters: left alone (a word may be one)
+    ],
+)
+def test_an_operation_id_written_as_one_word_is_split_into_its_paths_words(operation_id, method, path, expected):
+    assert names.base_tool_name(operation_id, method, path) == expected
+
+
 def test_long_names_are_shortened_readably_without_a_hash():
     """Filler words, short forms and words said twice (`app` after `apps`) go; no other word, even where
     the name stays over 40."""

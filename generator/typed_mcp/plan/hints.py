@@ -21,74 +21,6 @@ from typed_mcp.runtime.contracts import IDEMPOTENT_METHODS
 
 READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD = "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"
 
-# Verbs that only read: a POST named by one of them (`list_runs`, `get_plan`, `search`) reads.
-_READ_VERBS = frozenset(
-    {"list", "get", "describe", "search", "query", "count", "find", "fetch", "read", "show", "retrieve", "lookup"}
-    | {"poll"}
-)
-# Verbs that destroy what they name: destructive whatever the method (`POST /runs/delete`).
-_DESTRUCTIVE_VERBS = frozenset(
-    {"delete", "remove", "destroy", "terminate", "purge", "erase", "wipe", "kill", "revoke", "truncate", "uninstall"}
-)
-# Verbs that change something: with one of them a name does not only read (`get_or_create_run`).
-_WRITE_VERBS = _DESTRUCTIVE_VERBS | {
-    "create",
-    "update",
-    "upsert",
-    "add",
-    "set",
-    "put",
-    "post",
-    "patch",
-    "modify",
-    "edit",
-    "change",
-    "replace",
-    "write",
-    "save",
-    "upload",
-    "insert",
-    "import",
-    "apply",
-    "submit",
-    "send",
-    "execute",
-    "trigger",
-    "start",
-    "stop",
-    "restart",
-    "cancel",
-    "enable",
-    "disable",
-    "assign",
-    "unassign",
-    "attach",
-    "detach",
-    "register",
-    "unregister",
-    "approve",
-    "reject",
-    "merge",
-    "move",
-    "rename",
-    "copy",
-    "clone",
-    "sync",
-    "reset",
-    "rotate",
-    "refresh",
-    "invite",
-    "publish",
-    "deploy",
-    "archive",
-    "restore",
-    "lock",
-    "unlock",
-    "mark",
-    "login",
-    "logout",
-}
-
 # What the method alone says (RFC 9110: GET, HEAD, OPTIONS and TRACE are safe). PUT replaces what it
 # names and PATCH changes it in place: MCP's destructiveHint false means "only additive updates", which
 # neither is. Whether it is idempotent is the runtime's list of the methods it retries.
@@ -124,12 +56,12 @@ def infer(method: str, path: str, operation_id: str | None, summary: str | None)
         (f"its name {names.snake_case(name)}", _words(name)),
         (f"its summary {summary!r}", _words(summary or "")),
     ]
-    verb = next(((source, v) for source, words in sources if (v := _verb(words, _DESTRUCTIVE_VERBS))), None)
+    verb = next(((source, v) for source, words in sources if (v := _verb(words, names.DESTRUCTIVE_VERBS))), None)
     if verb and not destructive:
         read_only, destructive = False, True
         why[READ_ONLY] = why[DESTRUCTIVE] = f"{verb[0]} says {verb[1]}"
-    writes = any(_verb(words, _WRITE_VERBS) for _, words in sources)
-    reads = next(((source, v) for source, words in sources if (v := _verb(words, _READ_VERBS))), None)
+    writes = any(_verb(words, names.WRITE_VERBS) for _, words in sources)
+    reads = next(((source, v) for source, words in sources if (v := _verb(words, names.READ_VERBS))), None)
     if method.upper() == "POST" and reads and not writes:  # `get_or_create_run` reads and writes: it writes
         read_only, idempotent = True, True
         why[READ_ONLY] = why[IDEMPOTENT] = f"a POST, and {reads[0]} says {reads[1]} (and nothing there writes)"
