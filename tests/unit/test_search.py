@@ -288,6 +288,56 @@ def test_a_query_that_begins_with_a_kind_puts_the_tools_of_that_kind_first():
     assert [hit["name"] for hit in index.search("create or update the payout", 3)][0] == "update"
 
 
+def test_a_short_request_puts_the_tools_acting_on_the_thing_it_names_first():
+    """ "fork a repository": of the tools that hold as many of its concepts, the one whose path ends in
+    the thing it names (the forks) comes before settings about forks, which say "fork" more often;
+    a long request, where such a word is as often context, keeps bm25's order."""
+    search = runtime("search")
+    docs = [
+        doc(
+            "fork_setting",
+            name="actions set fork pr approval",
+            title="Set fork PR approval for a fork of a repository",
+            path="repos owner repo actions permissions fork pr approval",
+            resource="approval",
+            intent="update change edit set modify",
+        ),
+        doc(
+            "create_fork",
+            name="repos create fork",
+            title="Create a fork of a repository, with its branches, tags and the history of every branch",
+            path="repos owner repo forks",
+            resource="forks",
+            intent="create add new make start submit",
+        ),
+    ]
+    index = search.SearchIndex(docs)
+    assert [hit["name"] for hit in index.search("fork a repository", 2)] == ["create_fork", "fork_setting"]
+    assert [hit["name"] for hit in index.search("fork repository", 2)] == ["create_fork", "fork_setting"]
+    # bm25's order without the rule: what the rule overturns, and what a long request keeps.
+    long = "fork a repository for pr approval"
+    assert len(search.concepts(long)) > search.SHORT
+    assert [hit["name"] for hit in index.search(long, 2)] == ["fork_setting", "create_fork"]
+
+
+@pytest.mark.parametrize(
+    ("path", "word"),
+    [
+        ("/repos/{owner}/{repo}/forks", "forks"),
+        ("/user/repos", "repos"),
+        ("/v1/customers/{customer}", "customers"),
+        ("/repos/{owner}/{repo}/actions/permissions/fork-pr-contributor-approval", "approval"),
+        ("/zones/{zone_id}/dnsRecords", "records"),
+        ("/api/v2", ""),
+        ("/{id}", ""),
+    ],
+)
+def test_what_an_operation_acts_on_is_its_paths_last_word(path, word):
+    from typed_mcp.render.search import acted_on
+
+    assert acted_on(path) == word
+
+
 def test_a_result_line_says_the_operation_what_differs_and_whether_deprecated():
     search = runtime("search")
     docs = [
@@ -352,6 +402,22 @@ def test_abbreviations_the_spec_defines_are_its_vocabulary():
         ]
     )
     assert found == {"single sign on": {"sso"}, "pull request": {"pr"}, "time to live": {"ttl"}}
+
+
+def test_the_words_an_apis_names_clip_are_its_vocabulary():
+    """A short word of the names whose long form the same operations' titles write (`repo`,
+    "repository"), in more operations than the titles write it alone; not a word with an ending
+    ("membership"), a compound of the API's words ("chatbot") or a word of its own ("dns")."""
+    operations = [
+        *((["repos", "create", "fork"], "Create a fork of a repository"),) * 3,
+        *((["members", "list"], "List memberships of a team"),) * 3,
+        *((["chat", "send"], "Send as a chatbot"),) * 3,
+        (["bot", "get"], "Get a bot"),
+        *((["dns", "records"], "List DNSSEC records"),) * 3,
+        *((["dns"], "Get the DNS settings of a zone"),) * 4,
+        *((["org", "hooks"], "List organization webhooks"),) * 2,
+    ]
+    assert vocabulary.clippings(operations) == {"repo": "repository"}  # `org`: in two operations only
 
 
 # --- a package: plain text, titles, vocabulary and toolsets, through a real server ------------------------

@@ -2,18 +2,19 @@
 
 One document per tool, made from the operation alone, so that the words people use for a request
 find it, whatever the API: the tool's name words, the keywords curation gives it (x-mcp, config),
-its title, the intent words of its HTTP method and path shape (a GET on a collection lists, a
-DELETE removes: "show", "remove", "revoke" match the operation even when its title says "List" or
-"Delete"), the path words, the tags and their descriptions, the parameter and request body property
-names, and the first paragraph of the description (the title, when the spec has a summary: the rest
-of a description, and the parameters' descriptions, measured worse, their words match too many
-requests). Apart ("about"), the description beyond the title, without its quoted notes: the
-runtime looks there only for a word no tool's name holds. Spec prose is read as plain text
-(`plan/prose.py`: CommonMark and HTML). For the results: the operation, the first sentence of the
-description beyond the title, what tells the tool from others of the same title, its toolset (for
-browsing) and whether it is deprecated.
+its title, the intent words of its HTTP method and path shape (a GET on a collection lists, a DELETE
+removes: "show", "remove", "revoke" match the operation even when its title says "List" or
+"Delete"), the path words and the one that names what it acts on (`resource`), the tags and their
+descriptions, the parameter and request body property names, and the first paragraph of the
+description (the title, when the spec has a summary: the rest of a description, and the parameters'
+descriptions, measured worse, their words match too many requests). Apart ("about"), the description
+beyond the title, without its quoted notes: the runtime looks there only for a word no tool's name
+holds. Spec prose is read as plain text (`plan/prose.py`: CommonMark and HTML). For the results: the
+operation, the first sentence of the description beyond the title, what tells the tool from others
+of the same title, its toolset (for browsing) and whether it is deprecated.
 Beside them: the toolsets an agent browses (`toolsets`), the vocabulary of this API (`vocabulary`:
-its abbreviations, and the words users say for the things it names, render/vocabulary.py), and the
+its abbreviations and clippings, and the words users say for the things it names,
+render/vocabulary.py), and the
 config's search synonyms.
 Deterministic: the same plan and spec give the same bytes.
 """
@@ -146,6 +147,17 @@ def distinctions(plan: ApiPlan) -> dict[str, str]:
     return found
 
 
+def acted_on(path: str) -> str:
+    """The word that names what an operation acts on: the last word of its path's last literal
+    segment that is no version (`/repos/{owner}/{repo}/forks`: "forks"; `/user/repos`: "repos")."""
+    for segment in reversed(_segments(path)):
+        if not _is_parameter(segment) and not _VERSION.fullmatch(segment):
+            found = _words(segment).split()
+            if found:
+                return found[-1]
+    return ""
+
+
 def _singular(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
@@ -265,6 +277,7 @@ def search_documents(plan: ApiPlan, browse: Browse) -> str:
             "intent": intent(op, held),
             "tags": " ".join([_words(*op.tags), *(described[tag] for tag in op.tags if tag in described)]),
             "path": _words(op.path),
+            "resource": acted_on(op.path),
             "params": " ".join(dict.fromkeys(_words(*params).split())),
             "description": prose.first_paragraph(op.description),
             "about": prose.first_paragraph(beyond, quotes=False),

@@ -2,10 +2,14 @@
 users say for it), so that the runtime every package ships holds only words that mean the same in
 any API (REST verbs, common English: `_runtime/vocabulary.py`).
 
-Two sources, both read from the spec:
+Three sources, all read from the spec:
 
 - the abbreviations the spec defines, "Single Sign-On (SSO)" and "pull request (PR)": a long form
   whose words' initials spell the letters in parentheses (Schwartz and Hearst's rule), both ways;
+- the words its names clip and its prose writes out (`repo` and "repository", `config` and
+  "configuration"), both ways, so that a request's words find a tool whose name or path says the
+  short form where its title does not (`repos/create-fork`, titled "Create a fork", for "fork a
+  repository"): `clippings`;
 - the names of things in common APIs as users say them ("snippet" for a gist, "bucket" for R2,
   "attendees" for participants): an entry ships only in a package whose tools name the thing (in a
   tool's name, title, path or tags), so a weather API's package holds none of GitHub's words.
@@ -140,6 +144,47 @@ def _spells(words: list[str], letters: str) -> bool:
     )
 
 
+# A clipping is a short word of the API's names (3 letters or more) that the titles of at least
+# CLIPPED operations write out in full (a word beginning with it) where that operation's name holds it,
+# in more operations than the titles write the short word alone (`dns` is a word of its own in most
+# titles, not a clipping of "dnssec"); and what the long word adds is no word ending ("member" +
+# "ship", "attach" + "ment") and no word the API's titles use (`chat` + "bot", `voice` + "mail").
+CLIPPED = 3
+_ENDINGS = re.compile(r"(?:ship|ments?|ings?|ed|ged|i?zations?|ations?|ers?|ness|able|ful|less|ly|ity|ive|al)")
+
+
+def clippings(named: Iterable[tuple[Iterable[str], str]]) -> dict[str, str]:
+    """Short word -> the long word it clips, from (the words of an operation's name and literal path,
+    its title and description's first sentence) pairs: `repo` -> "repository"."""
+    support: dict[str, dict[str, int]] = {}
+    alone: dict[str, int] = {}
+    said_words: set[str] = set()
+    for name_words, text in named:
+        said = {_singular(word) for word in _words(text) if word.isalpha()}
+        said_words |= said
+        for word in said:
+            alone[word] = alone.get(word, 0) + 1
+        for short in {_singular(word) for word in name_words if len(word) >= 3 and word.isalpha()} - said:
+            for long in said:
+                if long.startswith(short) and len(long) >= len(short) + 3:
+                    found = support.setdefault(short, {})
+                    found[long] = found.get(long, 0) + 1
+    clipped = {}
+    for short, longs in sorted(support.items()):
+        long, count = max(longs.items(), key=lambda item: (item[1], item[0]))
+        rest = long[len(short) :]
+        if count >= CLIPPED and count > alone.get(short, 0) and not _ENDINGS.fullmatch(rest) and rest not in said_words:
+            clipped[short] = long
+    return clipped
+
+
+def _singular(word: str) -> str:
+    """`word` without a plural's ending ("repositories" -> "repository", "orgs" -> "org")."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
 def vocabulary(plan: ApiPlan) -> dict[str, list[str]]:
     """This API's search vocabulary: an API word -> the words users say for it, sorted."""
     named: set[str] = set()
@@ -149,6 +194,16 @@ def vocabulary(plan: ApiPlan) -> dict[str, list[str]]:
         texts += [op.title or "", prose.first_paragraph(op.description)]
     texts += [prose.first_paragraph(tag.description) for tag in plan.tags]
     found: dict[str, set[str]] = {}
+    literal = [
+        (
+            _words(" ".join([op.tool_name, *(part for part in op.path.split("/") if "{" not in part)])),
+            " ".join([op.title or "", prose.first_sentence(op.description)]),
+        )
+        for op in plan.operations
+    ]
+    for clipped, full in clippings(literal).items():
+        found.setdefault(clipped, set()).add(full)  # "repository" is searched as `repo` too
+        found.setdefault(full, set()).add(clipped)  # and "repo" as "repository"
     for thing, said in THINGS.items():
         if all(_stem(word) in named for word in _words(thing)):
             found.setdefault(thing, set()).update(said.split())

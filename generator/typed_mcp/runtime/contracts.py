@@ -57,7 +57,7 @@ LEGACY_PREFIX = "typed-mcp/"
 # Discovery mode's search documents (`search.json`): the format tag, what a word is (letters and
 # digits: `pull_number` and `/repos/{owner}` split into words), and the words of a request to remove
 # (the intent words of a DELETE, and what the search ranks last unless a query holds one).
-SEARCH_FORMAT = "typed-mcp-search/4"
+SEARCH_FORMAT = "typed-mcp-search/5"
 SEARCH_WORD = re.compile(r"[^\W_]+")
 REMOVAL_WORDS = ("delete", "remove", "revoke", "cancel", "drop", "clear", "unset")
 
