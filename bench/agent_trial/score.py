@@ -1,38 +1,48 @@
-"""Score the agent trial's answers against the blind3 task sets: a request is found when the chosen
-tool is the task's operation (or one of its `also`), first when the first call's results showed it.
-Tool names map to operations through the typed-mcp package's search.json and, for the peer, through
-FastMCP's `mcp_component_fn` hook (peer_names.json, written by the peer's venv)."""
+"""Score an agent trial's answers against its task sets: a request is found when the chosen tool is
+the task's operation (or one of its `also`), first when the first call's results showed it. Tool
+names map to operations through the typed-mcp package's typed-mcp.json and, for the peer, through
+FastMCP's `mcp_component_fn` hook (peer_names.json, written by the peer's venv).
+
+    score.py [TRIAL]    TRIAL: a folder with answers-*.tsv and, but for this folder's own trial (the
+                        blind3 sets of Stripe and Airflow), a trial.json {"set": ..., "apis": [...]}
+"""
 
 import json
 import os
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 WORK = Path(os.environ.get("TRIAL_WORK", "/work/scratch/trial"))
-TASKS = {
-    api: json.loads((HERE.parent / "search_tasks" / "blind3" / f"{api}.json").read_text())
-    for api in ("stripe", "airflow")
-}
 
 
-def operations() -> dict[str, dict[str, dict[str, str]]]:
-    typed = {
-        api: {
-            t["tool"]: t["operation"]
-            for t in json.loads((WORK / f"{api}-mcp/src/{api}_mcp/search.json").read_text())["tools"]
-        }
-        for api in TASKS
+def tasks(trial: Path) -> dict[str, list[dict]]:
+    described = trial / "trial.json"
+    setup = {"set": "blind3", "apis": ["stripe", "airflow"]}  # this folder's own trial
+    if described.exists():
+        setup = json.loads(described.read_text())
+    return {
+        api: json.loads((HERE.parent / "search_tasks" / setup["set"] / f"{api}.json").read_text())
+        for api in setup["apis"]
     }
+
+
+def operations(apis: list[str]) -> dict[str, dict[str, dict[str, str]]]:
+    # typed-mcp.json's tools: tool -> the operation's key, which keeps a path's `#fragment` (Box's
+    # `PUT /files/{file_id}#add_shared_link`) where search.json's operation shows the request alone.
+    typed = {api: json.loads((WORK / f"{api}-mcp/typed-mcp.json").read_text())["tools"] for api in apis}
     return {"typed-mcp": typed, "fastmcp": json.loads((WORK / "peer_names.json").read_text())}
 
 
 def main() -> None:
-    for system, names in operations().items():
+    trial = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE
+    asked = tasks(trial)
+    for system, names in operations(list(asked)).items():
         per: dict[str, list[int]] = {}
-        for line in (HERE / f"answers-{system}.tsv").read_text().splitlines():
+        for line in (trial / f"answers-{system}.tsv").read_text().splitlines():
             tid, tool, _calls, first_seen = line.split("\t")[:4]
             api, index = tid.split("-")
-            task = TASKS[api][int(index) - 1]
+            task = asked[api][int(index) - 1]
             op = names[api].get(tool)
             found = op == task["operation"] or op in task.get("also", [])
             counts = per.setdefault(api, [0, 0, 0])
