@@ -174,17 +174,46 @@ def _split_joined(name: str, path: str) -> str:
     those words do not spell, as it is."""
     if not _JOINED.fullmatch(name):
         return name
+    words = _spell(name, _spelling_words(path))
+    return "_".join(words) if words and len(words) > 1 else name
+
+
+def _spelling_words(path: str) -> set[str]:
+    """The words of `path` (and their singulars) and the verbs names begin or end with."""
     own = [word for segment in path.split("/") for word in snake_case(segment).split("_") if len(word) > 1]
-    known = VERBS | set(own) | {_singular(word) for word in own}
-    best: list[list[str] | None] = [[], *([None] * len(name))]  # the fewest words spelling name[:end]
-    for end in range(1, len(name) + 1):
+    return set(VERBS) | set(own) | {_singular(word) for word in own}
+
+
+def _spell(text: str, known: set[str]) -> list[str] | None:
+    """The fewest words of `known` that spell `text` (the earliest split of a tie), or None."""
+    best: list[list[str] | None] = [[], *([None] * len(text))]  # the fewest words spelling text[:end]
+    for end in range(1, len(text) + 1):
         for start in range(max(0, end - _LONGEST_WORD), end):
             before = best[start]
-            if before is not None and name[start:end] in known:
+            if before is not None and text[start:end] in known:
                 if best[end] is None or len(before) + 1 < len(best[end] or ()):
-                    best[end] = [*before, name[start:end]]
-    words = best[len(name)]
-    return "_".join(words) if words and len(words) > 1 else name
+                    best[end] = [*before, text[start:end]]
+    return best[len(text)]
+
+
+def spelled(operation_id: str | None, path: str, summary: str | None) -> str | None:
+    """`operation_id`, or, when it runs words together that its summary says apart, those words:
+    `CreateanAPIkeyforaserviceaccount` ("Creates an API key for a service account") ->
+    `create_an_api_key_for_a_service_account`, `getinputtokencounts` ("Returns input token counts")
+    -> `get_input_token_counts`. Runs words together: snake_case leaves a word of 12 or more
+    characters that is not one of them; spelled with the summary's words, the verbs names begin
+    with and the path's words (the fewest), when that gives more words than snake_case does (a
+    camelCase operationId is split already: `InitializerConfiguration` stays two words), or left as
+    it is."""
+    if not operation_id or not summary or len(summary.split()) < 2:  # prose, not an identifier
+        return operation_id
+    said = {word for word in snake_case(summary).split("_") if len(word) > 1 or word == "a"}  # groupId: 2
+    known = _spelling_words(path) | said
+    parts = snake_case(operation_id).split("_")
+    if not any(len(part) >= 12 and part not in known for part in parts):
+        return operation_id
+    words = _spell(re.sub(r"[^a-z0-9]", "", operation_id.lower()), known)
+    return "_".join(words) if words and len(words) > len(parts) else operation_id  # never fewer words
 
 
 # Shortening (for names over TARGET_TOOL_NAME): hosts prefix tool names (`mcp__<server>__<tool>`), so a

@@ -51,6 +51,47 @@ def test_an_operation_id_written_as_one_word_is_split_into_its_paths_words(opera
     assert names.base_tool_name(operation_id, method, path) == expected
 
 
+@pytest.mark.parametrize(
+    ("operation_id", "path", "summary", "expected"),
+    [
+        # Words run together that the summary says apart (OpenAI's and Zoom's specs).
+        ("Getinputtokencounts", "/responses/input_tokens", "Returns input token counts.", "get_input_token_counts"),
+        (
+            "CreateanAPIkeyforaserviceaccount",
+            "/organization/projects/{project_id}/service_accounts/{service_account_id}/api_keys",
+            "Creates an API key for a service account in the project.",
+            "create_an_api_key_for_a_service_account",
+        ),
+        ("compactconversation", "/responses/compact", "Compact a conversation.", "compact_conversation"),
+        ("trackingfield_list", "/tracking_fields", "List tracking fields on your account.", "tracking_field_list"),
+        # A camelCase word of the summary is its words ("groupId": group, id).
+        (
+            "get_subscriptionbygroup_id",
+            "/subscriptions/{id}",
+            "Get Subscription by groupId",
+            "get_subscription_by_group_id",
+        ),
+        # A summary that is an identifier, not prose, spells nothing ("Blockcha", "Ininfo").
+        ("getblockchaininfo", "/blockchain", "getBlockchaIninfo", "getblockchaininfo"),
+        # Split already (camelCase), or not spelled by those words, or no summary: as it is, never
+        # fewer words (the path's one word `initializerconfigurations` would spell two).
+        (
+            "listInitializerConfiguration",
+            "/apis/v1alpha1/initializerconfigurations",
+            "list or watch objects of kind InitializerConfiguration",
+            "listInitializerConfiguration",
+        ),
+        ("getquarterlyforecastsummary", "/forecasts", "Get a forecast.", "getquarterlyforecastsummary"),
+        ("Getinputtokencounts", "/responses/input_tokens", None, "Getinputtokencounts"),
+        ("repos/create-fork", "/repos/{owner}/{repo}/forks", "Create a fork", "repos/create-fork"),
+    ],
+)
+def test_an_operation_id_running_words_together_is_spelled_with_its_summarys_words(
+    operation_id, path, summary, expected
+):
+    assert names.spelled(operation_id, path, summary) == expected
+
+
 def test_long_names_are_shortened_readably_without_a_hash():
     """Filler words, short forms and words said twice (`app` after `apps`) go; no other word, even where
     the name stays over 40."""
@@ -297,3 +338,38 @@ def test_generate_and_init_refuse_a_framework_default_title_in_one_line(tmp_path
     )
     assert made.returncode == 0, made.stderr
     assert json.loads((out / "typed-mcp.json").read_text())["package"] == "dstack-mcp"
+
+
+def test_the_plan_names_a_tool_by_its_spelled_operation_id(tmp_path):
+    """The planner gives the summary (else the description's first sentence) to `names.spelled`."""
+    from typed_mcp.plan.build import plan
+    from typed_mcp.plan.curation import Curation
+    from typed_mcp.spec.load import load
+    from typed_mcp.spec.normalize import normalize
+
+    ok = {"200": {"description": "ok"}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Tokens", "version": "1"},
+        "paths": {
+            "/responses/input_tokens": {
+                "post": {
+                    "operationId": "Getinputtokencounts",
+                    "summary": "Returns input token counts.",
+                    "responses": ok,
+                }
+            },
+            "/responses/compact": {
+                "post": {
+                    "operationId": "compactconversation",
+                    "description": "Compact a conversation.",
+                    "responses": ok,
+                }
+            },
+        },
+    }
+    source = tmp_path / "tokens.json"
+    source.write_text(json.dumps(spec))
+    api = plan(normalize(load(str(source))), package_name="tokens", module="tokens", curation=Curation(None, []))
+    assert sorted(op.tool_name for op in api.operations) == ["compact_conversation", "get_input_token_counts"]
+    assert {op.operation_id for op in api.operations} == {"Getinputtokencounts", "compactconversation"}

@@ -446,6 +446,12 @@ def payments_spec() -> dict[str, Any]:
         "/login": {"post": {"summary": "Log in", "description": "Single Sign-On (SSO) users sign in elsewhere."}},
         "/sso": {"get": {"summary": "Get the single sign-on settings", "tags": ["Settings"]}},
         "/balance": {"get": {"summary": "Retrieve balance", "tags": ["Balance"]}},
+        # A description written where the summary goes (Markdown, two paragraphs), as some specs do.
+        "/transcriptions": {
+            "post": {
+                "summary": "Transcribes **audio** into text. Returns a `transcript`.\n\nOr a stream of *events*.",
+            }
+        },
         "/accounts/{account}/balance": {"get": {"summary": "Retrieve balance", "tags": ["Balance"]}},
     }
     for resource in RESOURCES:
@@ -510,6 +516,16 @@ async def test_html_descriptions_read_as_plain_text_and_give_titles(payments):
     assert created.title == "Creates a new customer object"
     assert created.description.splitlines()[:3] == ["Creates a new customer object.", "", "Fields & more."]
     assert all("<" not in (t.title or "") and "<" not in t.description.splitlines()[0] for t in listed.values())
+    # A summary of more than a sentence is a description: its first sentence is the title, the tool's
+    # description begins with it as plain text, and the title is not said to come from a description.
+    transcribe = listed[tool["POST /transcriptions"]]
+    assert transcribe.title == "Transcribes audio into text"
+    assert transcribe.description.splitlines() == [
+        "Transcribes audio into text. Returns a transcript.",
+        "",
+        "Or a stream of *events*.",
+    ]
+    assert tool["POST /transcriptions"] not in derived
 
 
 @pytest.mark.slow  # a generated discovery server (the CLI, a process)

@@ -64,6 +64,9 @@ def dropped_mid_sequence(name: str, operation_id: str | None, method: str, path:
             break
     variables = {w for v in re.findall(r"{([^{}]*)}", path) for w in names.snake_case(v).split("_")}
     kept = {_word(w) for w in HASH.sub("", name).split("_")}
+    parts = HASH.sub("", name).split("_")
+    # A word an operationId ran together that the name spells apart (`trackingfield`: tracking_field).
+    joined = {"".join(parts[i:j]) for i in range(len(parts)) for j in range(i + 2, min(len(parts), i + 8) + 1)}
     seen: set[str] = set()
     counted = []  # (word, whether the name keeps it)
     for word in source.split("_"):
@@ -71,7 +74,7 @@ def dropped_mid_sequence(name: str, operation_id: str | None, method: str, path:
             continue
         if _word(word) not in seen:
             seen.add(_word(word))
-            counted.append((word, _word(word) in kept))
+            counted.append((word, _word(word) in kept or word in joined))
     return [w for i, (w, present) in enumerate(counted) if not present and any(p for _, p in counted[i + 1 :])]
 
 

@@ -72,7 +72,7 @@ def plan(
     target = max(names.TARGET_TOOL_NAME - len(prefix), names.TARGET_TOOL_NAME // 2)
     choices = names.tool_name_choices(
         (
-            (key, op.get("operationId") if isinstance(op.get("operationId"), str) else None, method, path)
+            (key, names.spelled(_operation_id(op), path, prose.title_from(_said(op))), method, path)
             for key, path, method, _, op in raw_ops
             if curation is None or not curation.named(key)
         ),
@@ -244,17 +244,22 @@ def _operation(
     description = nonblank(op.get("description"))
     # What an agent reads first is plain text: the title, and the description's first block (a
     # summary, or a description written in HTML); an operation without a summary takes its
-    # description's first sentence as its title.
-    if summary:
+    # description's first sentence as its title, and so does one whose summary is more than a
+    # sentence (a description written where the summary goes, Markdown and all), which is then the
+    # start of its description.
+    rest = description if description != summary else None
+    if summary and prose.is_one_sentence(summary):
         title = prose.summary_line(summary) or None
-        rest = description if description != summary else None
         text = "\n\n".join(part for part in (title, rest) if part) or None
+    elif summary:
+        title = prose.title_from(summary)
+        text = "\n\n".join(part for part in (prose.with_plain_first_block(summary), rest) if part) or None
     else:
         title = prose.title_from(description)
         text = prose.with_plain_first_block(description) if description else None
     if op.get("deprecated") is True:
         text = ("Deprecated. " + text) if text else "Deprecated."
-    operation_id = op.get("operationId") if isinstance(op.get("operationId"), str) else None
+    operation_id = _operation_id(op)
     return Operation(
         key=key,
         tool_name=tool,
@@ -276,3 +281,17 @@ def _operation(
         naive_datetimes=naive and response.kind == "json",
         inline_bytes=curation.inline_bytes(key) if curation is not None else None,
     )
+
+
+def _operation_id(op: dict[str, Any]) -> str | None:
+    found = op.get("operationId")
+    return found if isinstance(found, str) else None
+
+
+def _said(op: dict[str, Any]) -> str | None:
+    """What an operation says it does: its summary, else its description (the title's source)."""
+    for field in ("summary", "description"):
+        text = op.get(field)
+        if isinstance(text, str) and text.strip():
+            return text
+    return None

@@ -165,6 +165,12 @@ def first_sentence(text: str | None, limit: int = 160) -> str:
     return clip(_SENTENCE_END.split(line, maxsplit=1)[0].strip(), limit)
 
 
+def is_one_sentence(text: str) -> bool:
+    """Whether `text`, read as plain text, is one sentence (or less) on one paragraph."""
+    found = paragraphs(text)
+    return len(found) <= 1 and not _SENTENCE_END.search(" ".join(" ".join(found).split()))
+
+
 def title_from(description: str | None, limit: int = 100) -> str | None:
     """A title for an operation without a summary: its description's first sentence, without the
     full stop."""
