@@ -56,6 +56,25 @@ def test_spec_prose_reads_as_plain_text(text, sentence, title):
     assert prose.title_from(text) == (title or sentence.rstrip("."))
 
 
+@pytest.mark.parametrize(
+    ("summary", "line"),
+    [
+        # Markdown only where it writes what only Markdown writes: a link, a code span.
+        (
+            "Create a file by attaching a [File](/docs/files) to a [store](/x).",
+            "Create a file by attaching a File to a store.",
+        ),
+        ("Returns the `store` flag", "Returns the store flag"),
+        # Otherwise as written (a summary is no CommonMark): emphasis marks and brackets stay.
+        ("Get __init__ file", "Get __init__ file"),
+        ("List pets [beta] *fast*", "List pets [beta] *fast*"),
+        ("Get <b>x</b>", "Get x"),
+    ],
+)
+def test_a_summary_reads_as_written_but_for_html_links_and_code(summary, line):
+    assert prose.summary_line(summary) == line
+
+
 def test_spec_prose_is_read_in_bounded_time():
     """A hostile description (megabytes of nested markup) is read up to MAX_CHARS, in bounded time: the
     deadline is about a hang (backtracking over megabytes runs for hours), not speed."""

@@ -37,6 +37,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _MARKUP = re.compile(r"[<>&*_`\[\]\\!#|~]|^[ \t]*(?:[-+=]|\d+[.)])|^(?: {4}|\t)| {2,}$", re.MULTILINE)
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _HTML = re.compile(r"<[a-zA-Z/!]|&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
+# What only Markdown writes: a link (`[File](/docs/files)`) or a code span (`` `store` ``).
+_MARKDOWN_ONLY = re.compile(r"\[[^\]\n]+\]\([^)\s]+\)|`[^`\n]+`")
 
 
 class _Text(HTMLParser):
@@ -133,8 +135,11 @@ def one_line(text: str | None) -> str:
 
 def summary_line(text: str | None) -> str:
     """An operation's `summary` on one line. OpenAPI gives a summary no markup (only descriptions are
-    CommonMark), so `__init__` or `*` stay as written; HTML that some specs put there is still read."""
+    CommonMark), so `__init__` or `*` stay as written; HTML that some specs put there is still read,
+    and so is Markdown where it writes what only Markdown writes (a link, a code span)."""
     text = (text or "")[:MAX_CHARS]
+    if _MARKDOWN_ONLY.search(text):
+        return one_line(text)
     if _HTML.search(text):
         reader = _Text(quotes=True)
         reader.feed(text)
