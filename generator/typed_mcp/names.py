@@ -184,16 +184,31 @@ def _spelling_words(path: str) -> set[str]:
     return set(VERBS) | set(own) | {_singular(word) for word in own}
 
 
+_LONGEST_SPELLED = 200  # a longer operationId is no name written as one word: left as it is
+
+
 def _spell(text: str, known: set[str]) -> list[str] | None:
-    """The fewest words of `known` that spell `text` (the earliest split of a tie), or None."""
-    best: list[list[str] | None] = [[], *([None] * len(text))]  # the fewest words spelling text[:end]
+    """The fewest words of `known` that spell `text` (the earliest split of a tie), or None; None for
+    a text over _LONGEST_SPELLED characters (spec text is untrusted: the work stays bounded)."""
+    if len(text) > _LONGEST_SPELLED:
+        return None
+    # count[end]: the fewest words spelling text[:end]; start[end]: where its last word begins.
+    count: list[int | None] = [0, *([None] * len(text))]
+    start: list[int] = [0] * (len(text) + 1)
     for end in range(1, len(text) + 1):
-        for start in range(max(0, end - _LONGEST_WORD), end):
-            before = best[start]
-            if before is not None and text[start:end] in known:
-                if best[end] is None or len(before) + 1 < len(best[end] or ()):
-                    best[end] = [*before, text[start:end]]
-    return best[len(text)]
+        for begin in range(max(0, end - _LONGEST_WORD), end):
+            before = count[begin]
+            if before is not None and text[begin:end] in known:
+                best = count[end]
+                if best is None or before + 1 < best:
+                    count[end], start[end] = before + 1, begin
+    if count[len(text)] is None:
+        return None
+    words, end = [], len(text)
+    while end:
+        words.append(text[start[end] : end])
+        end = start[end]
+    return words[::-1]
 
 
 def spelled(operation_id: str | None, path: str, summary: str | None) -> str | None:

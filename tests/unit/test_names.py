@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import time
 
 import pytest
 
@@ -373,3 +374,15 @@ def test_the_plan_names_a_tool_by_its_spelled_operation_id(tmp_path):
     api = plan(normalize(load(str(source))), package_name="tokens", module="tokens", curation=Curation(None, []))
     assert sorted(op.tool_name for op in api.operations) == ["compact_conversation", "get_input_token_counts"]
     assert {op.operation_id for op in api.operations} == {"Getinputtokencounts", "compactconversation"}
+
+
+def test_a_huge_operation_id_is_named_in_bounded_time():
+    """Spec text is untrusted: an operationId of 100,000 characters that its path's and summary's words
+    could spell is left as it is, at once (spelling it kept a list per prefix: 28 s an operation, so a
+    spec of a few such operations stalled generation for minutes). The deadline is about a hang."""
+    huge = "get" + "ab" * 50_000
+    started = time.perf_counter()
+    for _ in range(3):
+        assert names.base_tool_name(huge, "get", "/ab").startswith("getabab")
+        assert names.spelled(huge, "/ab", "get ab ab") == huge
+    assert time.perf_counter() - started < 10

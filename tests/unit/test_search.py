@@ -439,6 +439,16 @@ def test_the_words_an_apis_names_clip_are_its_vocabulary():
     assert vocabulary.clippings(operations) == {"repo": "repository"}  # `org`: in two operations only
 
 
+def test_clippings_are_found_in_time_linear_in_the_specs_words():
+    """Spec text is untrusted: 200 operations of 1,000 path words and 5,000-word titles (each pair of
+    words compared would be a billion comparisons) are read in bounded time. About a hang, not speed."""
+    title = " ".join(f"w{i}x" for i in range(5000))
+    operations = [([f"seg{i}" for i in range(1000)], title) for _ in range(200)]
+    started = time.perf_counter()
+    assert vocabulary.clippings(operations) == {}
+    assert time.perf_counter() - started < 30
+
+
 # --- a package: plain text, titles, vocabulary and toolsets, through a real server ------------------------
 
 # An API in the payments pattern: no summaries, HTML descriptions; one tag with more tools than a

@@ -150,6 +150,7 @@ def _spells(words: list[str], letters: str) -> bool:
 # titles, not a clipping of "dnssec"); and what the long word adds is no word ending ("member" +
 # "ship", "attach" + "ment") and no word the API's titles use (`chat` + "bot", `voice` + "mail").
 CLIPPED = 3
+_LONGEST_CLIPPED = 12  # the longest short word a clipping may be
 _ENDINGS = re.compile(r"(?:ship|ments?|ings?|ed|ged|i?zations?|ations?|ers?|ness|able|ful|less|ly|ity|ive|al)")
 
 
@@ -164,10 +165,13 @@ def clippings(named: Iterable[tuple[Iterable[str], str]]) -> dict[str, str]:
         said_words |= said
         for word in said:
             alone[word] = alone.get(word, 0) + 1
-        for short in {_singular(word) for word in name_words if len(word) >= 3 and word.isalpha()} - said:
-            for long in said:
-                if long.startswith(short) and len(long) >= len(short) + 3:
-                    found = support.setdefault(short, {})
+        shorts = {_singular(word) for word in name_words if len(word) >= 3 and word.isalpha()} - said
+        if not shorts:
+            continue
+        for long in said:  # each word's prefixes, not each pair of words: linear in the spec's text
+            for cut in range(3, min(len(long) - 2, _LONGEST_CLIPPED + 1)):
+                if long[:cut] in shorts:
+                    found = support.setdefault(long[:cut], {})
                     found[long] = found.get(long, 0) + 1
     clipped = {}
     for short, longs in sorted(support.items()):
