@@ -37,8 +37,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _MARKUP = re.compile(r"[<>&*_`\[\]\\!#|~]|^[ \t]*(?:[-+=]|\d+[.)])|^(?: {4}|\t)| {2,}$", re.MULTILINE)
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _HTML = re.compile(r"<[a-zA-Z/!]|&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
-# What only Markdown writes: a link (`[File](/docs/files)`) or a code span (`` `store` ``).
-_MARKDOWN_ONLY = re.compile(r"\[[^\]\n]+\]\([^)\s]+\)|`[^`\n]+`")
+# What only Markdown writes: a link (`[File](/docs/files)`) or a code span (`` `store` ``). Bounded
+# repetitions: an unbounded one rescans the rest of the text from every `[` (quadratic in it).
+_MARKDOWN_ONLY = re.compile(r"\[[^\]\n]{1,200}\]\([^)\s]{1,500}\)|`[^`\n]{1,500}`")
 
 
 class _Text(HTMLParser):
