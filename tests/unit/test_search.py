@@ -459,6 +459,15 @@ def test_clippings_are_found_in_time_linear_in_the_specs_words():
     assert time.perf_counter() - started < 30
 
 
+def test_abbreviations_are_found_in_bounded_time_in_hostile_titles():
+    """A title of one 32,000-letter word before a "(" (10 s a title to the old pattern, which rescanned
+    the word from each of its letters): a hundred of them in bounded time. About a hang, not speed."""
+    started = time.perf_counter()
+    for hostile in ("a" * 32_000 + " (x", "a-" * 16_000 + "(") * 50:
+        assert vocabulary.abbreviations([hostile]) == {}
+    assert time.perf_counter() - started < 30
+
+
 # --- a package: plain text, titles, vocabulary and toolsets, through a real server ------------------------
 
 # An API in the payments pattern: no summaries, HTML descriptions; one tag with more tools than a
