@@ -26,7 +26,9 @@ from typed_mcp.errors import SpecError
 
 MAX_TOOL_NAME = 64
 _CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")
-_CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
+# Between the capitals of an acronym and the capitalized word after it (`HTTPServer`): lookarounds,
+# linear in the text, where `([A-Z]+)([A-Z][a-z])` rescanned a run of capitals from each of them.
+_CAMEL_2 = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 
 # Names a generated module may not define at top level or take as a parameter.
@@ -117,7 +119,7 @@ def short_hash(text: str, length: int = 8) -> str:
 @functools.lru_cache(maxsize=1 << 18)
 def snake_case(text: str) -> str:
     """`repos/get` -> `repos_get`, `getUserByID` -> `get_user_by_id`, `List Pets!` -> `list_pets`."""
-    text = _CAMEL_2.sub(r"\1_\2", text)
+    text = _CAMEL_2.sub("_", text)
     text = _CAMEL_1.sub(r"\1_\2", text)
     text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
     return _NON_WORD.sub("_", text).strip("_")
