@@ -12,15 +12,20 @@ render/vocabulary.py 10 s on a title of one 32,000-letter word; a summary's Mark
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
 import pkgutil
 import re
 import time
+from pathlib import Path
 
 import pytest
 
 import typed_mcp
 
+ANCHORED: set[str] = set()  # written where they are used, and used with `match` or `fullmatch`
+CALLS = {"compile", "search", "match", "fullmatch", "sub", "subn", "split", "findall", "finditer"}
 SIZE = 30_000  # characters of each hostile text
 BUDGET = 0.5  # seconds one search may take (linear patterns take a few milliseconds; the holes took 1-10 s)
 UNITS = [
@@ -41,9 +46,34 @@ EXEMPT = {
 }
 
 
+def written(found: dict[str, re.Pattern[str]]) -> None:
+    """The patterns written where they are used: `re.sub(r"...", ...)` and the like, in any function
+    (their source read with `ast`; a pattern given as a variable is a module-level one, found below)."""
+    root = Path(typed_mcp.__file__).parent
+    for source in sorted(root.rglob("*.py")):
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "re"
+                and node.func.attr in CALLS - {"compile"}  # a compiled one is found by its name below
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                name = f"{source.relative_to(root.parent)}:{node.lineno}"
+                found.setdefault(name, re.compile(node.args[0].value))
+                ANCHORED.update({name} if node.func.attr in ("match", "fullmatch") else ())
+
+
+@functools.cache
 def patterns() -> dict[str, re.Pattern[str]]:
-    """Every compiled pattern a module of typed_mcp holds at module level (alone, or in a tuple)."""
+    """Every compiled pattern a module of typed_mcp holds at module level (alone, or in a tuple), and
+    every one written where it is used."""
     found: dict[str, re.Pattern[str]] = {}
+    written(found)
     for info in pkgutil.walk_packages(typed_mcp.__path__, "typed_mcp."):
         if info.name.endswith("__main__"):
             continue
@@ -64,7 +94,8 @@ def patterns() -> dict[str, re.Pattern[str]]:
 def test_the_scan_finds_the_patterns_it_must():
     """A scan that found nothing would pass for nothing: the known patterns are among those found."""
     found = patterns()
-    assert len(found) > 50
+    assert len(found) > 60
+    assert any(":" in name and name.startswith("typed_mcp/names.py:") for name in found)  # written in place
     assert {
         "typed_mcp.names._CAMEL_2",
         "typed_mcp.render.vocabulary._DEFINED",
@@ -75,10 +106,11 @@ def test_the_scan_finds_the_patterns_it_must():
 
 @pytest.mark.parametrize("name", sorted(set(patterns()) - set(EXEMPT)))
 def test_every_pattern_is_linear_in_hostile_text(name):
+    """Searched (or matched from the start, where its only use is `match` or `fullmatch`)."""
     pattern = patterns()[name]
     for unit in UNITS:
         text = unit * (SIZE // len(unit))
         started = time.perf_counter()
-        pattern.search(text)
+        (pattern.fullmatch if name in ANCHORED else pattern.search)(text)
         took = time.perf_counter() - started
         assert took < BUDGET, f"{name} took {took:.2f} s on {unit!r} x {SIZE // len(unit)}: {pattern.pattern[:80]}"
