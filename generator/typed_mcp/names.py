@@ -503,6 +503,9 @@ def _qualified(
 
 
 _MOST_SCOPES = 3  # a name says at most this many distinguishing scopes before the fallbacks
+# The distinct scopes of a path whose combinations are tried (real APIs' paths have fewer than 8):
+# their combinations grow as the cube of their number, and a spec's paths may have hundreds.
+_MOST_DISTINCT = 12
 
 
 def _distinguished(group: list[tuple[str, str | None, str, str]], target: int) -> dict[str, list[str]]:
@@ -540,13 +543,14 @@ def _distinguished(group: list[tuple[str, str | None, str, str]], target: int) -
             i for i in distinct if clashes[scopes[i].key[1]] > 1 and _forms(scopes[i])[-1] != scopes[i].words
         }
         for size in range(1, min(len(distinct), _MOST_SCOPES) + 1):
-            for chosen in itertools.combinations(distinct, size):
+            for chosen in itertools.combinations(distinct[:_MOST_DISTINCT], size):
                 name = _qualified(words, list(chosen), scopes, by_collection)
-                wanted += [c for c in _within(name, method, path, target) if c not in wanted]
+                wanted += _within(name, method, path, target)
         if paths.count(path) > 1:  # one path, several methods: the method tells them apart
             named = _qualified(words, distinct[:1], scopes) if fresh else base
-            wanted += [c for c in _within(f"{named}_{method.lower()}", method, path, target) if c not in wanted]
-        result[key] = wanted + [c for c in _fallbacks(operation_id, method, path, target) if c not in wanted]
+            wanted += _within(f"{named}_{method.lower()}", method, path, target)
+        wanted += _fallbacks(operation_id, method, path, target)
+        result[key] = list(dict.fromkeys(wanted))  # each once, where it first comes
     return result
 
 

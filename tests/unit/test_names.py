@@ -386,3 +386,18 @@ def test_a_huge_operation_id_is_named_in_bounded_time():
         assert names.base_tool_name(huge, "get", "/ab").startswith("getabab")
         assert names.spelled(huge, "/ab", "get ab ab") == huge
     assert time.perf_counter() - started < 10
+
+
+def test_operations_sharing_a_name_on_deep_paths_are_named_in_bounded_time():
+    """Spec text is untrusted: three operations sharing an operationId, on paths of 300 scopes each,
+    once tried every combination of up to three of their scopes (4.5 million names each, each checked
+    against all before it: generation ran for over five minutes). The deadline is about a hang."""
+
+    def deep(prefix: str) -> str:
+        return "/" + "/".join(f"{prefix}{i}/{{p{i}}}" for i in range(300))
+
+    operations = [(f"GET {deep(f'r{k}x')}", "list_runs", "get", deep(f"r{k}x")) for k in range(3)]
+    started = time.perf_counter()
+    names_ = names.unique_tool_names(names.tool_name_choices(operations).items())
+    assert time.perf_counter() - started < 30
+    assert sorted(names_.values()) == ["list_runs_r0x0", "list_runs_r1x0", "list_runs_r2x0"]
