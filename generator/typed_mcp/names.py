@@ -183,7 +183,7 @@ def _split_joined(name: str, path: str) -> str:
 def _spelling_words(path: str) -> set[str]:
     """The words of `path` (and their singulars) and the verbs names begin or end with."""
     own = [word for segment in path.split("/") for word in snake_case(segment).split("_") if len(word) > 1]
-    return set(VERBS) | set(own) | {_singular(word) for word in own}
+    return set(VERBS) | set(own) | {singular(word) for word in own}
 
 
 _LONGEST_SPELLED = 200  # a longer operationId is no name written as one word: left as it is
@@ -299,7 +299,8 @@ _SHORT_FORMS = {
 }
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
+    """`word` without a plural's ending ("repositories" -> "repository", "orgs" -> "org")."""
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
@@ -312,9 +313,9 @@ def _without_repeats(words: list[str]) -> list[str]:
     seen: set[str] = set()
     kept = []
     for index, word in enumerate(words):
-        if _singular(word) in seen and index > 0 and not word.isdigit():
+        if singular(word) in seen and index > 0 and not word.isdigit():
             continue
-        seen.add(_singular(word))
+        seen.add(singular(word))
         kept.append(word)
     return kept
 
@@ -405,7 +406,7 @@ class Scope:
 
     @property
     def key(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        return tuple(map(_singular, self.collection)), tuple(map(_singular, self.words))
+        return tuple(map(singular, self.collection)), tuple(map(singular, self.words))
 
 
 def route_scopes(path: str) -> list[Scope]:
@@ -429,7 +430,7 @@ def route_scopes(path: str) -> list[Scope]:
             words = tuple(w for w in snake_case(segments[index]).split("_") if w)
         named = tuple(w for w in words if w not in _IDENTIFYING_WORDS and w not in _CONNECTORS)
         if not named and collection:
-            named = (*collection[:-1], _singular(collection[-1]))
+            named = (*collection[:-1], singular(collection[-1]))
         if named:
             scopes.append(Scope(named, collection))
         index += 1
@@ -441,15 +442,15 @@ def _filled(scope_words: tuple[str, ...], words: list[str]) -> list[str] | None:
     the name: the missing ones are filled in around them, the name's own words kept as they are
     (`create_work_queue` + work pool -> `create_work_pool_queue`). None when none of them, or all,
     stand there, or they stand apart."""
-    singular = [_singular(w) for w in words]
-    present = [w for w in scope_words if _singular(w) in singular]
+    singulars = [singular(w) for w in words]
+    present = [w for w in scope_words if singular(w) in singulars]
     if not present or len(present) == len(scope_words):
         return None
-    first = singular.index(_singular(present[0]))
-    if singular[first : first + len(present)] != [_singular(w) for w in present]:
+    first = singulars.index(singular(present[0]))
+    if singulars[first : first + len(present)] != [singular(w) for w in present]:
         return None
-    own = dict(zip(singular[first : first + len(present)], words[first : first + len(present)], strict=True))
-    return [*words[:first], *(own.get(_singular(w), w) for w in scope_words), *words[first + len(present) :]]
+    own = dict(zip(singulars[first : first + len(present)], words[first : first + len(present)], strict=True))
+    return [*words[:first], *(own.get(singular(w), w) for w in scope_words), *words[first + len(present) :]]
 
 
 def _verb_end(words: list[str]) -> int:
@@ -465,13 +466,13 @@ def _forms(scope: Scope) -> tuple[tuple[str, ...], ...]:
     """How a scope can be said: its own words, then its collection's as one of it (`workspace`)."""
     if not scope.collection:
         return (scope.words,)
-    return scope.words, (*scope.collection[:-1], _singular(scope.collection[-1]))
+    return scope.words, (*scope.collection[:-1], singular(scope.collection[-1]))
 
 
 def _unsaid(scope: Scope, words: list[str], forms: tuple[tuple[str, ...], ...] | None = None) -> tuple[str, ...] | None:
     """The first form of `scope` that `words` do not wholly say."""
-    said = {_singular(w) for w in words}
-    return next((form for form in forms or _forms(scope) if not set(map(_singular, form)) <= said), None)
+    said = {singular(w) for w in words}
+    return next((form for form in forms or _forms(scope) if not set(map(singular, form)) <= said), None)
 
 
 def _qualified(
@@ -493,11 +494,11 @@ def _qualified(
         if filled is not None:
             result = filled
             continue
-        said = {_singular(w) for w in result}
-        missing = [w for w in form if _singular(w) not in said] if form else list(scope.words)
-        later = {_singular(w) for s in scopes[index:] for w in (*s.words, *s.collection)}
+        said = {singular(w) for w in result}
+        missing = [w for w in form if singular(w) not in said] if form else list(scope.words)
+        later = {singular(w) for s in scopes[index:] for w in (*s.words, *s.collection)}
         verb = _verb_end(result)
-        at = verb if any(_singular(w) in later for w in result[verb:]) else len(result)
+        at = verb if any(singular(w) in later for w in result[verb:]) else len(result)
         result[at:at] = missing
     return "_".join(result)
 

@@ -46,7 +46,7 @@ _FILLER = {"a", "an", "the", "of", "for", "by", "with"}
 def _word(word: str) -> str:
     """A word as a name may spell it: its usual short form, in the singular."""
     word = names._SHORT_FORMS.get(word, word)
-    return names._singular(word)
+    return names.singular(word)
 
 
 def dropped_mid_sequence(name: str, operation_id: str | None, method: str, path: str) -> list[str]:

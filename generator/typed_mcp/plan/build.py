@@ -72,7 +72,7 @@ def plan(
     target = max(names.TARGET_TOOL_NAME - len(prefix), names.TARGET_TOOL_NAME // 2)
     choices = names.tool_name_choices(
         (
-            (key, names.spelled(_operation_id(op), path, prose.title_from(_said(op))), method, path)
+            (key, names.spelled(_operation_id(op), path, _title(op)), method, path)
             for key, path, method, _, op in raw_ops
             if curation is None or not curation.named(key)
         ),
@@ -247,15 +247,13 @@ def _operation(
     # description's first sentence as its title, and so does one whose summary is more than a
     # sentence (a description written where the summary goes, Markdown and all), which is then the
     # start of its description.
+    title = _title(op)
     rest = description if description != summary else None
     if summary and prose.is_one_sentence(summary):
-        title = prose.summary_line(summary) or None
         text = "\n\n".join(part for part in (title, rest) if part) or None
     elif summary:
-        title = prose.title_from(summary)
         text = "\n\n".join(part for part in (prose.with_plain_first_block(summary), rest) if part) or None
     else:
-        title = prose.title_from(description)
         text = prose.with_plain_first_block(description) if description else None
     if op.get("deprecated") is True:
         text = ("Deprecated. " + text) if text else "Deprecated."
@@ -288,10 +286,10 @@ def _operation_id(op: dict[str, Any]) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def _said(op: dict[str, Any]) -> str | None:
-    """What an operation says it does: its summary, else its description (the title's source)."""
-    for field in ("summary", "description"):
-        text = op.get(field)
-        if isinstance(text, str) and text.strip():
-            return text
-    return None
+def _title(op: dict[str, Any]) -> str | None:
+    """An operation's title: its summary when that is one sentence, else the first sentence of its
+    summary or, without one, of its description (naming spells run-together operationIds with it)."""
+    summary, description = nonblank(op.get("summary")), nonblank(op.get("description"))
+    if summary and prose.is_one_sentence(summary):
+        return prose.summary_line(summary) or None
+    return prose.title_from(summary or description)

@@ -38,7 +38,7 @@ _BY_METHOD: dict[str, tuple[bool, bool, str]] = {  # read-only, destructive, why
 
 def _words(text: str) -> list[str]:
     """Words as verbs are looked up: `Deletes` and `deletes` as delete."""
-    return [names._singular(w) for w in names.snake_case(text).split("_") if w]
+    return [names.singular(w) for w in names.snake_case(text).split("_") if w]
 
 
 def _verb(words: list[str], verbs: frozenset[str]) -> str | None:

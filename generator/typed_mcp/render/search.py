@@ -14,8 +14,7 @@ operation, the first sentence of the description beyond the title, what tells th
 of the same title, its toolset (for browsing) and whether it is deprecated.
 Beside them: the toolsets an agent browses (`toolsets`), the vocabulary of this API (`vocabulary`:
 its abbreviations and clippings, and the words users say for the things it names,
-render/vocabulary.py), and the
-config's search synonyms.
+render/vocabulary.py), and the config's search synonyms.
 Deterministic: the same plan and spec give the same bytes.
 """
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from typed_mcp import names
 from typed_mcp.plan import prose
 from typed_mcp.plan.ir import ApiPlan
 from typed_mcp.runtime.contracts import SEARCH_WORD
@@ -165,11 +166,11 @@ def clippings(named: Iterable[tuple[Iterable[str], str]]) -> dict[str, str]:
     alone: dict[str, int] = {}
     said_words: set[str] = set()
     for name_words, text in named:
-        said = {_singular(word) for word in _words(text) if word.isalpha()}
+        said = {names.singular(word) for word in _words(text) if word.isalpha()}
         said_words |= said
         for word in said:
             alone[word] = alone.get(word, 0) + 1
-        shorts = {_singular(word) for word in name_words if len(word) >= 3 and word.isalpha()} - said
+        shorts = {names.singular(word) for word in name_words if len(word) >= 3 and word.isalpha()} - said
         if not shorts:
             continue
         for long in said:  # each word's prefixes, not each pair of words: linear in the spec's text
@@ -184,13 +185,6 @@ def clippings(named: Iterable[tuple[Iterable[str], str]]) -> dict[str, str]:
         if count >= CLIPPED and count > alone.get(short, 0) and not _ENDINGS.fullmatch(rest) and rest not in said_words:
             clipped[short] = long
     return clipped
-
-
-def _singular(word: str) -> str:
-    """`word` without a plural's ending ("repositories" -> "repository", "orgs" -> "org")."""
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def vocabulary(plan: ApiPlan) -> dict[str, list[str]]:
