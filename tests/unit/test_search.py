@@ -5,6 +5,7 @@ a ranking rule."""
 
 from __future__ import annotations
 
+import collections
 import json
 import subprocess
 import sys
@@ -220,6 +221,58 @@ def test_results_after_the_fifth_show_toolsets_the_first_five_do_not():
     assert [hit["name"] for hit in index.search(query, 5)] == found[:5]
     within = index.search(query, 10, within={n for n, d in enumerate(docs) if d["toolset"] == "actions"})
     assert [hit["name"] for hit in within] == [f"runs_{n}" for n in range(9)]
+
+
+def test_small_tags_about_one_thing_are_browsed_as_one_toolset(tmp_path):
+    """An API of many small tags ("Tasks" and "Task assignments", "Shared links (Files)" and "Shared
+    links (Folders)") lists them as one toolset each thing, so that an agent whose results show the
+    tasks finds the assignments there: a tag whose words begin with another's joins it, tags that
+    begin with the same words join under them, while together they hold at most 40 tools; the names
+    `--toolsets` takes hold them too, and each tag's own name still selects its tools."""
+    from typed_mcp.names import snake_case
+    from typed_mcp.plan.build import plan
+    from typed_mcp.plan.curation import Curation
+    from typed_mcp.render.package import toolsets
+    from typed_mcp.render.search import browse_toolsets
+    from typed_mcp.spec.load import load
+    from typed_mcp.spec.normalize import normalize
+
+    ok = {"200": {"description": "ok"}}
+    tags = {"Tasks": 3, "Task assignments": 3, "Shared links (Files)": 2, "Shared links (Folders)": 2}
+    tags |= {"Users": 38, "User avatars": 3, "Groups": 2}  # users and avatars: 41 tools, too many for one
+    paths = {
+        f"/{snake_case(tag)}/n{n}": {"get": {"tags": [tag], "summary": f"{tag} {n}", "responses": ok}}
+        for tag, count in tags.items()
+        for n in range(count)
+    }
+    source = tmp_path / "tags.json"
+    source.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "T", "version": "1"}, "paths": paths}))
+    api = plan(normalize(load(str(source))), package_name="t", module="t", curation=Curation(None, []))
+    browse = browse_toolsets(api)
+    held = collections.Counter(browse.toolset_of.values())
+    assert held == {"tasks": 6, "shared_links": 4, "users": 38, "user_avatars": 3, "groups": 2}, held
+    described = {entry["name"]: entry["description"] for entry in browse.listed}
+    assert described["tasks"] == "Tasks; Task assignments"
+    assert described["shared_links"] == "Shared links (Files); Shared links (Folders)"
+    named = toolsets(api, browse)
+    assert len(named["tasks"]) == 6 and len(named["task_assignments"]) == 3 and len(named["shared_links"]) == 4
+
+
+def test_tags_are_gathered_in_time_linear_in_their_number():
+    """Twenty thousand tags, prefixes of one another and sharing their first words: gathered in
+    about a second (comparing every pair took minutes)."""
+    from typed_mcp.render.search import TOOLSET_SIZE, _gathered
+
+    tagged: dict[str, list[Any]] = {}
+    for n in range(20_000):
+        words = [f"w{n % 50}", *(f"x{k}" for k in range(n % 20)), f"t{n}"]
+        tagged["_".join(words)] = [None]
+        tagged["_".join(words[:-1]) or "w"] = [None]
+    started = time.perf_counter()
+    gathered = _gathered(tagged)
+    assert time.perf_counter() - started < 10
+    assert sorted(tag for held in gathered.values() for tag in held) == sorted(tagged)
+    assert all(sum(len(tagged[tag]) for tag in held) <= TOOLSET_SIZE for held in gathered.values())
 
 
 def test_a_post_creates_only_where_it_adds_to_a_collection(tmp_path):

@@ -266,19 +266,16 @@ def tool_imports(view: ToolView, models: Models) -> dict[str, list[str]]:
 
 def toolsets(plan: ApiPlan, browse: Browse) -> dict[str, Sequence[str]]:
     """Toolset name -> its tools, in the order of the spec: the operations' tags in snake_case (two
-    tags with one snake_case name are one toolset), the parts a big tag is split into for browsing
-    (`repos.branches`: discovery's list_toolsets names them, so `--toolsets` and `X-MCP-Toolsets` take
-    them too), and the config's toolsets (which replace a toolset of the same name). Sorted by name.
-    `browse`: the plan's `browse_toolsets`."""
+    tags with one snake_case name are one toolset), the toolsets discovery's list_toolsets names (a
+    big tag's parts, `repos.branches`; small tags gathered, `tasks` holding "Task assignments"), so
+    that `--toolsets` and `X-MCP-Toolsets` take them too, and the config's toolsets (which replace a
+    toolset of the same name). Sorted by name. `browse`: the plan's `browse_toolsets`."""
     found: dict[str, list[str]] = {}
     for op in plan.operations:
-        for tag in op.tags:
-            name = names.snake_case(tag)
-            if name and op.tool_name not in found.setdefault(name, []):
+        tagged = [name for name in (names.snake_case(tag) for tag in op.tags) if name]
+        for name in [*tagged, browse.toolset_of[op.tool_name]] if tagged else []:  # no tag: only the config's
+            if op.tool_name not in found.setdefault(name, []):
                 found[name].append(op.tool_name)
-    for tool, part in browse.toolset_of.items():
-        if "." in part:
-            found.setdefault(part, []).append(tool)
     merged: dict[str, Sequence[str]] = {**found, **plan.toolsets}
     return dict(sorted(merged.items()))
 

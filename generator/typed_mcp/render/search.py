@@ -222,9 +222,10 @@ def browse_toolsets(plan: ApiPlan) -> Browse:
     """Tool -> its toolset for browsing, and the toolsets (name, one-line description), in order.
 
     A toolset is an operation's first tag in snake_case (the name `--toolsets` takes); the untagged
-    operations are one more. One that holds more than TOOLSET_SIZE tools is split by path resource
-    into `tag.resource` toolsets, so each one can be listed whole; the tag's name still holds all
-    of them."""
+    operations are one more. Small tags about one thing are one toolset (`_gathered`), so an agent
+    that finds one finds the others; one that holds more than TOOLSET_SIZE tools is split by path
+    resource into `tag.resource` toolsets, so each one can be listed whole; the tag's name still
+    holds all of them."""
     described = tag_descriptions(plan)
     tagged: dict[str, list[Operation]] = {}
     tag_of: dict[str, str] = {}
@@ -234,13 +235,17 @@ def browse_toolsets(plan: ApiPlan) -> Browse:
         tagged.setdefault(name, []).append(op)
         if tag and name not in tag_of:
             tag_of[name] = tag
+    gathered = _gathered(tagged)
     toolset_of: dict[str, str] = {}
     listed: list[dict[str, str]] = []
-    for name in sorted(tagged):
-        ops = tagged[name]
-        about = described.get(tag_of.get(name, ""), "")
+    for name in sorted(gathered):
+        ops = [op for tag in gathered[name] for op in tagged[tag]]
+        if len(gathered[name]) > 1:  # what the tags it gathers are called says what it holds
+            about = "; ".join(tag_of[tag] for tag in gathered[name])
+        else:
+            about = described.get(tag_of.get(name, ""), "") or _titles(ops)
         parts = _split(name, ops, [_singular(name)])
-        listed.append({"name": name, "description": prose.clip(about or _titles(ops), _DESCRIBED)})
+        listed.append({"name": name, "description": prose.clip(about, _DESCRIBED)})
         if len(parts) > 1:
             for part in sorted(parts):
                 listed.append({"name": part, "description": prose.clip(_titles(parts[part]), _DESCRIBED)})
@@ -248,6 +253,43 @@ def browse_toolsets(plan: ApiPlan) -> Browse:
             for op in members:
                 toolset_of[op.tool_name] = part
     return Browse(toolset_of, listed)
+
+
+def _gathered(tagged: dict[str, list[Operation]]) -> dict[str, list[str]]:
+    """Toolset -> the tags it holds: small tags about one thing are browsed as one toolset, while
+    together they hold at most TOOLSET_SIZE tools. A tag whose words begin with another tag's joins
+    it ("task assignments" in `tasks`, "file version retentions" in `files`: the shortest with room),
+    then tags that begin with the same words, which no tag is, join under those words ("shared links
+    (files)" and "shared links (folders)" in `shared_links`). Each step looks up word prefixes, so the
+    work grows with the number of tags, not its square."""
+    spelled = {name: name.split("_") for name in tagged if name != UNTAGGED}
+    key = {name: tuple(names.singular(word) for word in words) for name, words in spelled.items()}
+    by_key = {found: name for name, found in sorted(key.items(), reverse=True)}
+    gathered = {name: [name] for name in tagged}
+    size = {name: len(ops) for name, ops in tagged.items()}
+    for name in sorted(key, key=lambda name: (len(key[name]), name)):
+        for length in range(1, len(key[name])):
+            into = by_key.get(key[name][:length])
+            if into in gathered and into != name and size[into] + size[name] <= TOOLSET_SIZE:
+                gathered[into].extend(gathered.pop(name))
+                size[into] += size.pop(name)
+                break
+    for depth in (1, 2, 3):
+        shared: dict[tuple[str, ...], list[str]] = {}
+        for name in sorted(gathered):
+            if name in key and len(key[name]) > depth:
+                shared.setdefault(key[name][:depth], []).append(name)
+        for alike in shared.values():
+            common = depth  # the words they all begin with
+            while all(len(key[name]) > common + 1 and key[name][common] == key[alike[0]][common] for name in alike):
+                common += 1
+            joined = "_".join(spelled[alike[0]][:common])
+            if len(alike) < 2 or joined in gathered or sum(size[name] for name in alike) > TOOLSET_SIZE:
+                continue
+            gathered[joined] = [tag for name in alike for tag in gathered.pop(name)]
+            size[joined] = sum(size.pop(name) for name in alike)
+            key[joined], spelled[joined] = key[alike[0]][:common], spelled[alike[0]][:common]
+    return gathered
 
 
 def _titles(ops: list[Operation]) -> str:
