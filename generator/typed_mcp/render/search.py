@@ -157,10 +157,6 @@ def acted_on(path: str) -> str:
     return ""
 
 
-def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
 def _resource(op: Operation, depth: int, anchor: list[str]) -> str:
     """The path resource `op` is filed under when its toolset is split: the first word segment of its
     path after the toolset's own word (`/repos/{owner}/{repo}/branches/...` in `repos`: `branches`),
@@ -168,7 +164,7 @@ def _resource(op: Operation, depth: int, anchor: list[str]) -> str:
     literal = [s for s in _segments(op.path) if not _is_parameter(s) and not _VERSION.fullmatch(s)]
     start = depth
     for index, segment in enumerate(literal):
-        if _singular(names.snake_case(segment)) in anchor:
+        if names.singular(names.snake_case(segment)) in anchor:
             start = max(start, index + 1)
     rest = literal[start:]
     return _toolset_name(rest[0]) if rest else ""
@@ -191,10 +187,10 @@ def _split(name: str, ops: list[Operation], anchor: list[str], depth: int = 0) -
     spelled: dict[str, str] = {}
     for op in ops:
         resource = _resource(op, depth, anchor)
-        found = _singular(resource)
+        found = names.singular(resource)
         by.setdefault(found, []).append(op)
         spelled[found] = max(spelled.get(found, resource), resource, key=lambda word: (len(word), word))
-    own = _singular(name.rsplit(".", 1)[-1])
+    own = names.singular(name.rsplit(".", 1)[-1])
     for found in [found for found, members in by.items() if len(members) < SMALLEST and found != own]:
         by.setdefault(own, []).extend(by.pop(found))
     if "" in by:
@@ -244,7 +240,7 @@ def browse_toolsets(plan: ApiPlan) -> Browse:
             about = "; ".join(tag_of[tag] for tag in gathered[name])
         else:
             about = described.get(tag_of.get(name, ""), "") or _titles(ops)
-        parts = _split(name, ops, [_singular(name)])
+        parts = _split(name, ops, [names.singular(name)])
         listed.append({"name": name, "description": prose.clip(about, _DESCRIBED)})
         if len(parts) > 1:
             for part in sorted(parts):
