@@ -258,6 +258,56 @@ def test_small_tags_about_one_thing_are_browsed_as_one_toolset(tmp_path):
     assert len(named["tasks"]) == 6 and len(named["task_assignments"]) == 3 and len(named["shared_links"]) == 4
 
 
+def test_a_big_tag_is_split_by_the_resources_its_paths_name_after_their_shared_context(tmp_path):
+    """A self-hosted forge's tags: "repository" over `/repos/{owner}/{repo}/...` (the path clips the
+    tag's word) splits into `repository.pulls`, not `repository.repos.pulls`; and the issues' tools,
+    all under `/repos/{owner}/{repo}/`, file `/repos/{owner}/{repo}/labels` under `issue.labels`
+    beside the issue's own labels (every path's shared first words are context, not a resource)."""
+    from typed_mcp.plan.build import plan
+    from typed_mcp.plan.curation import Curation
+    from typed_mcp.render.search import browse_toolsets
+    from typed_mcp.spec.load import load
+    from typed_mcp.spec.normalize import normalize
+
+    ok = {"200": {"description": "ok"}}
+    base = "/repos/{owner}/{repo}"
+    paths: dict[str, Any] = {}
+    for resource in ("pulls", "releases", "hooks", "branches", "topics", "wiki", "keys", "tags"):
+        for n in range(5):
+            paths[f"{base}/{resource}/n{n}"] = {"get": {"tags": ["repository"], "responses": ok}}
+    paths[base] = {
+        "get": {"tags": ["repository"], "responses": ok},
+        "delete": {"tags": ["repository"], "responses": ok},
+    }
+    for path in ("/user/repos", "/orgs/{owner}/repos", "/repositories/{repo}"):  # not all under /repos
+        paths[path] = {
+            "get": {"tags": ["repository"], "responses": ok},
+            "post": {"tags": ["repository"], "responses": ok},
+        }
+    for n in range(10):
+        paths[f"{base}/issues/{{index}}/comments/n{n}"] = {"get": {"tags": ["issue"], "responses": ok}}
+        paths[f"{base}/issues/{{index}}/labels/n{n}"] = {"get": {"tags": ["issue"], "responses": ok}}
+        paths[f"{base}/issues/{{index}}/times/n{n}"] = {"get": {"tags": ["issue"], "responses": ok}}
+        paths[f"{base}/issues/{{index}}/reactions/n{n}"] = {"get": {"tags": ["issue"], "responses": ok}}
+    for n in range(4):
+        paths[f"{base}/labels/n{n}"] = {"get": {"tags": ["issue"], "responses": ok}}
+    for path, item in paths.items():
+        for operation in item.values():
+            operation["parameters"] = [
+                {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+                for name in ("owner", "repo", "index")
+                if f"{{{name}}}" in path
+            ]
+    source = tmp_path / "forge.json"
+    source.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "F", "version": "1"}, "paths": paths}))
+    api = plan(normalize(load(str(source))), package_name="f", module="f", curation=Curation(None, []))
+    toolset_of = browse_toolsets(api).toolset_of
+    by_path = {f"{op.method} {op.path}": toolset_of[op.tool_name] for op in api.operations}
+    assert by_path[f"GET {base}/pulls/n0"] == "repository.pulls"
+    assert by_path[f"GET {base}"] == by_path["GET /user/repos"] == "repository.repository"
+    assert by_path[f"GET {base}/labels/n0"] == by_path[f"GET {base}/issues/{{index}}/labels/n0"] == "issue.labels"
+
+
 def test_tags_are_gathered_in_time_linear_in_their_number():
     """Twenty thousand tags, prefixes of one another and sharing their first words: gathered in
     about a second (comparing every pair took minutes)."""

@@ -157,17 +157,44 @@ def acted_on(path: str) -> str:
     return ""
 
 
+def _literal(path: str) -> list[str]:
+    """The word segments of `path`: no parameter, no version."""
+    return [s for s in _segments(path) if not _is_parameter(s) and not _VERSION.fullmatch(s)]
+
+
 def _resource(op: Operation, depth: int, anchor: list[str]) -> str:
     """The path resource `op` is filed under when its toolset is split: the first word segment of its
-    path after the toolset's own word (`/repos/{owner}/{repo}/branches/...` in `repos`: `branches`),
-    else after the first `depth` word segments of its path; "" at the path's end."""
-    literal = [s for s in _segments(op.path) if not _is_parameter(s) and not _VERSION.fullmatch(s)]
+    path after the toolset's own word (`/repos/{owner}/{repo}/branches/...` in `repos`: `branches`;
+    a clipping names it too, `/repos/...` in `repository`), else after the first `depth` word
+    segments of its path; "" at the path's end."""
+    literal = _literal(op.path)
     start = depth
     for index, segment in enumerate(literal):
-        if names.singular(names.snake_case(segment)) in anchor:
+        if _names_one_of(names.singular(names.snake_case(segment)), anchor):
             start = max(start, index + 1)
     rest = literal[start:]
     return _toolset_name(rest[0]) if rest else ""
+
+
+def _names_one_of(word: str, anchor: list[str]) -> bool:
+    """Whether `word` is one of `anchor`'s words, or a clipping or long form of one (`repo` of
+    `repository`: one word of at least three letters that the other begins with)."""
+    return any(word == held or _clips(word, held) for held in anchor)
+
+
+def _clips(word: str, other: str) -> bool:
+    shorter, longer = sorted((word, other), key=len)
+    return "_" not in longer and len(shorter) >= 3 and longer.startswith(shorter)
+
+
+def _shared(ops: list[Operation]) -> int:
+    """How many word segments every one of `ops`' paths begins with (and has more after): context,
+    not a resource (`/repos/{owner}/{repo}/labels` among the issues' tools is about labels)."""
+    literals = [_literal(op.path) for op in ops]
+    common = 0
+    while all(len(literal) > common + 1 and literal[common] == literals[0][common] for literal in literals):
+        common += 1
+    return common
 
 
 def _toolset_name(text: str) -> str:
@@ -183,6 +210,7 @@ def _split(name: str, ops: list[Operation], anchor: list[str], depth: int = 0) -
     in `name.<its word>`."""
     if len(ops) <= TOOLSET_SIZE or depth > 4:
         return {name: ops}
+    depth = max(depth, _shared(ops))
     by: dict[str, list[Operation]] = {}
     spelled: dict[str, str] = {}
     for op in ops:
