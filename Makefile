@@ -209,6 +209,12 @@ bench: $(STAMP) $(DIRECTORY_STAMP)
 	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/asana.com.json bench/search_tasks/blind4/asana.json --peer $(DIRECTORY_API)/asana.com.json
 	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/docusign.net.json bench/search_tasks/blind4/docusign.json --peer $(DIRECTORY_API)/docusign.net.json
 	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/gitea.io.json bench/search_tasks/blind4/gitea.json --peer $(DIRECTORY_API)/gitea.io.json
+	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/stripe.com.json bench/search_tasks/agents/stripe.json --peer $(DIRECTORY_API)/stripe.com.json
+	$(BIN)/python bench/search_quality.py $(CORPUS)/pypi__airflow-core-v2-rest-api.yaml bench/search_tasks/agents/airflow.json --peer $(CORPUS)/pypi__airflow-core-v2-rest-api.yaml
+	$(BIN)/python bench/search_quality.py bench/.work/search-box bench/search_tasks/agents/box.json --peer $(CORPUS)/box__openapi.json
+	$(BIN)/python bench/search_quality.py bench/.work/search-openai bench/search_tasks/agents/openai.json --peer $(CORPUS)/openai__openapi.yaml
+	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/gitea.io.json bench/search_tasks/agents/gitea.json --peer $(DIRECTORY_API)/gitea.io.json
+	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/docusign.net.json bench/search_tasks/agents/docusign.json --peer $(DIRECTORY_API)/docusign.net.json
 	$(BIN)/python bench/search_quality.py --known-item $$(ls $(CORPUS)/*.json $(CORPUS)/*.yaml $(CORPUS)/*.yml | grep -v webhook) --ref-root $(CORPUS)
 
 # LNbits 1.6.2, ZenML 0.98.0 and dstack 0.22.5 from PyPI, each in its own venv under REAL_SERVERS_DIR
