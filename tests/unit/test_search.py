@@ -325,6 +325,38 @@ def test_tags_are_gathered_in_time_linear_in_their_number():
     assert all(sum(len(tagged[tag]) for tag in held) <= TOOLSET_SIZE for held in gathered.values())
 
 
+def test_a_remote_procedures_path_names_what_it_does(tmp_path):
+    """An API of remote procedures sends every call as a POST to a path that names its verb
+    (`/api/users/list`, `/api/users/get_my_user`, Slack's `/conversations.list`): what the tool
+    does is that verb's kind, not a creation; a POST to a path that names no verb is as before."""
+    from typed_mcp.plan.build import plan
+    from typed_mcp.plan.curation import Curation
+    from typed_mcp.render.search import browse_toolsets, search_documents
+    from typed_mcp.spec.load import load
+    from typed_mcp.spec.normalize import normalize
+
+    ok = {"200": {"description": "ok"}}
+    paths = ["/api/users/list", "/api/users/get_my_user", "/api/users/delete", "/api/users/update", "/api/runs/apply"]
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Procedures", "version": "1"},
+        "paths": {path: {"post": {"responses": ok}} for path in [*paths, "/conversations.list"]},
+    }
+    source = tmp_path / "rpc.json"
+    source.write_text(json.dumps(spec))
+    api = plan(normalize(load(str(source))), package_name="rpc", module="rpc", curation=Curation(None, []))
+    docs = {doc["operation"]: doc for doc in json.loads(search_documents(api, browse_toolsets(api)))["tools"]}
+    kinds = {operation.split(" ")[1]: doc["intent"].partition(" ")[0] for operation, doc in docs.items()}
+    assert kinds == {
+        "/api/users/list": "list",
+        "/api/users/get_my_user": "get",
+        "/api/users/delete": "delete",
+        "/api/users/update": "update",
+        "/api/runs/apply": "create",
+        "/conversations.list": "list",
+    }
+
+
 def test_a_post_creates_only_where_it_adds_to_a_collection(tmp_path):
     """A POST's intent words say what it does by its path's shape: to a collection (listed, or with items
     below it) or on its own it creates; to an item it changes it; after an item, to a path that is no

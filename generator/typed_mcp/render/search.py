@@ -41,6 +41,15 @@ CREATE = "create add new make start submit"
 UPDATE = "update change edit set modify"
 REPLACE = "update set replace put add"
 DELETE = " ".join(REMOVAL_WORDS)
+# The verbs a remote procedure's last path segment begins with ("get_my_user", "list"), by what they do.
+_NAMED = {
+    **dict.fromkeys(("list", "search"), LIST),
+    **dict.fromkeys(("get", "retrieve", "read", "fetch", "show", "describe"), GET),
+    **dict.fromkeys(("create", "add", "new"), CREATE),
+    **dict.fromkeys(("update", "edit", "modify", "set", "rename"), UPDATE),
+    **dict.fromkeys(("delete", "remove", "destroy"), DELETE),
+}
+_VERB = re.compile(rf"({'|'.join(_NAMED)})(?:$|[_\-])", re.IGNORECASE)
 PAGINATION = frozenset({"page", "per_page", "limit", "cursor", "offset", "page_size", "per-page", "after", "before"})
 # A toolset bigger than this is split by path resource, so that an agent can read one whole.
 TOOLSET_SIZE = 40
@@ -75,7 +84,8 @@ def collections(plan: ApiPlan) -> set[str]:
 
 def intent(op: Operation, held: set[str]) -> str:
     """The words for what `op` does, from its method and path shape (and whether it pages). `held`:
-    the API's collections (`collections`). A POST creates, unless it is sent to an item (it changes
+    the API's collections (`collections`). A POST to a path that names a verb does what it names
+    (`/api/users/list` lists); else it creates, unless it is sent to an item (it changes
     it: `/customers/{id}`) or after one to a path that is no collection (`/payouts/{id}/cancel`: the
     action its path names, which the tool's name says)."""
     if op.method in ("GET", "HEAD"):
@@ -85,6 +95,9 @@ def intent(op: Operation, held: set[str]) -> str:
         segments = _segments(op.path)
         if segments and _is_parameter(segments[-1]):
             return UPDATE
+        named = _VERB.match(segments[-1].rpartition(".")[2]) if segments else None
+        if named:  # a remote procedure's path names its verb: `/api/users/list`, `/conversations.list`
+            return _NAMED[named[1].lower()]
         if op.path in held:
             return CREATE
         if len(segments) > 1 and _is_parameter(segments[-2]):
