@@ -217,6 +217,8 @@ bench: $(STAMP) $(DIRECTORY_STAMP)
 	$(BIN)/python bench/search_quality.py bench/.work/search-openai bench/search_tasks/agents/openai.json --peer $(CORPUS)/openai__openapi.yaml
 	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/gitea.io.json bench/search_tasks/agents/gitea.json --peer $(DIRECTORY_API)/gitea.io.json
 	$(BIN)/python bench/search_quality.py $(DIRECTORY_API)/docusign.net.json bench/search_tasks/agents/docusign.json --peer $(DIRECTORY_API)/docusign.net.json
+	$(BIN)/python bench/search_quality.py bench/search_tasks/blind5/specs/dstack-0.22.5.json bench/search_tasks/agents/dstack.json --peer bench/search_tasks/blind5/specs/dstack-0.22.5.json
+	$(BIN)/python bench/search_quality.py bench/search_tasks/blind5/specs/zenml-0.98.0.json bench/search_tasks/agents/zenml.json --peer bench/search_tasks/blind5/specs/zenml-0.98.0.json
 	$(BIN)/python bench/search_quality.py --known-item $$(ls $(CORPUS)/*.json $(CORPUS)/*.yaml $(CORPUS)/*.yml | grep -v webhook) --ref-root $(CORPUS)
 
 # LNbits 1.6.2, ZenML 0.98.0 and dstack 0.22.5 from PyPI, each in its own venv under REAL_SERVERS_DIR

@@ -4,7 +4,8 @@ typed-mcp helper answered, its first search (not within a toolset), with the tas
     first_queries.py TRIAL OUT     TRIAL: a trial folder (score.py's); OUT: a folder for API.json
 
 The calls of calls-typed-mcp.jsonl are cut into requests by the answers' CALLS_USED, in order, after
-the first listings of the servers' tools (which the brief makes every helper do first)."""
+the first listings of the servers' tools (which the brief makes every helper do first); a listing of
+all the toolsets is not counted either."""
 
 import json
 import sys
@@ -18,7 +19,12 @@ def main() -> None:
     asked = tasks(trial)
     calls = [json.loads(line) for line in (trial / "calls-typed-mcp.jsonl").read_text().splitlines()]
     start = max(n for n, call in enumerate(calls[:8]) if call["tool"] is None) + 1
-    calls = [call for call in calls[start:] if call["tool"] is not None]
+    # A listing of every toolset is a listing too (blind5's helper made one, outside its count).
+    calls = [
+        call
+        for call in calls[start:]
+        if call["tool"] is not None and (call["tool"], call["args"]) != ("list_toolsets", {})
+    ]
     found: dict[str, list[dict]] = {}
     at = 0
     for line in (trial / "answers-typed-mcp.tsv").read_text().splitlines():
