@@ -19,7 +19,16 @@ import time
 from typing import Any
 
 WORK = os.environ.get("TRIAL_WORK", "/work/scratch/trial")
-PORTS = {"stripe": 8811, "airflow": 8812, "box": 8813, "openai": 8814, "gitea": 8815, "docusign": 8816, "dstack": 8817, "zenml": 8818}
+PORTS = {
+    "stripe": 8811,
+    "airflow": 8812,
+    "box": 8813,
+    "openai": 8814,
+    "gitea": 8815,
+    "docusign": 8816,
+    "dstack": 8817,
+    "zenml": 8818,
+}
 REFUSED = "[isError] calls are disabled in this trial: name the tool you would call"
 
 
