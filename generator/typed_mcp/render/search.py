@@ -162,11 +162,10 @@ def distinctions(plan: ApiPlan) -> dict[str, str]:
 def acted_on(path: str) -> str:
     """The word that names what an operation acts on: the last word of its path's last literal
     segment that is no version (`/repos/{owner}/{repo}/forks`: "forks"; `/user/repos`: "repos")."""
-    for segment in reversed(_segments(path)):
-        if not _is_parameter(segment) and not _VERSION.fullmatch(segment):
-            found = _words(segment).split()
-            if found:
-                return found[-1]
+    for segment in reversed(_literal(path)):
+        found = _words(segment).split()
+        if found:
+            return found[-1]
     return ""
 
 
